@@ -1,0 +1,1 @@
+"""The faces of assocmem: HTTP app, Python client, CLI and the `up` supervisor."""

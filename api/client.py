@@ -1,0 +1,101 @@
+"""Python client of the HTTP API (httpx), used by the CLI."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+from .errors import ApiError, BadRequest, ServiceDown
+
+DEFAULT_TIMEOUT = 30.0
+"""Seconds a request may take."""
+
+
+class Client:
+    def __init__(self, url: str, timeout: float = DEFAULT_TIMEOUT) -> None:
+        self.url = url.rstrip("/")
+        self._http = httpx.Client(base_url=self.url, timeout=timeout)
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._http.close()
+
+    def write(
+        self,
+        text: str,
+        concepts: list[str] | None = None,
+        importance: int = 3,
+        ts: float | None = None,
+        key: str | None = None,
+    ) -> dict[str, Any]:
+        body = {"text": text, "concepts": concepts, "importance": importance, "ts": ts, "key": key}
+        return self._call("POST", "/v1/memories", json=body)
+
+    def write_many(self, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return self._call("POST", "/v1/memories/batch", json={"items": items})["items"]  # type: ignore[no-any-return]
+
+    def read(
+        self,
+        text: str | None = None,
+        concepts: list[str] | None = None,
+        floor: float | None = None,
+        limit: int | None = None,
+        as_of: str | None = None,
+        without_feedback: bool = False,
+    ) -> dict[str, Any]:
+        body = {
+            "text": text,
+            "concepts": concepts,
+            "as_of": as_of,
+            "without_feedback": without_feedback,
+        }
+        body |= {k: v for k, v in (("floor", floor), ("limit", limit)) if v is not None}
+        return self._call("POST", "/v1/read", json=body)
+
+    def feedback(
+        self,
+        ids: list[str],
+        outcome: float,
+        concepts: list[str] | None = None,
+        text: str | None = None,
+        key: str | None = None,
+    ) -> dict[str, Any]:
+        body = {"ids": ids, "outcome": outcome, "concepts": concepts, "text": text, "key": key}
+        return self._call("POST", "/v1/feedback", json=body)
+
+    def graph(self, concepts: list[str], depth: int = 1) -> dict[str, Any]:
+        return self._call("GET", "/v1/graph", params={"concepts": concepts, "depth": depth})
+
+    def state(self, as_of: str | None = None, without_feedback: bool = False) -> dict[str, Any]:
+        params: dict[str, Any] = {"without_feedback": without_feedback}
+        if as_of:
+            params["as_of"] = as_of
+        return self._call("GET", "/v1/state", params=params)
+
+    def health(self) -> dict[str, Any]:
+        return self._call("GET", "/v1/health")
+
+    def _call(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
+        try:
+            response = self._http.request(method, path, **kwargs)
+        except httpx.TransportError as exc:
+            raise ServiceDown(f"assocmem is not reachable at {self.url}: {exc}") from exc
+        if response.status_code >= 400:
+            detail = _detail(response)
+            if response.status_code < 500:
+                raise BadRequest(detail, response.status_code)
+            raise ApiError(detail, response.status_code)
+        return response.json()  # type: ignore[no-any-return]
+
+
+def _detail(response: httpx.Response) -> str:
+    try:
+        return str(response.json().get("detail", response.text))
+    except ValueError:
+        return response.text or f"HTTP {response.status_code}"

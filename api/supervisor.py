@@ -1,0 +1,170 @@
+"""`assocmem up`: the embedded Redis, the HTTP API and the workers, started, watched and stopped together."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import httpx
+from assocmem.workers.redis_server import RedisServer, free_port, start_redis
+from assocmem.workers.settings import Settings
+
+from .errors import ApiError
+from .run_file import RunInfo, remove_run_file, running_pipeline, write_run_file
+
+READY_TIMEOUT = 60.0
+"""Seconds the API may take to answer its health check after start."""
+STOP_TIMEOUT = 10.0
+"""Seconds a child may take to stop after SIGTERM before it is killed."""
+
+
+class Child:
+    """One supervised process (`assocmem serve` or `assocmem worker`), restarted if it dies."""
+
+    def __init__(self, name: str, args: list[str], env: dict[str, str], log_path: Path) -> None:
+        self.name, self.args, self.env, self.log_path = name, args, env, log_path
+        self.process = self._spawn()
+
+    def _spawn(self) -> subprocess.Popen[bytes]:
+        with open(self.log_path, "ab") as log:
+            return subprocess.Popen(
+                [sys.executable, "-m", "assocmem.api.cli", *self.args],
+                env=self.env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+
+    def restart_if_dead(self) -> bool:
+        if self.process.poll() is None:
+            return False
+        self.process = self._spawn()
+        return True
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(STOP_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+def run_pipeline(settings: Settings, workers: int = 1, echo: Callable[[str], None] = print) -> None:
+    home = settings.home.resolve()
+    home.mkdir(parents=True, exist_ok=True)
+    running = running_pipeline(home)
+    if running:
+        raise ApiError(
+            f"a pipeline already runs from {home} at {running.url} (pid {running.up_pid})", 409
+        )
+    stop = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: stop.set())
+    redis_server = (
+        start_redis(home / "redis", appendfsync=settings.appendfsync)
+        if not settings.redis_url
+        else None
+    )
+    if redis_server:
+        settings = settings.with_redis(redis_server.url)
+    children: list[Child] = []
+    try:
+        port = settings.port or free_port()
+        url = f"http://{settings.host}:{port}"
+        env = _child_env(settings, home, port)
+        logs = home / "logs"
+        logs.mkdir(exist_ok=True)
+        children.append(Child("api", ["serve"], env, logs / "api.log"))
+        children += [
+            Child(f"worker-{i}", ["worker"], env, logs / f"worker-{i}.log") for i in range(workers)
+        ]
+        _wait_healthy(url, children[0], stop)
+        _record(home, url, children, redis_server, settings)
+        echo(f"assocmem serving {url}  (data: {home}, logs: {logs}; Ctrl-C stops)")
+        _watch(home, url, children, redis_server, settings, stop, echo)
+    finally:
+        for child in reversed(children):
+            child.stop()
+        if redis_server:
+            redis_server.stop()
+        remove_run_file(home)
+
+
+def _child_env(settings: Settings, home: Path, port: int) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(
+        {
+            "REDIS_URL": settings.redis_url or "",
+            "ASSOCMEM_HOME": str(home),
+            "ASSOCMEM_TENANT": settings.tenant,
+            "ASSOCMEM_PORT": str(port),
+            "ASSOCMEM_FOLD_INTERVAL": str(settings.fold_interval),
+        }
+    )
+    if settings.queue_url:
+        env["ASSOCMEM_QUEUE_URL"] = settings.queue_url
+    return env
+
+
+def _wait_healthy(url: str, api: Child, stop: threading.Event) -> None:
+    deadline = time.monotonic() + READY_TIMEOUT
+    while time.monotonic() < deadline and not stop.is_set():
+        if api.process.poll() is not None:
+            raise ApiError(f"the API exited with code {api.process.returncode}; see {api.log_path}")
+        try:
+            if httpx.get(f"{url}/v1/health", timeout=1.0).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.1)
+    raise ApiError(
+        f"the API did not answer at {url} within {READY_TIMEOUT:.0f} s; see {api.log_path}"
+    )
+
+
+def _record(
+    home: Path,
+    url: str,
+    children: list[Child],
+    redis_server: RedisServer | None,
+    settings: Settings,
+) -> None:
+    info = RunInfo(
+        url=url,
+        up_pid=os.getpid(),
+        api_pid=children[0].process.pid,
+        worker_pids=[c.process.pid for c in children[1:]],
+        redis_pid=redis_server.pid if redis_server else None,
+        redis_url=settings.redis_url or "",
+    )
+    write_run_file(home, info)
+
+
+def _watch(
+    home: Path,
+    url: str,
+    children: list[Child],
+    redis_server: RedisServer | None,
+    settings: Settings,
+    stop: threading.Event,
+    echo: Callable[[str], None],
+) -> None:
+    while not stop.wait(0.5):
+        if redis_server and redis_server.process.poll() is not None:
+            echo(
+                f"embedded redis-server exited with code {redis_server.process.returncode}; stopping"
+            )
+            return
+        restarted = [c.name for c in children if c.restart_if_dead()]
+        if restarted:
+            echo(f"restarted {', '.join(restarted)} (see {home / 'logs'})")
+            _record(home, url, children, redis_server, settings)

@@ -1,0 +1,1 @@
+"""assocmem: long-term associative memory for AI agents, event-sourced on Redis."""

@@ -1,0 +1,35 @@
+"""Errors raised by the engine.
+
+EngineError                  root of everything the engine raises
+ +-- InvalidEvent            an event's envelope or payload is malformed
+ |    +-- UnknownEventType   the event type has no handler
+ |    +-- UnsupportedVersion the payload's schema version is newer than this code
+ +-- CorruptSnapshot         snapshot bytes cannot be decoded into a state
+ +-- InvalidQuery            a read or graph request is out of range
+"""
+
+from __future__ import annotations
+
+
+class EngineError(Exception):
+    """Root of every engine error."""
+
+
+class InvalidEvent(EngineError):
+    """An event's envelope or payload is malformed."""
+
+
+class UnknownEventType(InvalidEvent):
+    """The event type has no handler."""
+
+
+class UnsupportedVersion(InvalidEvent):
+    """The payload's schema version is newer than this code understands."""
+
+
+class CorruptSnapshot(EngineError):
+    """Snapshot bytes cannot be decoded into a state."""
+
+
+class InvalidQuery(EngineError):
+    """A read or graph request is out of range."""

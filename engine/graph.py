@@ -1,0 +1,67 @@
+"""The neighbourhood of concepts in the link graph, for people auditing links."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from .errors import InvalidQuery
+from .state import State, pair
+
+MAX_SEEDS = 20
+MAX_DEPTH = 3
+DEFAULT_EDGES_PER_CONCEPT = 25
+"""Strongest edges kept around each concept reached."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Edge:
+    source: str
+    target: str
+    weight: float
+    count: int
+    learned: float
+    changed_at: str
+
+
+def check_graph_request(seeds: list[str], depth: int) -> None:
+    if not 1 <= len(seeds) <= MAX_SEEDS:
+        raise InvalidQuery(f"concepts has {len(seeds)} items: expected 1 to {MAX_SEEDS}")
+    if not 1 <= depth <= MAX_DEPTH:
+        raise InvalidQuery(f"depth {depth} is out of range: expected 1 to {MAX_DEPTH}")
+
+
+def neighbourhood(
+    state: State, seeds: list[str], depth: int, per_concept: int = DEFAULT_EDGES_PER_CONCEPT
+) -> list[Edge]:
+    """Edges reachable from `seeds` in at most `depth` steps, strongest first per concept."""
+    check_graph_request(seeds, depth)
+    frontier = [state.concept_index[s] for s in seeds if s in state.concept_index]
+    visited = set(frontier)
+    edges: dict[tuple[int, int], Edge] = {}
+    for _ in range(depth):
+        following: list[int] = []
+        for i in frontier:
+            for j in _strongest(state, i, per_concept):
+                link = state.link(i, j)
+                edges.setdefault(
+                    pair(i, j),
+                    Edge(
+                        state.concepts[i],
+                        state.concepts[j],
+                        link.weight,
+                        link.count,
+                        link.learned,
+                        link.changed_at,
+                    ),
+                )
+                if j not in visited:
+                    visited.add(j)
+                    following.append(j)
+        frontier = following
+    return sorted(edges.values(), key=lambda e: (-e.weight, e.source, e.target))
+
+
+def _strongest(state: State, i: int, limit: int) -> list[int]:
+    weighted = [(state.link(i, j).weight, state.concepts[j], j) for j in state.neighbours(i)]
+    weighted.sort(key=lambda t: (-t[0], t[1]))
+    return [j for _, _, j in weighted[:limit]]

@@ -1,0 +1,46 @@
+"""Shared fixtures: a real redis-server started by assocmem's own launcher."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis
+
+from assocmem.workers.redis_server import RedisServer, start_redis
+from assocmem.workers.runtime import Runtime
+from assocmem.workers.settings import Settings
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+    server = start_redis(tmp_path_factory.mktemp("redis"))
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def redis_url(redis_server: RedisServer) -> Iterator[str]:
+    """Database 0 (data) and 1 (queue), refused if not empty, flushed after the test."""
+    clients = [redis.Redis(port=redis_server.port, db=db) for db in (0, 1)]
+    for client in clients:
+        if client.dbsize():
+            pytest.fail(f"redis database {client.connection_pool.connection_kwargs['db']} is not empty")
+    yield redis_server.url
+    for client in clients:
+        client.flushdb()
+        client.close()
+
+
+@pytest.fixture
+def settings(redis_url: str, tmp_path: Path) -> Settings:
+    return Settings(redis_url=redis_url, home=tmp_path / "home", fold_interval=0.1)
+
+
+@pytest.fixture
+def runtime(settings: Settings) -> Iterator[Runtime]:
+    rt = Runtime.connect(settings)
+    yield rt
+    rt.data.close()
+    rt.queue_connection.close()

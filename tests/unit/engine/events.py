@@ -1,0 +1,21 @@
+"""Event builders for engine tests: positions are '<n>-0' in log order."""
+
+from __future__ import annotations
+
+from assocmem.engine.event import FEEDBACK_GIVEN, MEMORY_WRITTEN, Event
+
+
+def written(n: int, concepts: list[str], text: str | None = None, importance: int = 3, tenant: str = "t") -> Event:
+    data = {"text": text or " ".join(concepts) + f" note {n}", "concepts": concepts, "importance": importance, "extractor": "test"}
+    return Event(MEMORY_WRITTEN, tenant, "agent", float(n), data, position=f"{n}-0")
+
+
+def feedback(n: int, ids: list[str], outcome: float, concepts: list[str], tenant: str = "t") -> Event:
+    data = {"memory_ids": ids, "outcome": outcome, "concepts": concepts}
+    return Event(FEEDBACK_GIVEN, tenant, "agent", float(n), data, position=f"{n}-0")
+
+
+def acceptance_notes() -> list[Event]:
+    """A with B twice, B with C, C with D, A with E once, E with G."""
+    pairs = [["a", "b"], ["a", "b"], ["b", "c"], ["c", "d"], ["a", "e"], ["e", "g"]]
+    return [written(i + 1, p) for i, p in enumerate(pairs)]

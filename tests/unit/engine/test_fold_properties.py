@@ -1,0 +1,82 @@
+"""The invariants that define the system, over generated event histories."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from assocmem.engine.event import Event
+from assocmem.engine.fold import fold, fold_from_zero
+from assocmem.engine.snapshot import content_hash, dump_state, load_state
+from assocmem.engine.state import State
+
+from .events import feedback, written
+
+CONCEPTS = ["a", "b", "c", "d", "e", "f", "g"]
+
+
+@st.composite
+def histories(draw: st.DrawFn, tenant: str = "t") -> list[Event]:
+    steps = draw(st.lists(st.tuples(st.booleans(), st.lists(st.sampled_from(CONCEPTS), min_size=1, max_size=4, unique=True)), min_size=1, max_size=40))
+    outcomes = st.floats(-1.0, 1.0, allow_nan=False)
+    events: list[Event] = []
+    for n, (is_feedback, concepts) in enumerate(steps, start=1):
+        written_ids = [e.position for e in events if e.type == "memory.written"]
+        if is_feedback and written_ids:
+            ids = draw(st.lists(st.sampled_from(written_ids), min_size=1, max_size=3))
+            events.append(feedback(n, ids, draw(outcomes), concepts, tenant))
+        else:
+            events.append(written(n, concepts, tenant=tenant))
+    return events
+
+
+@given(histories(), st.data())
+@settings(max_examples=150, deadline=None)
+def test_snapshot_plus_tail_equals_fold_from_zero(events: list[Event], data: st.DataObject) -> None:
+    cut = data.draw(st.integers(0, len(events)))
+    head = fold_from_zero(events[:cut])
+    resumed = load_state(dump_state(head))
+    fold(resumed, events[cut:])
+    assert content_hash(resumed) == content_hash(fold_from_zero(events))
+
+
+@given(histories(), st.data())
+@settings(max_examples=150, deadline=None)
+def test_incremental_batches_equal_one_replay(events: list[Event], data: st.DataObject) -> None:
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(events)), max_size=5)))
+    state = State()
+    for start, end in zip([0, *cuts], [*cuts, len(events)], strict=True):
+        fold(state, events[start:end])
+    assert content_hash(state) == content_hash(fold_from_zero(events))
+
+
+@given(histories(), st.data())
+@settings(max_examples=100, deadline=None)
+def test_replaying_already_folded_positions_changes_nothing(events: list[Event], data: st.DataObject) -> None:
+    state = fold_from_zero(events)
+    before = content_hash(state)
+    start = data.draw(st.integers(0, len(events) - 1))
+    fold(state, events[start:])
+    assert content_hash(state) == before
+
+
+@given(histories(tenant="x"), histories(tenant="y"), st.data())
+@settings(max_examples=60, deadline=None)
+def test_order_of_independent_tenants_is_irrelevant(xs: list[Event], ys: list[Event], data: st.DataObject) -> None:
+    """Any interleaving of two tenants' appends leaves each tenant's state as its own replay."""
+    picks = data.draw(st.permutations(["x"] * len(xs) + ["y"] * len(ys)))
+    queues = {"x": list(xs), "y": list(ys)}
+    states = {"x": State(), "y": State()}
+    for tenant in picks:
+        fold(states[tenant], [queues[tenant].pop(0)])
+    assert content_hash(states["x"]) == content_hash(fold_from_zero(xs))
+    assert content_hash(states["y"]) == content_hash(fold_from_zero(ys))
+
+
+@given(histories())
+@settings(max_examples=100, deadline=None)
+def test_no_link_weight_is_ever_negative(events: list[Event]) -> None:
+    state = fold_from_zero(events)
+    for i in range(len(state.concepts)):
+        for j in state.neighbours(i):
+            assert state.link(i, j).weight >= 0.0

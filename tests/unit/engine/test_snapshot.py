@@ -1,0 +1,26 @@
+from __future__ import annotations
+
+import pytest
+
+from assocmem.engine.errors import CorruptSnapshot
+from assocmem.engine.fold import fold_from_zero
+from assocmem.engine.snapshot import content_hash, dump_state, load_state
+
+from .events import acceptance_notes, feedback
+
+
+def test_round_trip_keeps_links_memories_and_position() -> None:
+    state = fold_from_zero([*acceptance_notes(), feedback(7, ["3-0"], 0.5, ["a"])])
+    loaded = load_state(dump_state(state))
+    assert content_hash(loaded) == content_hash(state)
+    assert loaded.position == "7-0"
+    assert loaded.memories["3-0"].valence == state.memories["3-0"].valence
+
+
+def test_same_events_give_the_same_bytes() -> None:
+    assert dump_state(fold_from_zero(acceptance_notes())) == dump_state(fold_from_zero(acceptance_notes()))
+
+
+def test_corrupt_bytes_raise_corrupt_snapshot() -> None:
+    with pytest.raises(CorruptSnapshot):
+        load_state(b"garbage")

@@ -1,0 +1,1 @@
+"""Everything that touches Redis or runs in the background: the log, snapshots, jobs."""

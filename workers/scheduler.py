@@ -1,0 +1,53 @@
+"""Enqueues a fold job for every tenant whose log has events not yet in a snapshot."""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+from rq.exceptions import DuplicateJobError
+
+from .keys import fold_job_id, fold_wanted_key
+from .runtime import Runtime
+
+log = logging.getLogger(__name__)
+
+FOLD_JOB = "assocmem.workers.fold_job.fold_tenant"
+FOLD_TIMEOUT = 3600
+"""Seconds a fold job may run (a fold from zero of a large log takes minutes)."""
+
+
+def enqueue_fold(runtime: Runtime, tenant: str) -> bool:
+    """Enqueue one fold job for `tenant` unless one is queued or running (one job id per tenant)."""
+    try:
+        runtime.queue().enqueue_call(
+            FOLD_JOB,
+            args=(tenant,),
+            job_id=fold_job_id(tenant),
+            unique=True,
+            result_ttl=0,
+            failure_ttl=60,
+            timeout=FOLD_TIMEOUT,
+        )
+    except DuplicateJobError:
+        return False
+    return True
+
+
+def schedule_folds(runtime: Runtime) -> list[str]:
+    """One pass: enqueue folds for flagged tenants; returns the tenants enqueued."""
+    enqueued = []
+    for tenant in runtime.log.tenants():
+        if runtime.data.exists(fold_wanted_key(tenant)) and enqueue_fold(runtime, tenant):
+            enqueued.append(tenant)
+    return enqueued
+
+
+def run_scheduler(runtime: Runtime, stop: threading.Event) -> None:
+    while not stop.wait(runtime.settings.fold_interval):
+        try:
+            schedule_folds(runtime)
+        except Exception:  # the loop must outlive a Redis hiccup; it retries next tick
+            log.exception(
+                "fold scheduling failed; retrying in %.1f s", runtime.settings.fold_interval
+            )

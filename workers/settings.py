@@ -1,0 +1,112 @@
+"""Settings, read once at the edge from a mapping (os.environ in production, a dict in tests)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, TypeVar
+
+from .errors import SettingError
+from .keys import check_tenant
+
+T = TypeVar("T")
+
+DEFAULT_HOME = ".assocmem"
+"""Data directory of the embedded Redis and the run file, relative to the working directory."""
+DEFAULT_PORT = 8765
+DEFAULT_FOLD_INTERVAL = 1.0
+"""Seconds between checks for tenants whose log has events not yet in a snapshot."""
+DEFAULT_SNAPSHOTS_KEPT = 16
+"""Snapshots kept per tenant for fast `as_of` reads; older ones are deleted."""
+DEFAULT_IDEMPOTENCY_TTL = 7 * 24 * 3600
+"""Seconds an idempotency key is remembered."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Settings:
+    redis_url: str | None = None
+    """Data Redis; None starts the embedded server."""
+    queue_url: str | None = None
+    """RQ's Redis; None means database 1 of the data server."""
+    home: Path = Path(DEFAULT_HOME)
+    tenant: str = "default"
+    appendfsync: str = "everysec"
+    host: str = "127.0.0.1"
+    port: int = DEFAULT_PORT
+    fold_interval: float = DEFAULT_FOLD_INTERVAL
+    snapshots_kept: int = DEFAULT_SNAPSHOTS_KEPT
+    idempotency_ttl: int = DEFAULT_IDEMPOTENCY_TTL
+
+    def with_redis(self, redis_url: str) -> Settings:
+        return dataclasses.replace(self, redis_url=redis_url)
+
+    def resolved_queue_url(self) -> str:
+        if self.queue_url:
+            return self.queue_url
+        if not self.redis_url:
+            raise SettingError("REDIS_URL is not set and no embedded Redis is running")
+        return _with_database(self.redis_url, 1)
+
+
+def load_settings(env: Mapping[str, str], **overrides: Any) -> Settings:
+    values: dict[str, Any] = {
+        "redis_url": env.get("REDIS_URL") or None,
+        "queue_url": env.get("ASSOCMEM_QUEUE_URL") or None,
+        "home": Path(env.get("ASSOCMEM_HOME", DEFAULT_HOME)),
+        "tenant": _read(env, "ASSOCMEM_TENANT", "default", check_tenant),
+        "appendfsync": _read(env, "ASSOCMEM_APPENDFSYNC", "everysec", _appendfsync),
+        "port": _read(env, "ASSOCMEM_PORT", DEFAULT_PORT, _port),
+        "fold_interval": _read(
+            env, "ASSOCMEM_FOLD_INTERVAL", DEFAULT_FOLD_INTERVAL, _positive_float
+        ),
+        "snapshots_kept": _read(
+            env, "ASSOCMEM_SNAPSHOTS_KEPT", DEFAULT_SNAPSHOTS_KEPT, _positive_int
+        ),
+    }
+    values.update({k: v for k, v in overrides.items() if v is not None})
+    return Settings(**values)
+
+
+def _read(env: Mapping[str, str], name: str, default: T, parse: Callable[[str], T]) -> T:
+    raw = env.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        return parse(raw)
+    except ValueError as exc:
+        raise SettingError(f"{name}={raw!r} is invalid: {exc}") from exc
+
+
+def _appendfsync(raw: str) -> str:
+    if raw not in ("everysec", "always"):
+        raise ValueError("expected 'everysec' or 'always'")
+    return raw
+
+
+def _port(raw: str) -> int:
+    port = int(raw)
+    if not 0 <= port <= 65535:
+        raise ValueError("expected a port 0 to 65535")
+    return port
+
+
+def _positive_float(raw: str) -> float:
+    value = float(raw)
+    if value <= 0:
+        raise ValueError("expected a number above 0")
+    return value
+
+
+def _positive_int(raw: str) -> int:
+    value = int(raw)
+    if value < 1:
+        raise ValueError("expected a whole number of 1 or more")
+    return value
+
+
+def _with_database(url: str, database: int) -> str:
+    base, _, last = url.rstrip("/").rpartition("/")
+    if base.count("/") >= 2 and last.isdigit():
+        return f"{base}/{database}"
+    return f"{url.rstrip('/')}/{database}"

@@ -1,0 +1,29 @@
+"""An RQ worker for assocmem's jobs, with the fold scheduler running beside it."""
+
+from __future__ import annotations
+
+import threading
+
+from rq import Worker
+from rq.serializers import JSONSerializer
+
+from . import fold_job  # noqa: F401 - imported before forking, so each job starts warm
+from .runtime import Runtime, use_runtime
+from .scheduler import run_scheduler
+
+
+def run_worker(runtime: Runtime, burst: bool = False) -> None:
+    use_runtime(runtime)
+    stop = threading.Event()
+    scheduler = threading.Thread(
+        target=run_scheduler, args=(runtime, stop), name="fold-scheduler", daemon=True
+    )
+    if not burst:
+        scheduler.start()
+    try:
+        worker = Worker(
+            [runtime.queue()], connection=runtime.queue_connection, serializer=JSONSerializer
+        )
+        worker.work(burst=burst, with_scheduler=False)
+    finally:
+        stop.set()
