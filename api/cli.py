@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 import orjson
+
 from assocmem.workers.errors import StoreError
 from assocmem.workers.settings import load_settings
 

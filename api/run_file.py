@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 import orjson
+
 from assocmem.workers.redis_server import is_alive
 
 RUN_FILE = "run.json"

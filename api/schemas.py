@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from assocmem.engine.recall import DEFAULT_FLOOR, DEFAULT_LIMIT
 from pydantic import BaseModel, Field
+
+from assocmem.engine.recall import DEFAULT_FLOOR, DEFAULT_LIMIT
 
 
 class MemoryIn(BaseModel):

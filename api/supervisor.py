@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import httpx
+
 from assocmem.workers.redis_server import RedisServer, free_port, start_redis
 from assocmem.workers.settings import Settings
 

@@ -26,7 +26,9 @@ def redis_url(redis_server: RedisServer) -> Iterator[str]:
     clients = [redis.Redis(port=redis_server.port, db=db) for db in (0, 1)]
     for client in clients:
         if client.dbsize():
-            pytest.fail(f"redis database {client.connection_pool.connection_kwargs['db']} is not empty")
+            pytest.fail(
+                f"redis database {client.connection_pool.connection_kwargs['db']} is not empty"
+            )
     yield redis_server.url
     for client in clients:
         client.flushdb()

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from importlib import resources
 
 import redis
+
 from assocmem.engine.event import Event, encode_event
 
 from .errors import StoreError, StoreUnavailable

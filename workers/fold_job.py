@@ -6,6 +6,7 @@ import logging
 
 import orjson
 import redis
+
 from assocmem.engine.fold import Rejection
 from assocmem.engine.snapshot import dump_state
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from importlib import resources
 
 import redis
+
 from assocmem.engine.position import parse_position
 
 from .keys import latest_snapshot_key, snapshot_key, snapshot_ladder_key

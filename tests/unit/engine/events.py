@@ -5,12 +5,21 @@ from __future__ import annotations
 from assocmem.engine.event import FEEDBACK_GIVEN, MEMORY_WRITTEN, Event
 
 
-def written(n: int, concepts: list[str], text: str | None = None, importance: int = 3, tenant: str = "t") -> Event:
-    data = {"text": text or " ".join(concepts) + f" note {n}", "concepts": concepts, "importance": importance, "extractor": "test"}
+def written(
+    n: int, concepts: list[str], text: str | None = None, importance: int = 3, tenant: str = "t"
+) -> Event:
+    data = {
+        "text": text or " ".join(concepts) + f" note {n}",
+        "concepts": concepts,
+        "importance": importance,
+        "extractor": "test",
+    }
     return Event(MEMORY_WRITTEN, tenant, "agent", float(n), data, position=f"{n}-0")
 
 
-def feedback(n: int, ids: list[str], outcome: float, concepts: list[str], tenant: str = "t") -> Event:
+def feedback(
+    n: int, ids: list[str], outcome: float, concepts: list[str], tenant: str = "t"
+) -> Event:
     data = {"memory_ids": ids, "outcome": outcome, "concepts": concepts}
     return Event(FEEDBACK_GIVEN, tenant, "agent", float(n), data, position=f"{n}-0")
 

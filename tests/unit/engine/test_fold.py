@@ -46,7 +46,14 @@ def test_event_at_or_before_the_position_is_skipped() -> None:
 
 
 def test_bad_event_is_rejected_and_the_fold_goes_on() -> None:
-    bad = Event("memory.written", "t", "agent", 1.0, {"text": "", "concepts": [], "importance": 3}, position="1-0")
+    bad = Event(
+        "memory.written",
+        "t",
+        "agent",
+        1.0,
+        {"text": "", "concepts": [], "importance": 3},
+        position="1-0",
+    )
     unknown = Event("no.such", "t", "agent", 2.0, {}, v=1, position="2-0")
     state = State()
     rejections = fold(state, [bad, unknown, written(3, ["x", "y"])])

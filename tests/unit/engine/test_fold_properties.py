@@ -17,7 +17,16 @@ CONCEPTS = ["a", "b", "c", "d", "e", "f", "g"]
 
 @st.composite
 def histories(draw: st.DrawFn, tenant: str = "t") -> list[Event]:
-    steps = draw(st.lists(st.tuples(st.booleans(), st.lists(st.sampled_from(CONCEPTS), min_size=1, max_size=4, unique=True)), min_size=1, max_size=40))
+    steps = draw(
+        st.lists(
+            st.tuples(
+                st.booleans(),
+                st.lists(st.sampled_from(CONCEPTS), min_size=1, max_size=4, unique=True),
+            ),
+            min_size=1,
+            max_size=40,
+        )
+    )
     outcomes = st.floats(-1.0, 1.0, allow_nan=False)
     events: list[Event] = []
     for n, (is_feedback, concepts) in enumerate(steps, start=1):
@@ -52,7 +61,9 @@ def test_incremental_batches_equal_one_replay(events: list[Event], data: st.Data
 
 @given(histories(), st.data())
 @settings(max_examples=100, deadline=None)
-def test_replaying_already_folded_positions_changes_nothing(events: list[Event], data: st.DataObject) -> None:
+def test_replaying_already_folded_positions_changes_nothing(
+    events: list[Event], data: st.DataObject
+) -> None:
     state = fold_from_zero(events)
     before = content_hash(state)
     start = data.draw(st.integers(0, len(events) - 1))
@@ -62,7 +73,9 @@ def test_replaying_already_folded_positions_changes_nothing(events: list[Event],
 
 @given(histories(tenant="x"), histories(tenant="y"), st.data())
 @settings(max_examples=60, deadline=None)
-def test_order_of_independent_tenants_is_irrelevant(xs: list[Event], ys: list[Event], data: st.DataObject) -> None:
+def test_order_of_independent_tenants_is_irrelevant(
+    xs: list[Event], ys: list[Event], data: st.DataObject
+) -> None:
     """Any interleaving of two tenants' appends leaves each tenant's state as its own replay."""
     picks = data.draw(st.permutations(["x"] * len(xs) + ["y"] * len(ys)))
     queues = {"x": list(xs), "y": list(ys)}

@@ -56,7 +56,14 @@ def test_direct_hits_rank_above_associations() -> None:
     assert sources == sorted(sources, key=lambda s: s != "direct")
 
 
-@pytest.mark.parametrize("kwargs, message", [({"concepts": ()}, "concepts is empty"), ({"concepts": ("a",), "limit": 0}, "limit 0"), ({"concepts": ("a",), "floor": -1}, "floor -1")])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"concepts": ()}, "concepts is empty"),
+        ({"concepts": ("a",), "limit": 0}, "limit 0"),
+        ({"concepts": ("a",), "floor": -1}, "floor -1"),
+    ],
+)
 def test_bad_query_is_refused_with_the_field_named(kwargs, message) -> None:
     with pytest.raises(InvalidQuery, match=message):
         Query(**kwargs)

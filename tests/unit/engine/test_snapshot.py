@@ -18,7 +18,9 @@ def test_round_trip_keeps_links_memories_and_position() -> None:
 
 
 def test_same_events_give_the_same_bytes() -> None:
-    assert dump_state(fold_from_zero(acceptance_notes())) == dump_state(fold_from_zero(acceptance_notes()))
+    assert dump_state(fold_from_zero(acceptance_notes())) == dump_state(
+        fold_from_zero(acceptance_notes())
+    )
 
 
 def test_corrupt_bytes_raise_corrupt_snapshot() -> None:

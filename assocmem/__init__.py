@@ -1,1 +1,0 @@
-"""assocmem: long-term associative memory for AI agents, event-sourced on Redis."""

@@ -1,0 +1,85 @@
+"""Drives real `assocmem` processes: `up` on a data directory, and CLI commands against it."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from assocmem.api.run_file import RunInfo, read_run_file
+from assocmem.workers.redis_server import free_port, is_alive
+
+STARTUP_TIMEOUT = 90.0
+
+
+def cli(*args: str, url: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "ASSOCMEM_URL": url}
+    result = subprocess.run([sys.executable, "-m", "assocmem.api.cli", *args], env=env, capture_output=True, text=True, timeout=120)
+    if check and result.returncode != 0:
+        raise AssertionError(f"assocmem {' '.join(args)} failed ({result.returncode}): {result.stderr}")
+    return result
+
+
+def cli_json(*args: str, url: str) -> Any:
+    return json.loads(cli(*args, "--json", url=url).stdout)
+
+
+class Pipeline:
+    """`assocmem up` as a subprocess; `info` is its run file once it serves."""
+
+    def __init__(self, home: Path) -> None:
+        self.home = home
+        env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "ASSOCMEM_URL")}
+        env["ASSOCMEM_FOLD_INTERVAL"] = "0.2"
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "assocmem.api.cli", "up", "--data", str(home), "--port", str(free_port())],
+            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        )
+        self.banner = self._wait_for_banner()
+        info = read_run_file(home)
+        assert info is not None, "up printed its URL but wrote no run file"
+        self.info: RunInfo = info
+
+    @property
+    def url(self) -> str:
+        return self.info.url
+
+    def _wait_for_banner(self) -> str:
+        deadline = time.monotonic() + STARTUP_TIMEOUT
+        assert self.process.stdout is not None
+        while time.monotonic() < deadline:
+            line = self.process.stdout.readline()
+            if line.startswith("assocmem serving "):
+                return line
+            if not line and self.process.poll() is not None:
+                raise AssertionError(f"assocmem up exited with {self.process.returncode}")
+        raise AssertionError("assocmem up printed no URL in time")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            self.process.wait(60)
+
+    def crash(self) -> None:
+        """SIGKILL `up`, the API and the workers; then stop the embedded Redis."""
+        pids = [self.info.up_pid, self.info.api_pid, *self.info.worker_pids]
+        for pid in pids:
+            os.kill(pid, signal.SIGKILL)
+        self.process.wait(10)
+        if self.info.redis_pid:
+            os.kill(self.info.redis_pid, signal.SIGTERM)
+            pids.append(self.info.redis_pid)
+        deadline = time.monotonic() + 30
+        while any(is_alive(pid) for pid in pids) and time.monotonic() < deadline:
+            for pid in pids:
+                try:
+                    os.waitpid(pid, os.WNOHANG)
+                except ChildProcessError:
+                    pass
+            time.sleep(0.05)
+        assert not any(is_alive(pid) for pid in pids), "a process survived the crash"

@@ -1,0 +1,87 @@
+"""The three checks of the walking skeleton, through real processes and the CLI."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import redis
+
+from assocmem.workers.keys import latest_snapshot_key
+
+from .pipeline import Pipeline, cli, cli_json
+
+NOTES = [("a b note one", "a,b"), ("a b note two", "a,b"), ("b c note", "b,c"), ("c d note", "c,d"), ("a e note", "a,e"), ("e g note", "e,g")]
+
+
+def items(read: dict) -> dict[str, dict]:
+    return {item["text"]: item for item in read["items"]}
+
+
+def wait_for_snapshot(redis_url: str, position: str, timeout: float = 30.0) -> None:
+    client = redis.Redis.from_url(redis_url)
+    deadline = time.monotonic() + timeout
+    while client.get(latest_snapshot_key("default")) != position.encode():
+        assert time.monotonic() < deadline, f"no snapshot reached {position}"
+        time.sleep(0.1)
+
+
+def test_taught_links_survive_a_crash_of_every_process(tmp_path: Path) -> None:
+    home = tmp_path / "data"
+    up = Pipeline(home)
+    try:
+        assert up.banner.startswith(f"assocmem serving {up.url}")
+        ids = {text: cli_json("write", text, "--concepts", concepts, url=up.url)["id"] for text, concepts in NOTES}
+
+        # 1. A read of A returns a note that never names A, with the link that brought it.
+        before = cli_json("read", "--concepts", "a", url=up.url)
+        found = items(before)
+        assert found["b c note"]["source"] == "association"
+        assert found["b c note"]["via"] == [{"concept": "b", "from": "a", "weight": 2.0, "count": 2, "learned": 0.0}]
+        assert before["expanded_concepts"] == {"b": 2.0}
+        assert "e g note" not in found and "c d note" not in found
+        human = cli("read", "--concepts", "a", url=up.url).stdout
+        assert "via a -> b  weight 2 (written 2, taught 0)" in human
+
+        # 2. Helpful feedback changes the expansion and brings a note through a taught link.
+        fb = cli_json("feedback", "--ids", ids["b c note"], "--outcome", "1", "--concepts", "a", url=up.url)
+        after = cli_json("read", "--concepts", "a", url=up.url)
+        assert after["expanded_concepts"] == {"b": 3.0, "c": 1.0}
+        taught = items(after)["c d note"]
+        assert taught["source"] == "association"
+        assert taught["via"] == [{"concept": "c", "from": "a", "weight": 1.0, "count": 0, "learned": 1.0}]
+        wait_for_snapshot(up.info.redis_url, fb["position"])
+    finally:
+        up.crash()
+
+    # 3. Everything was killed; a new `up` on the same directory serves the taught state.
+    again = Pipeline(home)
+    try:
+        assert cli_json("read", "--concepts", "a", url=again.url) == after
+        control = cli_json("read", "--concepts", "a", "--without-feedback", url=again.url)
+        assert (control["expanded_concepts"], control["items"]) == (before["expanded_concepts"], before["items"])
+        assert cli_json("read", "--concepts", "a", "--as-of", before["position"], url=again.url) == before
+        for read in (after, control):
+            assert "e g note" not in items(read)
+    finally:
+        again.stop()
+    assert not (home / "run.json").exists()
+
+
+def test_cli_errors_are_clear_and_nothing_reaches_the_log(tmp_path: Path) -> None:
+    up = Pipeline(tmp_path / "data")
+    try:
+        bad = cli("feedback", "--ids", "1-0", "--outcome", "1.5", "--concepts", "a", url=up.url, check=False)
+        assert bad.returncode != 0
+        assert "outcome 1.5 is out of range: expected -1.0 to 1.0" in bad.stderr
+        empty = cli("write", "  ", url=up.url, check=False)
+        assert "text '  ' is empty" in empty.stderr
+        deep = cli("graph", "a", "--depth", "4", url=up.url, check=False)
+        assert "depth 4 is out of range" in deep.stderr
+        assert cli_json("state", url=up.url)["memories"] == 0
+        second = cli("up", "--data", str(up.home), url=up.url, check=False)
+        assert "already runs" in second.stderr
+        down = cli("read", "--concepts", "a", url="http://127.0.0.1:9", check=False)
+        assert "not reachable at http://127.0.0.1:9" in down.stderr
+    finally:
+        up.stop()

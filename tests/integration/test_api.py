@@ -1,0 +1,145 @@
+"""The HTTP API in-process (FastAPI's TestClient) against a real Redis."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from fastapi.testclient import TestClient
+
+from assocmem.api.app import create_app
+from assocmem.workers.runtime import Runtime
+from assocmem.workers.settings import Settings
+
+
+@pytest.fixture
+def http(settings: Settings) -> Iterator[TestClient]:
+    with TestClient(create_app(settings)) as client:
+        yield client
+
+
+def test_write_then_read_sees_the_write_at_once(http: TestClient) -> None:
+    written = http.post(
+        "/v1/memories", json={"text": "retry with backoff", "concepts": ["Timeout", "backoff"]}
+    )
+    assert written.status_code == 202
+    body = http.post("/v1/read", json={"concepts": ["timeout"]}).json()
+    assert [i["id"] for i in body["items"]] == [written.json()["id"]]
+    assert body["position"] == written.json()["position"]
+
+
+def test_concepts_are_extracted_when_not_given(http: TestClient) -> None:
+    written = http.post(
+        "/v1/memories", json={"text": "The requests timed out after retries"}
+    ).json()
+    assert "retri" in written["concepts"] and "request" in written["concepts"]
+    assert (
+        http.post("/v1/read", json={"text": "retrying requests"}).json()["items"][0]["id"]
+        == written["id"]
+    )
+
+
+BAD_REQUESTS = [
+    ("post", "/v1/memories", {"json": {"text": "   "}}, "text '   ' is empty"),
+    (
+        "post",
+        "/v1/memories",
+        {"json": {"text": "x", "importance": 9}},
+        "importance 9 is out of range",
+    ),
+    ("post", "/v1/memories/batch", {"json": {"items": []}}, "items has 0 entries"),
+    (
+        "post",
+        "/v1/memories/batch",
+        {"json": {"items": [{"text": "ok"}, {"text": ""}]}},
+        "items[1].text",
+    ),
+    (
+        "post",
+        "/v1/feedback",
+        {"json": {"ids": ["1-0"], "outcome": 1.5, "concepts": ["a"]}},
+        "outcome 1.5 is out of range: expected -1.0 to 1.0",
+    ),
+    (
+        "post",
+        "/v1/feedback",
+        {"json": {"ids": ["1-0"], "outcome": 1, "concepts": ["a"]}},
+        "ids ['1-0'] are unknown",
+    ),
+    (
+        "post",
+        "/v1/feedback",
+        {"json": {"ids": [], "outcome": 1, "concepts": ["a"]}},
+        "ids has 0 items",
+    ),
+    ("post", "/v1/read", {"json": {}}, "concepts and text are both empty"),
+    (
+        "post",
+        "/v1/read",
+        {"json": {"concepts": ["a"], "as_of": "yesterday"}},
+        "as_of 'yesterday' is not a stream position",
+    ),
+    ("post", "/v1/read", {"json": {"concepts": ["a"], "limit": 0}}, "limit 0 is out of range"),
+    ("get", "/v1/graph", {"params": {"depth": 1}}, "concepts"),
+    (
+        "get",
+        "/v1/graph",
+        {"params": {"concepts": [f"c{i}" for i in range(21)]}},
+        "concepts has 21 items: expected 1 to 20",
+    ),
+    (
+        "get",
+        "/v1/graph",
+        {"params": {"concepts": ["a"], "depth": 4}},
+        "depth 4 is out of range: expected 1 to 3",
+    ),
+    (
+        "post",
+        "/v1/feedback",
+        {"json": {"ids": ["1-0"], "outcome": "very", "concepts": ["a"]}},
+        "outcome 'very' is invalid",
+    ),
+]
+
+
+@pytest.mark.parametrize("method, path, kwargs, message", BAD_REQUESTS)
+def test_bad_input_gets_a_4xx_naming_field_and_value_and_the_log_gets_nothing(
+    http: TestClient, runtime: Runtime, method: str, path: str, kwargs: dict, message: str
+) -> None:
+    response = getattr(http, method)(path, **kwargs)
+    assert 400 <= response.status_code < 500
+    assert response.headers["content-type"] == "application/problem+json"
+    assert message in response.json()["detail"]
+    assert runtime.log.length("default") == 0
+
+
+def test_graph_reports_count_learned_and_last_change(http: TestClient) -> None:
+    ids = [
+        http.post("/v1/memories", json={"text": "n", "concepts": c}).json()["id"]
+        for c in (["a", "b"], ["a", "b"], ["b", "c"])
+    ]
+    fb = http.post("/v1/feedback", json={"ids": [ids[2]], "outcome": 1, "concepts": ["a"]}).json()
+    edges = http.get("/v1/graph", params={"concepts": ["a"], "depth": 1}).json()["edges"]
+    assert edges == [
+        {
+            "source": "a",
+            "target": "b",
+            "weight": 3.0,
+            "count": 2,
+            "learned": 1.0,
+            "changed_at": fb["position"],
+        },
+        {
+            "source": "a",
+            "target": "c",
+            "weight": 1.0,
+            "count": 0,
+            "learned": 1.0,
+            "changed_at": fb["position"],
+        },
+    ]
+
+
+def test_openapi_docs_are_served(http: TestClient) -> None:
+    assert "/v1/read" in http.get("/openapi.json").json()["paths"]
+    assert http.get("/docs").status_code == 200
