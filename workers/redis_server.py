@@ -123,7 +123,8 @@ def _wait_ready(server: RedisServer) -> None:
                 f"redis-server exited with code {server.process.returncode}: {tail}"
             )
         try:
-            if client.ping():
+            # Another server on the same port would answer too: only ours counts.
+            if client.info("server")["process_id"] == server.pid:
                 return
         except redis.BusyLoadingError:
             pass

@@ -1,0 +1,36 @@
+# Two commands for a fresh machine: `make run` (the whole pipeline) and `make test` (the whole suite).
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+SOURCES := $(shell find engine workers api -name '*.py' -o -name '*.lua') pyproject.toml
+
+.PHONY: install run test test-fast lint bench clean
+
+install: $(VENV)/.installed
+
+# strict editable mode links each module into build/, so import-linter sees the real package tree
+$(VENV)/.installed: $(SOURCES)
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "assocmem needs Python 3.11 or newer")'
+	@$(PYTHON) -m venv $(VENV) || { echo "python3 -m venv failed: on Debian/Ubuntu, apt-get install python3-venv"; exit 1; }
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[test]' --config-settings editable_mode=strict
+	@touch $@
+
+run: install
+	$(BIN)/assocmem up
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/lint-imports
+
+test: lint
+	$(BIN)/python -m pytest
+
+test-fast: lint
+	$(BIN)/python -m pytest -m "not slow"
+
+bench: install
+	@echo "see bench/README.md: each benchmark takes the corpus path as an argument"
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

