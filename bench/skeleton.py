@@ -1,0 +1,126 @@
+"""Walking-skeleton numbers: HTTP appends/s, read latency, fold throughput from zero."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import orjson
+
+from assocmem.api.client import Client
+from assocmem.engine.extraction import extract_concepts
+from assocmem.engine.fold import fold_from_zero
+from assocmem.workers.fold_job import fold_and_publish
+from assocmem.workers.keys import latest_snapshot_key, snapshot_ladder_key
+from assocmem.workers.redis_server import free_port
+from assocmem.workers.replay import decode_entries
+from assocmem.workers.runtime import Runtime
+from assocmem.workers.settings import load_settings
+
+
+def load_corpus(path: Path, limit: int) -> list[dict]:
+    rows = []
+    with path.open("rb") as handle:
+        for line in handle:
+            rows.append(orjson.loads(line))
+            if len(rows) >= limit:
+                break
+    return rows
+
+
+def start_pipeline(home: Path) -> tuple[subprocess.Popen[str], str]:
+    env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "assocmem.api.cli", "up", "--data", str(home), "--port", str(free_port())],
+        stdout=subprocess.PIPE, text=True, env=env,
+    )
+    assert process.stdout is not None
+    for line in process.stdout:
+        if line.startswith("assocmem serving "):
+            return process, line.split()[2]
+    raise SystemExit("assocmem up did not start")
+
+
+def percentile(samples: list[float], q: float) -> float:
+    return statistics.quantiles(samples, n=100, method="inclusive")[int(q) - 1]
+
+
+def bench_appends(client: Client, rows: list[dict], singles: int, batch: int) -> None:
+    start = time.perf_counter()
+    for row in rows[:singles]:
+        client.write(row["text"][:2000], ts=row["ts"])
+    single_rate = singles / (time.perf_counter() - start)
+    rest = rows[singles:]
+    start = time.perf_counter()
+    for i in range(0, len(rest), batch):
+        client.write_many([{"text": r["text"][:2000], "ts": r["ts"]} for r in rest[i : i + batch]])
+    batch_rate = len(rest) / (time.perf_counter() - start)
+    print(f"appends/s through HTTP, one client: single {single_rate:,.0f}/s ({singles} writes); "
+          f"batched x{batch} {batch_rate:,.0f}/s ({len(rest)} writes)")
+
+
+def bench_reads(client: Client, rows: list[dict], reads: int, seed: int) -> None:
+    rnd = random.Random(seed)
+    queries = []
+    while len(queries) < reads:
+        concepts = extract_concepts(rnd.choice(rows)["text"])
+        if len(concepts) >= 2:
+            queries.append(list(rnd.sample(concepts, min(3, len(concepts)))))
+    client.read(concepts=queries[0])  # warm: the replica folds the tail once
+    samples = []
+    for concepts in queries:
+        start = time.perf_counter()
+        client.read(concepts=concepts)
+        samples.append((time.perf_counter() - start) * 1000)
+    print(f"read through HTTP at {len(rows):,} notes: p50 {statistics.median(samples):.2f} ms, "
+          f"p95 {percentile(samples, 95):.2f} ms ({reads} reads, 2-3 concepts each)")
+
+
+def bench_fold(redis_url: str) -> None:
+    runtime = Runtime.connect(load_settings({"REDIS_URL": redis_url}))
+    entries = [e for chunk in runtime.log.iter_entries("default", "0-0") for e in chunk]
+    start = time.perf_counter()
+    events, _ = decode_entries(entries)
+    state = fold_from_zero(events)
+    engine = time.perf_counter() - start
+    runtime.data.delete(latest_snapshot_key("default"), snapshot_ladder_key("default"))
+    start = time.perf_counter()
+    fold_and_publish(runtime, "default")
+    job = time.perf_counter() - start
+    print(f"fold from zero of {len(entries):,} events: engine (decode + fold) {len(entries) / engine:,.0f} events/s; "
+          f"whole job (read, fold, snapshot, publish) {len(entries) / job:,.0f} events/s; "
+          f"{len(state.concepts):,} concepts")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("corpus", type=Path, help="corpus_en.jsonl (one JSON commit per line)")
+    parser.add_argument("--notes", type=int, default=10_000)
+    parser.add_argument("--singles", type=int, default=1_000, help="writes sent one at a time")
+    parser.add_argument("--batch", type=int, default=500)
+    parser.add_argument("--reads", type=int, default=500)
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args()
+    rows = load_corpus(args.corpus, args.notes)
+    with tempfile.TemporaryDirectory() as home:
+        process, url = start_pipeline(Path(home))
+        try:
+            with Client(url) as client:
+                bench_appends(client, rows, args.singles, args.batch)
+                bench_reads(client, rows, args.reads, args.seed)
+            run = orjson.loads((Path(home) / "run.json").read_bytes())
+            bench_fold(run["redis_url"])
+        finally:
+            process.terminate()
+            process.wait(60)
+
+
+if __name__ == "__main__":
+    main()
