@@ -38,8 +38,19 @@ def load_corpus(path: Path, limit: int) -> list[dict]:
 def start_pipeline(home: Path) -> tuple[subprocess.Popen[str], str]:
     env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
     process = subprocess.Popen(
-        [sys.executable, "-m", "assocmem.api.cli", "up", "--data", str(home), "--port", str(free_port())],
-        stdout=subprocess.PIPE, text=True, env=env,
+        [
+            sys.executable,
+            "-m",
+            "assocmem.api.cli",
+            "up",
+            "--data",
+            str(home),
+            "--port",
+            str(free_port()),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
     )
     assert process.stdout is not None
     for line in process.stdout:
@@ -62,8 +73,10 @@ def bench_appends(client: Client, rows: list[dict], singles: int, batch: int) ->
     for i in range(0, len(rest), batch):
         client.write_many([{"text": r["text"][:2000], "ts": r["ts"]} for r in rest[i : i + batch]])
     batch_rate = len(rest) / (time.perf_counter() - start)
-    print(f"appends/s through HTTP, one client: single {single_rate:,.0f}/s ({singles} writes); "
-          f"batched x{batch} {batch_rate:,.0f}/s ({len(rest)} writes)")
+    print(
+        f"appends/s through HTTP, one client: single {single_rate:,.0f}/s ({singles} writes); "
+        f"batched x{batch} {batch_rate:,.0f}/s ({len(rest)} writes)"
+    )
 
 
 def bench_reads(client: Client, rows: list[dict], reads: int, seed: int) -> None:
@@ -73,14 +86,20 @@ def bench_reads(client: Client, rows: list[dict], reads: int, seed: int) -> None
         concepts = extract_concepts(rnd.choice(rows)["text"])
         if len(concepts) >= 2:
             queries.append(list(rnd.sample(concepts, min(3, len(concepts)))))
-    client.read(concepts=queries[0])  # warm: the replica folds the tail once
+    start = time.perf_counter()
+    client.read(concepts=queries[0])
+    print(
+        f"first read after the writes (the replica folds the tail): {time.perf_counter() - start:.2f} s"
+    )
     samples = []
     for concepts in queries:
         start = time.perf_counter()
         client.read(concepts=concepts)
         samples.append((time.perf_counter() - start) * 1000)
-    print(f"read through HTTP at {len(rows):,} notes: p50 {statistics.median(samples):.2f} ms, "
-          f"p95 {percentile(samples, 95):.2f} ms ({reads} reads, 2-3 concepts each)")
+    print(
+        f"read through HTTP at {len(rows):,} notes: p50 {statistics.median(samples):.2f} ms, "
+        f"p95 {percentile(samples, 95):.2f} ms ({reads} reads, 2-3 concepts each)"
+    )
 
 
 def bench_fold(redis_url: str) -> None:
@@ -94,9 +113,11 @@ def bench_fold(redis_url: str) -> None:
     start = time.perf_counter()
     fold_and_publish(runtime, "default")
     job = time.perf_counter() - start
-    print(f"fold from zero of {len(entries):,} events: engine (decode + fold) {len(entries) / engine:,.0f} events/s; "
-          f"whole job (read, fold, snapshot, publish) {len(entries) / job:,.0f} events/s; "
-          f"{len(state.concepts):,} concepts")
+    print(
+        f"fold from zero of {len(entries):,} events: engine (decode + fold) {len(entries) / engine:,.0f} events/s; "
+        f"whole job (read, fold, snapshot, publish) {len(entries) / job:,.0f} events/s; "
+        f"{len(state.concepts):,} concepts"
+    )
 
 
 def main() -> None:
@@ -111,8 +132,9 @@ def main() -> None:
     rows = load_corpus(args.corpus, args.notes)
     with tempfile.TemporaryDirectory() as home:
         process, url = start_pipeline(Path(home))
+        time.sleep(0.5)
         try:
-            with Client(url) as client:
+            with Client(url, timeout=300) as client:
                 bench_appends(client, rows, args.singles, args.batch)
                 bench_reads(client, rows, args.reads, args.seed)
             run = orjson.loads((Path(home) / "run.json").read_bytes())

@@ -8,8 +8,7 @@ rejection (for the dead-letter stream) and the fold goes on past it.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable
-from itertools import combinations
+from collections.abc import Callable, Iterable, Iterator
 
 from .errors import InvalidEvent
 from .event import FEEDBACK_GIVEN, MEMORY_WRITTEN, Event
@@ -17,6 +16,9 @@ from .payload import validate_payload
 from .position import is_after
 from .state import Memory, State
 
+LINK_WINDOW = 8
+"""A memory links each concept to the next LINK_WINDOW - 1 in its list: all pairs for short
+notes, linear (not quadratic) growth for long text."""
 VALENCE_RATE = 0.5
 """How far one feedback moves a memory's valence toward its outcome (0-1)."""
 
@@ -63,8 +65,13 @@ def _memory_written(state: State, event: Event) -> None:
     indices = [state.intern(c) for c in memory.concepts]
     for index in indices:
         state.postings.setdefault(index, []).append(memory.id)
-    for i, j in combinations(indices, 2):
-        state.add_count(i, j, 1, event.position)
+    state.add_counts(windowed_pairs(indices, LINK_WINDOW), event.position)
+
+
+def windowed_pairs(items: list[int], window: int) -> Iterator[tuple[int, int]]:
+    for n, first in enumerate(items):
+        for second in items[n + 1 : n + window]:
+            yield first, second
 
 
 def _feedback_given(state: State, event: Event) -> None:

@@ -8,6 +8,7 @@ lists the links that brought it, with their weights.
 from __future__ import annotations
 
 import dataclasses
+import heapq
 
 from .errors import InvalidQuery
 from .position import parse_position
@@ -18,6 +19,8 @@ DEFAULT_FLOOR = 2.0
 DEFAULT_LIMIT = 10
 """Items in one read."""
 MAX_LIMIT = 1000
+MAX_EXPANSION = 16
+"""Expanded concepts a read follows, strongest links first."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -71,70 +74,79 @@ def is_followed(link: Link, floor: float) -> bool:
 def recall(state: State, query: Query) -> Recall:
     known = [state.concept_index[c] for c in query.concepts if c in state.concept_index]
     vias = _expand(state, known, query.floor)
-    expanded: dict[str, float] = {}
-    for concept, links in vias.items():
-        expanded[concept] = max(v.weight for v in links)
-    direct = _direct_items(state, query.concepts)
-    seen = {item.memory.id for item in direct}
-    association = _association_items(state, vias, seen, query.floor)
-    items = sorted(direct + association, key=_rank_key)[: query.limit]
+    expanded = {concept: max(v.weight for v in links) for concept, links in vias.items()}
+    direct = _direct_scores(state, query.concepts)
+    association = _association_scores(state, vias, direct, query.floor)
+    best = heapq.nsmallest(query.limit, [*direct.items(), *association.items()], key=_rank_key)
+    items = tuple(_item(state, mid, score, vias, mid in direct) for mid, score in best)
     ordered = dict(sorted(expanded.items(), key=lambda kv: (-kv[1], kv[0])))
-    return Recall(state.position, query.concepts, ordered, tuple(items))
+    return Recall(state.position, query.concepts, ordered, items)
 
 
 def _expand(state: State, known: list[int], floor: float) -> dict[str, list[Via]]:
+    """The strongest MAX_EXPANSION concepts one followed link away from the query."""
     query = set(known)
-    vias: dict[str, list[Via]] = {}
+    weights: dict[int, float] = {}
     for q in known:
+        counted, learned = state.counts.get(q, {}), state.learned.get(q, {})
         for j in state.neighbours(q):
-            if j in query:
-                continue
+            delta = learned.get(j, 0.0)
+            weight = counted.get(j, 0) + delta
+            if j not in query and (weight >= floor or (delta > 0 and weight > 0)):
+                weights[j] = max(weights.get(j, 0.0), weight)
+    strongest = sorted(weights, key=lambda j: (-weights[j], state.concepts[j]))[:MAX_EXPANSION]
+    vias: dict[str, list[Via]] = {}
+    for j in strongest:
+        for q in known:
             link = state.link(q, j)
-            if is_followed(link, floor):
+            if j not in query and is_followed(link, floor):
                 via = Via(
                     state.concepts[j], state.concepts[q], link.weight, link.count, link.learned
                 )
                 vias.setdefault(via.concept, []).append(via)
-    return vias
+    return {c: sorted(v, key=lambda v: (-v.weight, v.source)) for c, v in vias.items()}
 
 
-def _direct_items(state: State, concepts: tuple[str, ...]) -> list[Item]:
+def _direct_scores(state: State, concepts: tuple[str, ...]) -> dict[str, float]:
     matched: dict[str, int] = {}
     for concept in concepts:
         for mid in state.memories_with(concept):
             matched[mid] = matched.get(mid, 0) + 1
-    items = []
-    for mid, hits in matched.items():
-        memory = state.memories[mid]
-        items.append(Item(memory, "direct", _score(memory, hits / len(concepts))))
-    return items
+    share = 1.0 / len(concepts)
+    return {mid: _score(state.memories[mid], hits * share) for mid, hits in matched.items()}
 
 
-def _association_items(
-    state: State, vias: dict[str, list[Via]], seen: set[str], floor: float
-) -> list[Item]:
-    reached: dict[str, list[Via]] = {}
+def _association_scores(
+    state: State, vias: dict[str, list[Via]], direct: dict[str, float], floor: float
+) -> dict[str, float]:
+    strength: dict[str, float] = {}
     for concept, links in vias.items():
+        total = sum(v.weight for v in links)
         for mid in state.memories_with(concept):
-            if mid not in seen:
-                reached.setdefault(mid, []).extend(links)
-    items = []
-    for mid, links in reached.items():
-        strength = sum(v.weight for v in links)
-        relevance = 0.5 * strength / (strength + max(floor, 1.0))
-        ordered = tuple(sorted(links, key=lambda v: (-v.weight, v.concept, v.source)))
-        items.append(
-            Item(
-                state.memories[mid], "association", _score(state.memories[mid], relevance), ordered
-            )
-        )
-    return items
+            if mid not in direct:
+                strength[mid] = strength.get(mid, 0.0) + total
+    damping = max(floor, 1.0)
+    return {
+        mid: _score(state.memories[mid], 0.5 * s / (s + damping)) for mid, s in strength.items()
+    }
+
+
+def _item(
+    state: State, mid: str, score: float, vias: dict[str, list[Via]], is_direct: bool
+) -> Item:
+    memory = state.memories[mid]
+    if is_direct:
+        return Item(memory, "direct", score)
+    links = [v for c in memory.concepts if c in vias for v in vias[c]]
+    ordered = tuple(sorted(links, key=lambda v: (-v.weight, v.concept, v.source)))
+    return Item(memory, "association", score, ordered)
 
 
 def _score(memory: Memory, relevance: float) -> float:
     return round(relevance * (0.6 + 0.1 * memory.importance) * (1.0 + 0.5 * memory.valence), 6)
 
 
-def _rank_key(item: Item) -> tuple[float, tuple[int, int]]:
-    ms, seq = parse_position(item.memory.id)
-    return (-item.score, (-ms, -seq))
+def _rank_key(scored: tuple[str, float]) -> tuple[float, int, int]:
+    """Best score first; among equals, the newest memory first."""
+    ms, seq = parse_position(scored[0])
+    return (-scored[1], -ms, -seq)

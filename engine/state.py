@@ -8,7 +8,7 @@ their sum, never below zero.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 import numpy as np
 import scipy.sparse
@@ -87,11 +87,19 @@ class State:
         index = self.concept_index.get(concept)
         return [] if index is None else self.postings.get(index, [])
 
-    def add_count(self, i: int, j: int, amount: int, position: str) -> None:
-        for a, b in ((i, j), (j, i)):
-            row = self.counts.setdefault(a, {})
-            row[b] = row.get(b, 0) + amount
-        self.changed_at[pair(i, j)] = position
+    def add_counts(self, pairs: Iterable[tuple[int, int]], position: str) -> None:
+        """Add one co-occurrence to each (i, j) pair; the hot loop of every write, kept flat."""
+        counts, changed = self.counts, self.changed_at
+        for i, j in pairs:
+            row_i = counts.get(i)
+            if row_i is None:
+                row_i = counts[i] = {}
+            row_j = counts.get(j)
+            if row_j is None:
+                row_j = counts[j] = {}
+            row_i[j] = row_i.get(j, 0) + 1
+            row_j[i] = row_j.get(i, 0) + 1
+            changed[(i, j) if i < j else (j, i)] = position
 
     def set_learned(self, i: int, j: int, value: float, position: str) -> None:
         for a, b in ((i, j), (j, i)):

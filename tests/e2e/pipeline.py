@@ -19,9 +19,17 @@ STARTUP_TIMEOUT = 90.0
 
 def cli(*args: str, url: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "ASSOCMEM_URL": url}
-    result = subprocess.run([sys.executable, "-m", "assocmem.api.cli", *args], env=env, capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-m", "assocmem.api.cli", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     if check and result.returncode != 0:
-        raise AssertionError(f"assocmem {' '.join(args)} failed ({result.returncode}): {result.stderr}")
+        raise AssertionError(
+            f"assocmem {' '.join(args)} failed ({result.returncode}): {result.stderr}"
+        )
     return result
 
 
@@ -37,8 +45,20 @@ class Pipeline:
         env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "ASSOCMEM_URL")}
         env["ASSOCMEM_FOLD_INTERVAL"] = "0.2"
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "assocmem.api.cli", "up", "--data", str(home), "--port", str(free_port())],
-            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            [
+                sys.executable,
+                "-m",
+                "assocmem.api.cli",
+                "up",
+                "--data",
+                str(home),
+                "--port",
+                str(free_port()),
+            ],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
         )
         self.banner = self._wait_for_banner()
         info = read_run_file(home)

@@ -11,7 +11,14 @@ from assocmem.workers.keys import latest_snapshot_key
 
 from .pipeline import Pipeline, cli, cli_json
 
-NOTES = [("a b note one", "a,b"), ("a b note two", "a,b"), ("b c note", "b,c"), ("c d note", "c,d"), ("a e note", "a,e"), ("e g note", "e,g")]
+NOTES = [
+    ("a b note one", "a,b"),
+    ("a b note two", "a,b"),
+    ("b c note", "b,c"),
+    ("c d note", "c,d"),
+    ("a e note", "a,e"),
+    ("e g note", "e,g"),
+]
 
 
 def items(read: dict) -> dict[str, dict]:
@@ -31,25 +38,34 @@ def test_taught_links_survive_a_crash_of_every_process(tmp_path: Path) -> None:
     up = Pipeline(home)
     try:
         assert up.banner.startswith(f"assocmem serving {up.url}")
-        ids = {text: cli_json("write", text, "--concepts", concepts, url=up.url)["id"] for text, concepts in NOTES}
+        ids = {
+            text: cli_json("write", text, "--concepts", concepts, url=up.url)["id"]
+            for text, concepts in NOTES
+        }
 
         # 1. A read of A returns a note that never names A, with the link that brought it.
         before = cli_json("read", "--concepts", "a", url=up.url)
         found = items(before)
         assert found["b c note"]["source"] == "association"
-        assert found["b c note"]["via"] == [{"concept": "b", "from": "a", "weight": 2.0, "count": 2, "learned": 0.0}]
+        assert found["b c note"]["via"] == [
+            {"concept": "b", "from": "a", "weight": 2.0, "count": 2, "learned": 0.0}
+        ]
         assert before["expanded_concepts"] == {"b": 2.0}
         assert "e g note" not in found and "c d note" not in found
         human = cli("read", "--concepts", "a", url=up.url).stdout
         assert "via a -> b  weight 2 (written 2, taught 0)" in human
 
         # 2. Helpful feedback changes the expansion and brings a note through a taught link.
-        fb = cli_json("feedback", "--ids", ids["b c note"], "--outcome", "1", "--concepts", "a", url=up.url)
+        fb = cli_json(
+            "feedback", "--ids", ids["b c note"], "--outcome", "1", "--concepts", "a", url=up.url
+        )
         after = cli_json("read", "--concepts", "a", url=up.url)
         assert after["expanded_concepts"] == {"b": 3.0, "c": 1.0}
         taught = items(after)["c d note"]
         assert taught["source"] == "association"
-        assert taught["via"] == [{"concept": "c", "from": "a", "weight": 1.0, "count": 0, "learned": 1.0}]
+        assert taught["via"] == [
+            {"concept": "c", "from": "a", "weight": 1.0, "count": 0, "learned": 1.0}
+        ]
         wait_for_snapshot(up.info.redis_url, fb["position"])
     finally:
         up.crash()
@@ -59,8 +75,14 @@ def test_taught_links_survive_a_crash_of_every_process(tmp_path: Path) -> None:
     try:
         assert cli_json("read", "--concepts", "a", url=again.url) == after
         control = cli_json("read", "--concepts", "a", "--without-feedback", url=again.url)
-        assert (control["expanded_concepts"], control["items"]) == (before["expanded_concepts"], before["items"])
-        assert cli_json("read", "--concepts", "a", "--as-of", before["position"], url=again.url) == before
+        assert (control["expanded_concepts"], control["items"]) == (
+            before["expanded_concepts"],
+            before["items"],
+        )
+        assert (
+            cli_json("read", "--concepts", "a", "--as-of", before["position"], url=again.url)
+            == before
+        )
         for read in (after, control):
             assert "e g note" not in items(read)
     finally:
@@ -71,7 +93,17 @@ def test_taught_links_survive_a_crash_of_every_process(tmp_path: Path) -> None:
 def test_cli_errors_are_clear_and_nothing_reaches_the_log(tmp_path: Path) -> None:
     up = Pipeline(tmp_path / "data")
     try:
-        bad = cli("feedback", "--ids", "1-0", "--outcome", "1.5", "--concepts", "a", url=up.url, check=False)
+        bad = cli(
+            "feedback",
+            "--ids",
+            "1-0",
+            "--outcome",
+            "1.5",
+            "--concepts",
+            "a",
+            url=up.url,
+            check=False,
+        )
         assert bad.returncode != 0
         assert "outcome 1.5 is out of range: expected -1.0 to 1.0" in bad.stderr
         empty = cli("write", "  ", url=up.url, check=False)

@@ -24,11 +24,16 @@ NOTES_EACH = 5000
 def test_two_writers_at_once_lose_nothing(tmp_path: Path) -> None:
     up = Pipeline(tmp_path / "data")
     try:
-        writers = [subprocess.Popen([sys.executable, "-c", WRITER, up.url, name, str(NOTES_EACH)]) for name in ("w0", "w1")]
+        writers = [
+            subprocess.Popen([sys.executable, "-c", WRITER, up.url, name, str(NOTES_EACH)])
+            for name in ("w0", "w1")
+        ]
         assert [w.wait(300) for w in writers] == [0, 0]
         with Client(up.url) as client:
             assert client.state()["memories"] == 2 * NOTES_EACH
-            edges = {(e["source"], e["target"]): e["count"] for e in client.graph(["shared"])["edges"]}
+            edges = {
+                (e["source"], e["target"]): e["count"] for e in client.graph(["shared"])["edges"]
+            }
         assert edges == {("shared", "w0"): NOTES_EACH, ("shared", "w1"): NOTES_EACH}
     finally:
         up.stop()
@@ -37,8 +42,12 @@ def test_two_writers_at_once_lose_nothing(tmp_path: Path) -> None:
 def test_retried_append_with_the_same_key_is_stored_once(tmp_path: Path) -> None:
     up = Pipeline(tmp_path / "data")
     try:
-        first = cli_json("write", "deploy done", "--concepts", "deploy", "--key", "job-42", url=up.url)
-        retry = cli_json("write", "deploy done", "--concepts", "deploy", "--key", "job-42", url=up.url)
+        first = cli_json(
+            "write", "deploy done", "--concepts", "deploy", "--key", "job-42", url=up.url
+        )
+        retry = cli_json(
+            "write", "deploy done", "--concepts", "deploy", "--key", "job-42", url=up.url
+        )
         assert (retry["id"], retry["duplicate"], first["duplicate"]) == (first["id"], True, False)
         assert cli_json("state", url=up.url)["memories"] == 1
     finally:

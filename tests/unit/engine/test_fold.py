@@ -65,3 +65,14 @@ def test_bad_event_is_rejected_and_the_fold_goes_on() -> None:
 def test_feedback_on_unknown_memory_moves_nothing() -> None:
     state = fold_from_zero([*acceptance_notes(), feedback(7, ["99-0"], 1.0, ["a"])])
     assert link(state, "a", "b").learned == 0.0
+
+
+def test_long_memories_link_concepts_within_a_window_not_all_pairs() -> None:
+    concepts = [f"c{i}" for i in range(20)]
+    state = fold_from_zero([written(1, concepts)])
+    assert link(state, "c0", "c7").count == 1
+    assert link(state, "c0", "c8").count == 0
+    assert link(state, "c12", "c19").count == 1
+    assert sum(len(row) for row in state.counts.values()) // 2 == sum(
+        min(7, 19 - i) for i in range(20)
+    )

@@ -67,3 +67,15 @@ def test_direct_hits_rank_above_associations() -> None:
 def test_bad_query_is_refused_with_the_field_named(kwargs, message) -> None:
     with pytest.raises(InvalidQuery, match=message):
         Query(**kwargs)
+
+
+def test_expansion_keeps_only_the_strongest_links() -> None:
+    from assocmem.engine.recall import MAX_EXPANSION
+
+    from .events import written
+
+    events = [written(n * 100 + k, ["hub", f"n{n:02d}"]) for n in range(MAX_EXPANSION + 4) for k in range(n + 2)]
+    events.sort(key=lambda e: int(e.position.split("-")[0]))
+    result = recall(fold_from_zero(events), Query(("hub",)))
+    assert len(result.expanded_concepts) == MAX_EXPANSION
+    assert min(result.expanded_concepts.values()) == 6.0  # n04 (6 notes) .. n19 (21 notes)
