@@ -15,7 +15,7 @@ T = TypeVar("T")
 DEFAULT_HOME = ".assocmem"
 """Data directory of the embedded Redis and the run file, relative to the working directory."""
 DEFAULT_PORT = 8765
-DEFAULT_FOLD_INTERVAL = 1.0
+DEFAULT_FOLD_INTERVAL = 5.0
 """Seconds between checks for tenants whose log has events not yet in a snapshot."""
 DEFAULT_SNAPSHOTS_KEPT = 16
 """Snapshots kept per tenant for fast `as_of` reads; older ones are deleted."""
