@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -15,11 +12,11 @@ from pathlib import Path
 import orjson
 
 from assocmem.api.client import Client
+from assocmem.api.spawn import banner_url, spawn_up
 from assocmem.engine.extraction import extract_concepts
 from assocmem.engine.fold import fold_from_zero
 from assocmem.workers.fold_job import fold_and_publish
 from assocmem.workers.keys import latest_snapshot_key, snapshot_ladder_key
-from assocmem.workers.redis_server import free_port
 from assocmem.workers.replay import decode_entries
 from assocmem.workers.runtime import Runtime
 from assocmem.workers.settings import load_settings
@@ -33,30 +30,6 @@ def load_corpus(path: Path, limit: int) -> list[dict]:
             if len(rows) >= limit:
                 break
     return rows
-
-
-def start_pipeline(home: Path) -> tuple[subprocess.Popen[str], str]:
-    env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "assocmem.api.cli",
-            "up",
-            "--data",
-            str(home),
-            "--port",
-            str(free_port()),
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
-    assert process.stdout is not None
-    for line in process.stdout:
-        if line.startswith("assocmem serving "):
-            return process, line.split()[2]
-    raise SystemExit("assocmem up did not start")
 
 
 def percentile(samples: list[float], q: float) -> float:
@@ -131,7 +104,8 @@ def main() -> None:
     args = parser.parse_args()
     rows = load_corpus(args.corpus, args.notes)
     with tempfile.TemporaryDirectory() as home:
-        process, url = start_pipeline(Path(home))
+        process, banner = spawn_up(Path(home))
+        url = banner_url(banner)
         time.sleep(0.5)
         try:
             with Client(url, timeout=300) as client:

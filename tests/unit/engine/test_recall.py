@@ -74,7 +74,11 @@ def test_expansion_keeps_only_the_strongest_links() -> None:
 
     from .events import written
 
-    events = [written(n * 100 + k, ["hub", f"n{n:02d}"]) for n in range(MAX_EXPANSION + 4) for k in range(n + 2)]
+    events = [
+        written(n * 100 + k, ["hub", f"n{n:02d}"])
+        for n in range(MAX_EXPANSION + 4)
+        for k in range(n + 2)
+    ]
     events.sort(key=lambda e: int(e.position.split("-")[0]))
     result = recall(fold_from_zero(events), Query(("hub",)))
     assert len(result.expanded_concepts) == MAX_EXPANSION
