@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
@@ -31,8 +32,13 @@ def create_app(settings: Settings) -> FastAPI:
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         runtime = Runtime.connect(settings)
-        app.state.service = MemoryService(runtime)
+        service = app.state.service = MemoryService(runtime)
+        stop = threading.Event()
+        refresher = threading.Thread(target=service.live.keep_fresh, args=(stop,), daemon=True)
+        refresher.start()
         yield
+        stop.set()
+        refresher.join(timeout=10)
         runtime.data.close()
         runtime.queue_connection.close()
 
@@ -99,6 +105,7 @@ def health(request: Request) -> dict[str, Any]:
         "status": "ok",
         "tenant": service.tenant,
         "log_length": service.runtime.log.length(service.tenant),
+        "served_position": service.live.served_position,
     }
 
 

@@ -67,8 +67,13 @@ class Recall:
 
 
 def is_followed(link: Link, floor: float) -> bool:
+    return follows(link.count, link.learned, floor)
+
+
+def follows(count: int, learned: float, floor: float) -> bool:
     """A written link needs the floor; a taught link (positive learned delta) is always followed."""
-    return link.weight >= floor or (link.is_taught and link.weight > 0)
+    weight = count + learned
+    return weight >= floor or (learned > 0 and weight > 0)
 
 
 def recall(state: State, query: Query) -> Recall:
@@ -90,16 +95,15 @@ def _expand(state: State, known: list[int], floor: float) -> dict[str, list[Via]
     for q in known:
         counted, learned = state.counts.get(q, {}), state.learned.get(q, {})
         for j in state.neighbours(q):
-            delta = learned.get(j, 0.0)
-            weight = counted.get(j, 0) + delta
-            if j not in query and (weight >= floor or (delta > 0 and weight > 0)):
-                weights[j] = max(weights.get(j, 0.0), weight)
+            count, delta = counted.get(j, 0), learned.get(j, 0.0)
+            if j not in query and follows(count, delta, floor):
+                weights[j] = max(weights.get(j, 0.0), count + delta)
     strongest = sorted(weights, key=lambda j: (-weights[j], state.concepts[j]))[:MAX_EXPANSION]
     vias: dict[str, list[Via]] = {}
     for j in strongest:
         for q in known:
             link = state.link(q, j)
-            if j not in query and is_followed(link, floor):
+            if is_followed(link, floor):
                 via = Via(
                     state.concepts[j], state.concepts[q], link.weight, link.count, link.learned
                 )

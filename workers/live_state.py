@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 
 from assocmem.engine.state import State
@@ -10,9 +11,14 @@ from .event_log import EventLog
 from .replay import fold_log, starting_state
 from .snapshot_store import SnapshotStore
 
+log = logging.getLogger(__name__)
+
+DEFAULT_REFRESH_INTERVAL = 0.5
+"""Seconds between background folds of the log tail, so a read never folds a long backlog."""
+
 
 class LiveState:
-    """One tenant's state, refreshed from the log tail before each read.
+    """One tenant's state, refreshed from the log tail before each read and in the background.
 
     Folding is in place, under a lock: readers hold the lock while they read so
     they never see a half-applied batch.
@@ -25,9 +31,25 @@ class LiveState:
         self._state: State | None = None
         self.lock = threading.RLock()
 
+    @property
+    def served_position(self) -> str | None:
+        """The position folded up to so far (None before the first load); reads no Redis."""
+        return self._state.position if self._state else None
+
     def current(self) -> State:
         """The state folded up to the end of the log now. Call with `lock` held."""
         if self._state is None:
             self._state = starting_state(self._store, self._tenant, None)
         fold_log(self._state, self._log, self._tenant)
         return self._state
+
+    def keep_fresh(self, stop: threading.Event, interval: float = DEFAULT_REFRESH_INTERVAL) -> None:
+        """Fold the tail every `interval` seconds until `stop` is set (run in a thread)."""
+        while True:
+            try:
+                with self.lock:
+                    self.current()
+            except Exception:  # a Redis hiccup must not end the loop; the next read retries too
+                log.exception("background refresh of %s failed", self._tenant)
+            if stop.wait(interval):
+                return

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -143,3 +144,16 @@ def test_graph_reports_count_learned_and_last_change(http: TestClient) -> None:
 def test_openapi_docs_are_served(http: TestClient) -> None:
     assert "/v1/read" in http.get("/openapi.json").json()["paths"]
     assert http.get("/docs").status_code == 200
+
+
+def test_the_api_folds_new_events_without_waiting_for_a_read(
+    http: TestClient, runtime: Runtime
+) -> None:
+    from assocmem.engine.event import Event
+
+    data = {"text": "written around the API", "concepts": ["x"], "importance": 3, "extractor": "t"}
+    last = runtime.log.append("default", [Event("memory.written", "default", "a", 1.0, data)])[-1]
+    deadline = time.monotonic() + 20
+    while http.get("/v1/health").json()["served_position"] != last.position:
+        assert time.monotonic() < deadline, "the background refresh never folded the new event"
+        time.sleep(0.05)
