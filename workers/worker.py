@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from rq import Worker
+from rq import SimpleWorker
 from rq.serializers import JSONSerializer
 
 from . import fold_job  # noqa: F401 - imported before forking, so each job starts warm
@@ -21,7 +21,8 @@ def run_worker(runtime: Runtime, burst: bool = False) -> None:
     if not burst:
         scheduler.start()
     try:
-        worker = Worker(
+        # Unforked, so a fold job reuses the state the previous one published (fold_job._published).
+        worker = SimpleWorker(
             [runtime.queue()], connection=runtime.queue_connection, serializer=JSONSerializer
         )
         worker.work(burst=burst, with_scheduler=False)

@@ -4,7 +4,7 @@ from rq import SimpleWorker
 from rq.serializers import JSONSerializer
 
 from assocmem.engine.event import Event
-from assocmem.engine.snapshot import content_hash, load_state
+from assocmem.engine.snapshot import content_hash, dump_state, load_state
 from assocmem.workers.fold_job import fold_and_publish
 from assocmem.workers.keys import dead_letter_key, log_key
 from assocmem.workers.replay import Rebuild, rebuild
@@ -76,3 +76,21 @@ def test_scheduler_enqueues_one_job_per_tenant_and_a_worker_runs_it(runtime: Run
     ).work(burst=True)
     assert runtime.snapshots.latest_position("default") is not None
     assert schedule_folds(runtime) == []  # flag cleared by the job
+
+
+def test_a_snapshot_another_worker_published_replaces_the_cached_state(runtime: Runtime) -> None:
+    write(runtime, ["a", "b"])
+    fold_and_publish(runtime, "default")  # this process now caches its published state
+    positions = write(runtime, ["b", "c"])
+    other = rebuild(runtime.log, runtime.snapshots, "default")
+    assert runtime.snapshots.publish(
+        "default", dump_state(other), other.position, runtime.snapshots.latest_position("default")
+    )
+    write(runtime, ["c", "d"])
+    assert fold_and_publish(runtime, "default")["published"]
+    _, blob = runtime.snapshots.latest("default")
+    from_zero = rebuild(
+        runtime.log, runtime.snapshots, "default", Rebuild(skip_types=frozenset({"none"}))
+    )
+    assert content_hash(load_state(blob)) == content_hash(from_zero)
+    assert positions[-1] in runtime.snapshots.positions("default")
