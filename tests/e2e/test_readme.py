@@ -1,0 +1,79 @@
+"""The README's walk-through, run command by command against a real pipeline.
+
+Positions and hashes differ from run to run: each one the README shows is mapped
+to the one this run printed at the same place, and must stay consistent after.
+A line `...` in an expected output stands for any number of lines.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+from .pipeline import Pipeline, cli
+
+README = Path(__file__).parents[2] / "README.md"
+TOKEN = re.compile(r"\b\d{13}-\d+\b|(?<=hash )[0-9a-f]{16}\b")
+
+
+def walkthrough() -> list[tuple[list[str], list[str]]]:
+    """(command arguments, expected output lines) for every `$ assocmem` line of the walk-through."""
+    text = README.read_text()
+    section = text[text.index("## A walk through") : text.index("Every command has `--help`")]
+    steps: list[tuple[list[str], list[str]]] = []
+    for block in re.findall(r"```\n(.*?)```", section, re.S):
+        for line in block.splitlines():
+            if line.startswith("$ assocmem "):
+                steps.append((shlex.split(line[2:], comments=True)[1:], []))
+            elif steps:
+                steps[-1][1].append(line)
+    return steps
+
+
+class Tokens:
+    def __init__(self) -> None:
+        self.seen: dict[str, str] = {}
+
+    def line_matches(self, expected: str, actual: str) -> bool:
+        """Whether the lines agree once README tokens are mapped; a match teaches new mappings."""
+        tentative = dict(self.seen)
+        for readme_token, run_token in zip(
+            TOKEN.findall(expected), TOKEN.findall(actual), strict=False
+        ):
+            if tentative.setdefault(readme_token, run_token) != run_token:
+                return False
+        if TOKEN.sub(lambda m: tentative.get(m.group(0), m.group(0)), expected) != actual:
+            return False
+        self.seen = tentative
+        return True
+
+    def apply(self, args: list[str]) -> list[str]:
+        return [TOKEN.sub(lambda m: self.seen[m.group(0)], a) for a in args]
+
+
+def matches(expected: list[str], actual: list[str], tokens: Tokens) -> bool:
+    if not expected:
+        return not actual
+    if expected[0].strip() == "...":
+        return any(matches(expected[1:], actual[i:], tokens) for i in range(len(actual) + 1))
+    return (
+        bool(actual)
+        and tokens.line_matches(expected[0], actual[0])
+        and matches(expected[1:], actual[1:], tokens)
+    )
+
+
+def test_every_walkthrough_command_prints_what_the_readme_shows(tmp_path: Path) -> None:
+    steps = walkthrough()
+    assert len(steps) >= 10
+    up = Pipeline(tmp_path / "data")
+    try:
+        tokens = Tokens()
+        for args, expected in steps:
+            output = cli(*tokens.apply(args), url=up.url).stdout.splitlines()
+            assert matches(expected, output, tokens), f"assocmem {' '.join(args)}:\n" + "\n".join(
+                output
+            )
+    finally:
+        up.stop()
