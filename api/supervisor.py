@@ -6,7 +6,6 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -23,6 +22,23 @@ READY_TIMEOUT = 60.0
 """Seconds the API may take to answer its health check after start."""
 STOP_TIMEOUT = 10.0
 """Seconds a child may take to stop after SIGTERM before it is killed."""
+
+
+class StopRequest:
+    """Set from a signal handler. Not a threading.Event: a handler that sets an Event while the
+    main thread waits on it deadlocks on the Event's own lock."""
+
+    def __init__(self) -> None:
+        self.is_set = False
+
+    def set(self) -> None:
+        self.is_set = True
+
+    def wait(self, seconds: float) -> bool:
+        deadline = time.monotonic() + seconds
+        while not self.is_set and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return self.is_set
 
 
 class Child:
@@ -67,7 +83,7 @@ def run_pipeline(settings: Settings, workers: int = 1, echo: Callable[[str], Non
         raise ApiError(
             f"a pipeline already runs from {home} at {running.url} (pid {running.up_pid})", 409
         )
-    stop = threading.Event()
+    stop = StopRequest()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stop.set())
     redis_server = (
@@ -116,9 +132,9 @@ def _child_env(settings: Settings, home: Path, port: int) -> dict[str, str]:
     return env
 
 
-def _wait_healthy(url: str, api: Child, stop: threading.Event) -> None:
+def _wait_healthy(url: str, api: Child, stop: StopRequest) -> None:
     deadline = time.monotonic() + READY_TIMEOUT
-    while time.monotonic() < deadline and not stop.is_set():
+    while time.monotonic() < deadline and not stop.is_set:
         if api.process.poll() is not None:
             raise ApiError(f"the API exited with code {api.process.returncode}; see {api.log_path}")
         try:
@@ -156,7 +172,7 @@ def _watch(
     children: list[Child],
     redis_server: RedisServer | None,
     settings: Settings,
-    stop: threading.Event,
+    stop: StopRequest,
     echo: Callable[[str], None],
 ) -> None:
     while not stop.wait(0.5):

@@ -52,3 +52,14 @@ def test_retried_append_with_the_same_key_is_stored_once(tmp_path: Path) -> None
         assert cli_json("state", url=up.url)["memories"] == 1
     finally:
         up.stop()
+
+
+def test_sigterm_stops_every_process_of_up(tmp_path: Path) -> None:
+    from assocmem.workers.redis_server import is_alive
+
+    up = Pipeline(tmp_path / "data")
+    pids = [up.info.up_pid, up.info.api_pid, *up.info.worker_pids, up.info.redis_pid]
+    up.stop()
+    assert up.process.returncode == 0
+    assert not [pid for pid in pids if pid and is_alive(pid)]
+    assert not (tmp_path / "data" / "run.json").exists()
