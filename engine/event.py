@@ -16,8 +16,19 @@ from .errors import InvalidEvent, UnknownEventType, UnsupportedVersion
 
 MEMORY_WRITTEN = "memory.written"
 FEEDBACK_GIVEN = "feedback.given"
+MEMORY_ACCESSED = "memory.accessed"
+IMPORTANCE_SET = "memory.importance_set"
+ACTIVITY_LOGGED = "activity.logged"
+DOCUMENT_INGESTED = "document.ingested"
 
-CURRENT_VERSIONS: dict[str, int] = {MEMORY_WRITTEN: 1, FEEDBACK_GIVEN: 1}
+CURRENT_VERSIONS: dict[str, int] = {
+    MEMORY_WRITTEN: 1,
+    FEEDBACK_GIVEN: 1,
+    MEMORY_ACCESSED: 1,
+    IMPORTANCE_SET: 1,
+    ACTIVITY_LOGGED: 1,
+    DOCUMENT_INGESTED: 1,
+}
 """The schema version this code writes, per event type."""
 
 Upcaster = Callable[[dict[str, Any]], dict[str, Any]]

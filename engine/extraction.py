@@ -1,24 +1,36 @@
 """Concepts from text, run when an event is appended (never during the fold).
 
-English words are case-folded, stop words dropped and inflections folded with
-the Snowball stemmer; runs of Chinese characters are cut with jieba, whose
-dictionary ships inside the package.
+English words are case-folded, stop words dropped, phrasal compounds joined
+("timed out" -> timeout, "set up" -> setup) and inflections folded with the
+Snowball stemmer; runs of Chinese characters are cut with jieba, whose
+dictionary ships inside the package. Long text is ranked by TF-IDF, with word
+rarity taken from wordfreq (English) and jieba's IDF table (Chinese), both
+installed data: nothing is downloaded.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import math
 import re
 
 import Stemmer
 
 from .concept import MAX_CONCEPT_LENGTH, normalise_concept
 
-EXTRACTOR_VERSION = "words-1"
+EXTRACTOR_VERSION = "tfidf-2"
 """Stored in each event, so a replay can tell which extractor made its concepts."""
+LONG_TEXT = 80
+"""Characters above which text is ranked into tiers instead of all-core."""
+CORE_SHARE, IMPORTANT_SHARE = 0.2, 0.4
+DEFAULT_LIMIT = 32
 
-_TOKEN = re.compile(r"[\u4e00-\u9fff\u3400-\u4dbf]+|[^\W_][\w.+#-]*", re.UNICODE)
+_TOKEN = re.compile(r"[\u4e00-\u9fff\u3400-\u4dbf]+|[^\W_][\w.+#/-]*", re.UNICODE)
 _CJK = re.compile(r"[\u4e00-\u9fff\u3400-\u4dbf]")
+PARTICLES = frozenset({"out", "up", "in", "back", "down", "off", "over"})
+COMPOUND_MIN_ZIPF = 2.5
+"""How common (wordfreq's Zipf scale) 'verb+particle' must be as one word to be joined."""
 
 ENGLISH_STOP_WORDS = frozenset(
     """a about above after again against all also am an and any are as at be because been
@@ -31,8 +43,23 @@ ENGLISH_STOP_WORDS = frozenset(
     yourself yourselves let lets get got use used using make made may might must shall""".split()
 )
 CHINESE_STOP_WORDS = frozenset(
-    "的 了 和 是 在 也 有 就 不 都 而 及 与 着 或 一个 没有 我们 你们 他们 她们 这 那 之 为 以 于 上 下 中 对 把 被 让 从 到 但 并 等".split()
+    "的 了 和 是 在 也 有 就 不 都 而 及 与 着 或 一个 没有 我们 你们 他们 她们 这 那 之 为 以 于 上 下 中 对 把 被 让 从 到 但 并 等 什么 哪个 哪些 怎么 如何 为什么 多少 哪里 哪儿 谁 吗 呢 吧 啊".split()
 )
+RARE_IDF = 8.0
+"""IDF of a word the frequency tables do not know (identifiers, names): rare, so telling."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Extraction:
+    concepts: tuple[str, ...]
+    """Ranked: core first, then important, then supplement."""
+    core: int
+    matched: int
+    """Core + important."""
+
+    @property
+    def tiers(self) -> list[int]:
+        return [self.core, self.matched]
 
 
 @functools.cache
@@ -50,25 +77,115 @@ def _jieba():  # type: ignore[no-untyped-def]
     return jieba
 
 
-def extract_concepts(text: str, limit: int = 32) -> tuple[str, ...]:
+@functools.cache
+def _english_frequencies() -> dict[str, float]:
+    from wordfreq import get_frequency_dict
+
+    return get_frequency_dict("en")  # type: ignore[no-any-return]
+
+
+@functools.cache
+def _chinese_idf() -> tuple[dict[str, float], float]:
+    import jieba.analyse
+
+    table = jieba.analyse.default_tfidf.idf_freq
+    return table, float(jieba.analyse.default_tfidf.median_idf)
+
+
+def warm_up() -> None:
+    """Load the dictionaries now (about 2 s) rather than on the first write."""
+    _english_frequencies()
+    _chinese_idf()
+    _jieba().lcut("预热")
+
+
+def extract_concepts(text: str, limit: int = DEFAULT_LIMIT) -> tuple[str, ...]:
     """The distinct concepts of `text`, in first-seen order, at most `limit`."""
     seen: dict[str, None] = {}
-    for token in _TOKEN.findall(normalise_concept(text)):
-        for concept in _concepts_of_token(token):
-            if len(concept) <= MAX_CONCEPT_LENGTH:
-                seen.setdefault(concept, None)
+    for concept, _ in _terms(text):
+        seen.setdefault(concept, None)
         if len(seen) >= limit:
             break
-    return tuple(seen)[:limit]
+    return tuple(seen)
 
 
-def _concepts_of_token(token: str) -> list[str]:
-    if _CJK.match(token):
-        words = _jieba().lcut(token)
-        return [w for w in words if len(w) > 1 and w not in CHINESE_STOP_WORDS]
-    token = token.strip(".+#-") if not token.endswith(("++", "#")) else token
+def extract(text: str, limit: int = DEFAULT_LIMIT) -> Extraction:
+    """Concepts of `text` in tiers: all core for short text, TF-IDF ranked for long text."""
+    if len(text) <= LONG_TEXT:
+        concepts = extract_concepts(text, limit)
+        return Extraction(concepts, len(concepts), len(concepts))
+    scores: dict[str, float] = {}
+    rarity: dict[str, float] = {}
+    for concept, idf in _terms(text):
+        scores[concept] = scores.get(concept, 0.0) + 1.0
+        rarity[concept] = max(rarity.get(concept, 0.0), idf)
+    ranked = sorted(scores, key=lambda c: -scores[c] * rarity[c])[:limit]
+    n = len(ranked)
+    core = max(1, math.ceil(n * CORE_SHARE)) if n else 0
+    matched = min(n, core + math.ceil(n * IMPORTANT_SHARE))
+    return Extraction(tuple(ranked), core, matched)
+
+
+def idf_of(word: str) -> float:
+    if _CJK.match(word):
+        table, median = _chinese_idf()
+        return table.get(word, median)
+    frequency = _english_frequencies().get(word)
+    if not frequency:
+        return RARE_IDF
+    return max(0.5, -math.log10(frequency) - 1.0)
+
+
+def _terms(text: str) -> list[tuple[str, float]]:
+    """(concept, idf) for each concept occurrence in `text`, in order."""
+    tokens = _TOKEN.findall(normalise_concept(text))
+    terms: list[tuple[str, float]] = []
+    n = 0
+    while n < len(tokens):
+        token = tokens[n]
+        following = tokens[n + 1] if n + 1 < len(tokens) else ""
+        if _CJK.match(token):
+            words = _jieba().lcut(token)
+            terms += [(w, idf_of(w)) for w in words if len(w) > 1 and w not in CHINESE_STOP_WORDS]
+        elif following in PARTICLES and (compound := _compound(token, following)):
+            terms.append((_stemmer().stemWord(compound), idf_of(compound)))
+            n += 1
+        else:
+            word = _english_word(token)
+            if word:
+                terms.append((word, idf_of(token)))
+        n += 1
+    return [(c, idf) for c, idf in terms if len(c) <= MAX_CONCEPT_LENGTH]
+
+
+def _english_word(token: str) -> str | None:
+    token = token.strip(".+#-/") if not token.endswith(("++", "#")) else token
     if len(token) < 2 or token in ENGLISH_STOP_WORDS or token.isdigit() and len(token) < 3:
-        return []
+        return None
     if token.isalpha():
-        return [_stemmer().stemWord(token)]
-    return [token]
+        return _stemmer().stemWord(token)  # type: ignore[no-any-return]
+    return token
+
+
+def _compound(word: str, particle: str) -> str | None:
+    """'timed' + 'out' -> 'timeout' when that is a common word; None otherwise."""
+    if not word.isalpha():
+        return None
+    frequencies = _english_frequencies()
+    threshold = 10 ** (COMPOUND_MIN_ZIPF - 9)
+    for base in dict.fromkeys((word, _stemmer().stemWord(word), _verb_base(word))):
+        joined = base + particle
+        if frequencies.get(joined, 0.0) >= threshold:
+            return joined
+    return None
+
+
+def _verb_base(word: str) -> str:
+    """'timed' -> 'time', 'logged' -> 'log', 'setting' -> 'set': enough to try a compound."""
+    for suffix in ("ing", "ed", "s"):
+        if word.endswith(suffix) and len(word) > len(suffix) + 2:
+            stem = word[: -len(suffix)]
+            if len(stem) > 2 and stem[-1] == stem[-2]:
+                return stem[:-1]
+            return stem
+    return word

@@ -8,10 +8,18 @@ rejection (for the dead-letter stream) and the fold goes on past it.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 
 from .errors import InvalidEvent
-from .event import FEEDBACK_GIVEN, MEMORY_WRITTEN, Event
+from .event import (
+    ACTIVITY_LOGGED,
+    DOCUMENT_INGESTED,
+    FEEDBACK_GIVEN,
+    IMPORTANCE_SET,
+    MEMORY_ACCESSED,
+    MEMORY_WRITTEN,
+    Event,
+)
 from .payload import validate_payload
 from .position import is_after
 from .state import Memory, State
@@ -51,34 +59,66 @@ def fold_from_zero(events: Iterable[Event]) -> State:
 
 
 def _memory_written(state: State, event: Event) -> None:
+    _add_memory(state, event, "memory", None)
+    for old in event.data.get("supersedes", []):
+        if old in state.memories and old != event.position:
+            state.supersede(state.memories[old], event.position)
+
+
+def _activity_logged(state: State, event: Event) -> None:
     data = event.data
+    meta = {"category": data["category"], "tags": data["tags"], "source": data.get("source")}
+    _add_memory(state, event, "activity", meta)
+
+
+def _add_memory(state: State, event: Event, kind: str, meta: dict[str, object] | None) -> None:
+    data = event.data
+    concepts = tuple(data["concepts"])
+    core, matched = data.get("tiers") or (len(concepts), len(concepts))
     memory = Memory(
         id=event.position,
         text=data["text"],
-        concepts=tuple(data["concepts"]),
+        concepts=concepts,
         agent=event.agent,
         user=event.user,
         ts=event.ts,
         importance=data["importance"],
+        core=core,
+        matched=matched,
+        kind=kind,
+        meta=meta,
     )
-    state.memories[memory.id] = memory
-    indices = [state.intern(c) for c in memory.concepts]
-    for index in indices:
-        state.postings.setdefault(index, []).append(memory.id)
-    state.add_counts(windowed_pairs(indices, LINK_WINDOW), event.position)
+    indices = state.add_memory(memory)
+    # Supplement terms only verify a match; they make no links.
+    state.counts.add_window(indices[:matched], LINK_WINDOW, len(state.concepts))
 
 
-def windowed_pairs(items: list[int], window: int) -> Iterator[tuple[int, int]]:
-    for n, first in enumerate(items):
-        for second in items[n + 1 : n + window]:
-            yield first, second
+def _document_ingested(state: State, event: Event) -> None:
+    for unit in event.data["units"]:
+        indices = [state.intern(c) for c in unit]
+        state.counts.add_window(indices, LINK_WINDOW, len(state.concepts))
+    state.documents += 1
+
+
+def _memory_accessed(state: State, event: Event) -> None:
+    for mid, hits in zip(event.data["memory_ids"], event.data["hits"], strict=True):
+        memory = state.memories.get(mid)
+        if memory is not None:
+            state.add_accesses(memory, hits)
+
+
+def _importance_set(state: State, event: Event) -> None:
+    memory = state.memories.get(event.data["memory_id"])
+    if memory is None:
+        raise InvalidEvent(f"memory_id {event.data['memory_id']!r} is unknown")
+    state.set_importance(memory, event.data["importance"])
 
 
 def _feedback_given(state: State, event: Event) -> None:
     outcome = float(event.data["outcome"])
     memories = [state.memories[m] for m in event.data["memory_ids"] if m in state.memories]
     query = [state.intern(c) for c in event.data["concepts"]]
-    targets = {state.intern(c) for memory in memories for c in memory.concepts}
+    targets = {state.intern(c) for memory in memories for c in memory.concepts[: memory.matched]}
     moved: set[tuple[int, int]] = set()
     for q in query:
         for t in sorted(targets):
@@ -86,13 +126,18 @@ def _feedback_given(state: State, event: Event) -> None:
             if q == t or key in moved:
                 continue
             moved.add(key)
-            link = state.link(q, t)
-            state.set_learned(q, t, max(link.learned + outcome, -float(link.count)), event.position)
+            learned = state.learned.get(q, {}).get(t, 0.0)
+            floor = -float(state.counts.count(q, t))
+            state.set_learned(q, t, max(learned + outcome, floor), event.position)
     for memory in memories:
-        memory.valence += VALENCE_RATE * (outcome - memory.valence)
+        state.set_valence(memory, memory.valence + VALENCE_RATE * (outcome - memory.valence))
 
 
 _HANDLERS: dict[str, Callable[[State, Event], None]] = {
     MEMORY_WRITTEN: _memory_written,
     FEEDBACK_GIVEN: _feedback_given,
+    MEMORY_ACCESSED: _memory_accessed,
+    IMPORTANCE_SET: _importance_set,
+    ACTIVITY_LOGGED: _activity_logged,
+    DOCUMENT_INGESTED: _document_ingested,
 }

@@ -1,43 +1,82 @@
-"""Reads: query concepts -> direct hits -> one step along links -> ranked items.
+"""Reads: query concepts -> matching stages -> ranked items, each saying how it was found.
 
-Every item says how it was found: `source` is "direct" (it carries a query
-concept) or "association" (reached only through expanded concepts), and `via`
-lists the links that brought it, with their weights.
+Stages, by depth:
+- fast: `direct` (the memory carries a query concept) and `fuzzy` (it carries a
+  near miss of one: a typo, a prefix, an inflection the stemmer missed);
+- standard: + `association` (one followed link from a query concept, ranked by
+  PPMI + learned delta);
+- deep: + `chain` (concepts personalised PageRank reaches in several steps),
+  with the chains between the query concepts.
+A time range (given, or parsed from the query text) keeps only memories in the
+range and adds the unmatched ones in it as `time` items.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import heapq
 
+import networkx as nx
+import numpy as np
+
+from .chains import Chain, chain_along, chains_between, local_graph, pagerank
 from .errors import InvalidQuery
-from .position import parse_position
-from .state import Link, Memory, State
+from .links import LinkWeights, follows, links_of
+from .match import Match, resolve
+from .rank import STAGE_WEIGHTS, TIER_WEIGHTS, factors, idf, length_norm, top
+from .state import CORE, SUPPLEMENT, Memory, State
 
 DEFAULT_FLOOR = 2.0
-"""Weight a written (co-occurrence) link needs before a read follows it."""
+"""Count a written (co-occurrence) link needs before a read follows it."""
 DEFAULT_LIMIT = 10
-"""Items in one read."""
 MAX_LIMIT = 1000
 MAX_EXPANSION = 16
 """Expanded concepts a read follows, strongest links first."""
+MAX_CHAIN_CONCEPTS = 8
+"""Concepts PageRank adds in a deep read."""
+DEPTHS = ("fast", "standard", "deep")
+KINDS = ("memory", "activity")
+ASSOCIATION_BONUS = 0.25
+"""Share of its association relevance a directly matched memory gets on top."""
+SOURCES = ("direct", "fuzzy", "association", "chain", "time")
+
+__all__ = ["follows", "Query", "Recall", "Item", "Via", "recall"]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class TimeRange:
+    start: float
+    end: float
+    """Unix seconds, end exclusive."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Query:
     concepts: tuple[str, ...]
+    depth: str = "standard"
     floor: float = DEFAULT_FLOOR
     limit: int = DEFAULT_LIMIT
+    now: float | None = None
+    """For time decay; None = the newest memory's time (keeps the read a pure function)."""
+    time_range: TimeRange | None = None
+    history: bool = False
+    """Also return memories a newer one superseded."""
+    kinds: tuple[str, ...] = KINDS
 
     def __post_init__(self) -> None:
-        if not self.concepts:
+        if not self.concepts and self.time_range is None:
             raise InvalidQuery(
                 "concepts is empty: expected at least one concept (or text to extract them from)"
             )
+        if self.depth not in DEPTHS:
+            raise InvalidQuery(f"depth {self.depth!r} is invalid: expected one of {DEPTHS}")
         if not 0 <= self.floor <= 1e9:
             raise InvalidQuery(f"floor {self.floor} is out of range: expected 0 or more")
         if not 1 <= self.limit <= MAX_LIMIT:
             raise InvalidQuery(f"limit {self.limit} is out of range: expected 1 to {MAX_LIMIT}")
+        if not self.kinds or set(self.kinds) - set(KINDS):
+            raise InvalidQuery(f"kinds {list(self.kinds)} is invalid: expected some of {KINDS}")
+        if self.time_range and self.time_range.end <= self.time_range.start:
+            raise InvalidQuery("time range is empty: expected start before end")
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -46,8 +85,12 @@ class Via:
     source: str
     """The query concept the link starts from."""
     weight: float
+    """Count + learned delta (what the floor is checked against)."""
     count: int
     learned: float
+    strength: float = 0.0
+    """PPMI + learned delta (what expansion is ranked by)."""
+    ppmi: float = 0.0
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -56,101 +99,211 @@ class Item:
     source: str
     score: float
     via: tuple[Via, ...] = ()
+    matched: tuple[str, ...] = ()
+    """For direct and fuzzy items: the memory's concepts that matched."""
+    chain: Chain | None = None
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Recall:
     position: str
     query_concepts: tuple[str, ...]
+    depth: str
+    matches: tuple[Match, ...]
     expanded_concepts: dict[str, float]
     items: tuple[Item, ...]
+    chains: tuple[Chain, ...] = ()
+    chain_concepts: dict[str, float] = dataclasses.field(default_factory=dict)
+    time_range: TimeRange | None = None
 
 
-def is_followed(link: Link, floor: float) -> bool:
-    return follows(link.count, link.learned, floor)
-
-
-def follows(count: int, learned: float, floor: float) -> bool:
-    """A written link needs the floor; a taught link (positive learned delta) is always followed."""
-    weight = count + learned
-    return weight >= floor or (learned > 0 and weight > 0)
+@dataclasses.dataclass(slots=True)
+class _Stages:
+    direct: np.ndarray
+    fuzzy: np.ndarray
+    association: np.ndarray
+    chain: np.ndarray
+    time: np.ndarray
 
 
 def recall(state: State, query: Query) -> Recall:
-    known = [state.concept_index[c] for c in query.concepts if c in state.concept_index]
-    vias = _expand(state, known, query.floor)
-    expanded = {concept: max(v.weight for v in links) for concept, links in vias.items()}
-    direct = _direct_scores(state, query.concepts)
-    association = _association_scores(state, vias, direct, query.floor)
-    best = heapq.nsmallest(query.limit, [*direct.items(), *association.items()], key=_rank_key)
-    items = tuple(_item(state, mid, score, vias, mid in direct) for mid, score in best)
-    ordered = dict(sorted(expanded.items(), key=lambda kv: (-kv[1], kv[0])))
-    return Recall(state.position, query.concepts, ordered, items)
+    n = len(state.rows)
+    now = query.now if query.now is not None else float(state.ts.values.max()) if n else 0.0
+    matches = resolve(state, query.concepts)
+    stages = _Stages(*(np.zeros(n) for _ in range(5)))
+    _match(state, matches, stages)
+    seeds = list(dict.fromkeys(m.concept for m in matches))
+    vias: dict[int, list[Via]] = {}
+    chains: list[Chain] = []
+    reached: dict[int, float] = {}
+    paths: dict[int, Chain] = {}
+    if query.depth != "fast" and seeds:
+        weights = links_of(state)
+        vias = _expand(state, weights, seeds, query.floor)
+        _spread(state, {j: max(v.strength for v in vs) for j, vs in vias.items()}, stages.association, 1)
+        if query.depth == "deep":
+            graph = local_graph(weights, seeds, query.floor)
+            reached = _pagerank_concepts(graph, seeds, set(vias))
+            _spread(state, reached, stages.chain, CORE + 1)
+            chains = chains_between(state, graph, seeds)
+            paths = _paths(state, graph, seeds, reached)
+    in_range = _in_range(state, query)
+    if query.time_range is not None:
+        stages.time[in_range] = 1.0
+    relevance, source = _combine(stages)
+    keep = (relevance > 0) & in_range & _kind_mask(state, query.kinds)
+    if not query.history:
+        keep &= state.alive.values
+    rows = np.flatnonzero(keep)
+    scores = relevance[rows] * factors(state, rows, now)
+    best = top(rows, scores, query.limit)
+    seed_set = set(seeds)
+    items = tuple(
+        _item(state, row, round(score, 6), SOURCES[source[row]], vias, matches, seed_set, paths)
+        for row, score in best
+    )
+    return Recall(
+        position=state.position,
+        query_concepts=query.concepts,
+        depth=query.depth,
+        matches=tuple(matches),
+        expanded_concepts={
+            state.concepts[j]: round(max(v.strength for v in vs), 6) for j, vs in vias.items()
+        },
+        items=items,
+        chains=tuple(chains),
+        chain_concepts={state.concepts[j]: round(r, 6) for j, r in reached.items()},
+        time_range=query.time_range,
+    )
 
 
-def _expand(state: State, known: list[int], floor: float) -> dict[str, list[Via]]:
-    """The strongest MAX_EXPANSION concepts one followed link away from the query."""
-    query = set(known)
-    weights: dict[int, float] = {}
-    for q in known:
-        counted, learned = state.counts.get(q, {}), state.learned.get(q, {})
-        for j in state.neighbours(q):
-            count, delta = counted.get(j, 0), learned.get(j, 0.0)
-            if j not in query and follows(count, delta, floor):
-                weights[j] = max(weights.get(j, 0.0), count + delta)
-    strongest = sorted(weights, key=lambda j: (-weights[j], state.concepts[j]))[:MAX_EXPANSION]
-    vias: dict[str, list[Via]] = {}
-    for j in strongest:
-        for q in known:
-            link = state.link(q, j)
-            if is_followed(link, floor):
-                via = Via(
-                    state.concepts[j], state.concepts[q], link.weight, link.count, link.learned
-                )
-                vias.setdefault(via.concept, []).append(via)
-    return {c: sorted(v, key=lambda v: (-v.weight, v.source)) for c, v in vias.items()}
+def _match(state: State, matches: list[Match], stages: _Stages) -> None:
+    """BM25-like relevance of direct and near-miss matches, normalised to 0-1."""
+    best_idf: dict[str, float] = {}
+    for m in matches:
+        best_idf[m.query] = max(best_idf.get(m.query, 0.0), idf(state, m.concept))
+    total = sum(best_idf.values()) or 1.0
+    for m in matches:
+        rows, tiers = state.postings.of(m.concept)
+        if not len(rows):
+            continue
+        gain = idf(state, m.concept) * TIER_WEIGHTS[tiers] * length_norm(state, rows) / total
+        target = stages.direct if m.is_exact else stages.fuzzy
+        np.add.at(target, rows, gain * m.similarity)
 
 
-def _direct_scores(state: State, concepts: tuple[str, ...]) -> dict[str, float]:
-    matched: dict[str, int] = {}
-    for concept in concepts:
-        for mid in state.memories_with(concept):
-            matched[mid] = matched.get(mid, 0) + 1
-    share = 1.0 / len(concepts)
-    return {mid: _score(state.memories[mid], hits * share) for mid, hits in matched.items()}
-
-
-def _association_scores(
-    state: State, vias: dict[str, list[Via]], direct: dict[str, float], floor: float
-) -> dict[str, float]:
-    strength: dict[str, float] = {}
-    for concept, links in vias.items():
-        total = sum(v.weight for v in links)
-        for mid in state.memories_with(concept):
-            if mid not in direct:
-                strength[mid] = strength.get(mid, 0.0) + total
-    damping = max(floor, 1.0)
+def _expand(
+    state: State, weights: LinkWeights, seeds: list[int], floor: float
+) -> dict[int, list[Via]]:
+    """The strongest MAX_EXPANSION concepts one followed link away from the seeds."""
+    found: dict[int, list[Via]] = {}
+    seed_set = set(seeds)
+    for seed in seeds:
+        row = weights.row(seed, floor)
+        for n in range(min(len(row.targets), MAX_EXPANSION + len(seeds))):
+            j = int(row.targets[n])
+            if j in seed_set:
+                continue
+            count, learned = int(row.count[n]), float(row.learned[n])
+            via = Via(
+                concept=state.concepts[j],
+                source=state.concepts[seed],
+                weight=max(0.0, count + learned),
+                count=count,
+                learned=learned,
+                strength=round(float(row.strength[n]), 6),
+                ppmi=round(float(row.ppmi[n]), 6),
+            )
+            found.setdefault(j, []).append(via)
+    strongest = sorted(
+        found, key=lambda j: (-max(v.strength for v in found[j]), state.concepts[j])
+    )[:MAX_EXPANSION]
     return {
-        mid: _score(state.memories[mid], 0.5 * s / (s + damping)) for mid, s in strength.items()
+        j: sorted(found[j], key=lambda v: (-v.strength, v.source))
+        for j in sorted(strongest, key=lambda j: (-max(v.strength for v in found[j]), state.concepts[j]))
     }
 
 
+def _spread(state: State, weights: dict[int, float], target: np.ndarray, max_tier: int) -> None:
+    """Each concept's normalised weight to the memories carrying it in a tier below max_tier."""
+    if not weights:
+        return
+    strongest = max(weights.values()) or 1.0
+    for j, weight in weights.items():
+        rows, tiers = state.postings.of(j)
+        usable = tiers <= min(max_tier, SUPPLEMENT - 1)
+        np.add.at(target, rows[usable], weight / strongest * TIER_WEIGHTS[tiers[usable]])
+    np.minimum(target, 1.0, out=target)
+
+
+def _pagerank_concepts(graph: nx.Graph, seeds: list[int], expanded: set[int]) -> dict[int, float]:
+    ranks = pagerank(graph, seeds)
+    skip = set(seeds) | expanded
+    ordered = sorted((j for j in ranks if j not in skip), key=lambda j: (-ranks[j], j))
+    return {j: ranks[j] for j in ordered[:MAX_CHAIN_CONCEPTS]}
+
+
+def _paths(
+    state: State, graph: nx.Graph, seeds: list[int], reached: dict[int, float]
+) -> dict[int, Chain]:
+    """For each concept PageRank reached, the chain from the nearest seed to it."""
+    if not reached:
+        return {}
+    _, paths = nx.multi_source_dijkstra(graph, set(seeds), weight="cost")
+    return {j: chain_along(state, graph, paths[j]) for j in reached if j in paths}
+
+
+def _combine(stages: _Stages) -> tuple[np.ndarray, np.ndarray]:
+    """Relevance and source index per memory: the first stage that found it labels it."""
+    matched = stages.direct + STAGE_WEIGHTS["fuzzy"] * stages.fuzzy
+    association = STAGE_WEIGHTS["association"] * stages.association
+    chain = STAGE_WEIGHTS["chain"] * stages.chain
+    time = STAGE_WEIGHTS["time"] * stages.time
+    relevance = np.where(
+        matched > 0,
+        matched + ASSOCIATION_BONUS * association,
+        np.where(association > 0, association, np.where(chain > 0, chain, time)),
+    )
+    source = np.select(
+        [stages.direct > 0, stages.fuzzy > 0, association > 0, chain > 0], [0, 1, 2, 3], default=4
+    )
+    return relevance, source
+
+
+def _in_range(state: State, query: Query) -> np.ndarray:
+    if query.time_range is None:
+        return np.ones(len(state.rows), dtype=bool)
+    ts = state.ts.values
+    return (ts >= query.time_range.start) & (ts < query.time_range.end)
+
+
+def _kind_mask(state: State, kinds: tuple[str, ...]) -> np.ndarray | bool:
+    if set(kinds) == set(KINDS):
+        return True
+    return np.array([m.kind in kinds for m in state.rows], dtype=bool)
+
+
 def _item(
-    state: State, mid: str, score: float, vias: dict[str, list[Via]], is_direct: bool
+    state: State,
+    row: int,
+    score: float,
+    source: str,
+    vias: dict[int, list[Via]],
+    matches: list[Match],
+    seeds: set[int],
+    paths: dict[int, Chain],
 ) -> Item:
-    memory = state.memories[mid]
-    if is_direct:
-        return Item(memory, "direct", score)
-    links = [v for c in memory.concepts if c in vias for v in vias[c]]
-    ordered = tuple(sorted(links, key=lambda v: (-v.weight, v.concept, v.source)))
-    return Item(memory, "association", score, ordered)
-
-
-def _score(memory: Memory, relevance: float) -> float:
-    return round(relevance * (0.6 + 0.1 * memory.importance) * (1.0 + 0.5 * memory.valence), 6)
-
-
-def _rank_key(scored: tuple[str, float]) -> tuple[float, int, int]:
-    """Best score first; among equals, the newest memory first."""
-    ms, seq = parse_position(scored[0])
-    return (-scored[1], -ms, -seq)
+    memory = state.rows[row]
+    indices = [state.concept_index[c] for c in memory.concepts]
+    if source in ("direct", "fuzzy"):
+        hits = {m.concept for m in matches}
+        return Item(memory, source, score, matched=tuple(state.concepts[i] for i in indices if i in hits))
+    if source == "association":
+        links = [v for i in indices if i in vias for v in vias[i]]
+        ordered = tuple(sorted(links, key=lambda v: (-v.strength, v.concept, v.source)))
+        return Item(memory, source, score, ordered)
+    if source == "chain":
+        reachable = [paths[i] for i in indices if i in paths]
+        if reachable:
+            return Item(memory, source, score, chain=min(reachable, key=lambda c: len(c.path)))
+    return Item(memory, source, score)

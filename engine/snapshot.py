@@ -1,37 +1,53 @@
 """State <-> bytes, and the content hash that proves two states are the same.
 
-The encoding is canonical (sorted keys, links in index order, memories in log
-order), so equal states always give equal bytes and equal hashes.
+The encoding is canonical (memories in log order, counts as a CSR matrix with
+sorted indices, learned links in index order), so equal states always give
+equal bytes and equal hashes. Layout: a JSON header, then the counts matrix as
+three raw little-endian arrays; numpy reads them back without parsing.
 """
 
 from __future__ import annotations
 
 import hashlib
+import struct
 import zlib
 from typing import Any
 
+import numpy as np
 import orjson
+import scipy.sparse
 
+from .cooccurrence import COUNT_DTYPE
 from .errors import CorruptSnapshot
-from .position import parse_position
-from .state import Memory, State, pair
+from .state import Memory, State
 
-SNAPSHOT_FORMAT = 1
+SNAPSHOT_FORMAT = 2
 """Bumped when the byte layout changes; older snapshots are then rebuilt from the log."""
+_ARRAYS = (("indptr", "<i8"), ("indices", "<i4"), ("data", "<i4"))
 
 
 def encode_state(state: State) -> bytes:
     """Canonical, uncompressed bytes of `state` (the input of the content hash)."""
-    document = {
+    matrix = state.counts.matrix()
+    header = {
         "format": SNAPSHOT_FORMAT,
         "position": state.position,
         "concepts": state.concepts,
-        "memories": [_memory_row(state, m) for m in _in_log_order(state)],
-        "counts": _upper_triangle(state.counts),
-        "learned": _upper_triangle(state.learned),
-        "changed": sorted([i, j, p] for (i, j), p in state.changed_at.items()),
+        "documents": state.documents,
+        "memories": [_memory_row(state, m) for m in state.rows],
+        "learned": sorted(
+            [i, j, v, state.learned_at[(i, j)]]
+            for i, row in state.learned.items()
+            for j, v in row.items()
+            if i < j
+        ),
     }
-    return orjson.dumps(document, option=orjson.OPT_SORT_KEYS)
+    head = orjson.dumps(header, option=orjson.OPT_SORT_KEYS)
+    parts = [struct.pack("<Q", len(head)), head]
+    for name, dtype in _ARRAYS:
+        raw = np.ascontiguousarray(getattr(matrix, name), dtype=dtype).tobytes()
+        parts += [struct.pack("<Q", len(raw)), raw]
+    return b"".join(parts)
 
 
 def dump_state(state: State) -> bytes:
@@ -40,11 +56,19 @@ def dump_state(state: State) -> bytes:
 
 def load_state(blob: bytes) -> State:
     try:
-        document = orjson.loads(zlib.decompress(blob))
-        if document["format"] != SNAPSHOT_FORMAT:
-            raise CorruptSnapshot(f"snapshot format {document['format']} is not {SNAPSHOT_FORMAT}")
-        return _state_from(document)
-    except (zlib.error, orjson.JSONDecodeError, KeyError, TypeError, ValueError, IndexError) as exc:
+        raw = zlib.decompress(blob)
+        sections = _sections(raw)
+        header = orjson.loads(sections[0])
+        if header["format"] != SNAPSHOT_FORMAT:
+            raise CorruptSnapshot(f"snapshot format {header['format']} is not {SNAPSHOT_FORMAT}")
+        arrays = {
+            name: np.frombuffer(section, dtype=dtype).copy()
+            for (name, dtype), section in zip(_ARRAYS, sections[1:], strict=True)
+        }
+        return _state_from(header, arrays)
+    except (zlib.error, orjson.JSONDecodeError, struct.error) as exc:
+        raise CorruptSnapshot(f"snapshot cannot be decoded: {exc}") from exc
+    except (KeyError, TypeError, ValueError, IndexError) as exc:
         raise CorruptSnapshot(f"snapshot cannot be decoded: {exc}") from exc
 
 
@@ -52,34 +76,60 @@ def content_hash(state: State) -> str:
     return hashlib.sha256(encode_state(state)).hexdigest()
 
 
-def _in_log_order(state: State) -> list[Memory]:
-    return sorted(state.memories.values(), key=lambda m: parse_position(m.id))
+def _sections(raw: bytes) -> list[bytes]:
+    sections, at = [], 0
+    while at < len(raw):
+        (size,) = struct.unpack_from("<Q", raw, at)
+        at += 8
+        if at + size > len(raw):
+            raise CorruptSnapshot("snapshot is truncated")
+        sections.append(raw[at : at + size])
+        at += size
+    if len(sections) != 1 + len(_ARRAYS):
+        raise CorruptSnapshot(f"snapshot has {len(sections)} sections: expected {1 + len(_ARRAYS)}")
+    return sections
 
 
 def _memory_row(state: State, m: Memory) -> list[Any]:
     indices = [state.concept_index[c] for c in m.concepts]
-    return [m.id, m.text, indices, m.agent, m.user, m.ts, m.importance, m.valence]
+    return [
+        m.id,
+        m.text,
+        indices,
+        m.core,
+        m.matched,
+        m.agent,
+        m.user,
+        m.ts,
+        m.importance,
+        m.valence,
+        m.accesses,
+        m.superseded_by,
+        m.kind,
+        m.meta,
+    ]
 
 
-def _upper_triangle(rows: dict[int, dict[int, Any]]) -> list[list[Any]]:
-    return sorted([i, j, v] for i, row in rows.items() for j, v in row.items() if i < j)
-
-
-def _state_from(document: dict[str, Any]) -> State:
+def _state_from(header: dict[str, Any], arrays: dict[str, np.ndarray]) -> State:
     state = State()
-    state.position = document["position"]
-    for concept in document["concepts"]:
+    state.position = header["position"]
+    state.documents = header["documents"]
+    for concept in header["concepts"]:
         state.intern(concept)
-    for mid, text, indices, agent, user, ts, importance, valence in document["memories"]:
+    for row in header["memories"]:
+        mid, text, indices, core, matched, agent, user, ts, importance, valence = row[:10]
+        accesses, superseded_by, kind, meta = row[10:]
         concepts = tuple(state.concepts[i] for i in indices)
-        state.memories[mid] = Memory(mid, text, concepts, agent, ts, importance, user, valence)
-        for index in indices:
-            state.postings.setdefault(index, []).append(mid)
-    for i, j, count in document["counts"]:
-        for a, b in ((i, j), (j, i)):
-            state.counts.setdefault(a, {})[b] = count
-    for i, j, value in document["learned"]:
-        for a, b in ((i, j), (j, i)):
-            state.learned.setdefault(a, {})[b] = value
-    state.changed_at = {pair(i, j): p for i, j, p in document["changed"]}
+        memory = Memory(
+            mid, text, concepts, agent, ts, importance, user, valence, core, matched, kind, meta
+        )
+        memory.accesses, memory.superseded_by = accesses, superseded_by
+        state.add_memory(memory)
+    size = len(state.concepts)
+    data = arrays["data"].astype(COUNT_DTYPE, copy=False)
+    state.counts.load(
+        scipy.sparse.csr_array((data, arrays["indices"], arrays["indptr"]), shape=(size, size))
+    )
+    for i, j, value, position in header["learned"]:
+        state.set_learned(i, j, value, position)
     return state

@@ -3,17 +3,27 @@
 Written links (co-occurrence counts) and taught links (learned deltas from
 feedback) are kept apart so they can always be told apart; a link's weight is
 their sum, never below zero.
+
+Memories are numbered by row in log order; the numbers a read ranks by
+(time, importance, valence, accesses, ...) are also kept column-wise in numpy
+arrays so a read scores thousands of candidates in one vectorised step.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Iterator
+from array import array
+from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
-import scipy.sparse
 
+from .cooccurrence import Cooccurrence
 from .position import ZERO
+
+CORE, IMPORTANT, SUPPLEMENT = 0, 1, 2
+"""Concept tiers of a memory: core terms drive expansion and chains, core + important drive
+matching, supplement terms only add a verification bonus."""
 
 
 @dataclasses.dataclass(slots=True)
@@ -21,11 +31,30 @@ class Memory:
     id: str
     text: str
     concepts: tuple[str, ...]
+    """Ranked: the first `core` are core, up to `matched` important, the rest supplement."""
     agent: str
     ts: float
     importance: int
     user: str | None = None
     valence: float = 0.0
+    core: int = -1
+    matched: int = -1
+    kind: str = "memory"
+    """"memory" (memory.written) or "activity" (activity.logged)."""
+    meta: dict[str, Any] | None = None
+    """Activity fields: category, tags, source."""
+    accesses: int = 0
+    superseded_by: str | None = None
+    row: int = -1
+
+    def __post_init__(self) -> None:
+        if self.core < 0:
+            self.core = len(self.concepts)
+        if self.matched < 0:
+            self.matched = len(self.concepts)
+
+    def tier(self, n: int) -> int:
+        return CORE if n < self.core else IMPORTANT if n < self.matched else SUPPLEMENT
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -47,18 +76,79 @@ def pair(i: int, j: int) -> tuple[int, int]:
     return (i, j) if i < j else (j, i)
 
 
+class Column:
+    """A numpy array that grows by doubling, for per-memory numbers."""
+
+    def __init__(self, dtype: type) -> None:
+        self._data = np.zeros(16, dtype=dtype)
+        self._size = 0
+
+    def append(self, value: float) -> None:
+        if self._size == len(self._data):
+            self._data = np.concatenate([self._data, np.zeros_like(self._data)])
+        self._data[self._size] = value
+        self._size += 1
+
+    def __setitem__(self, row: int, value: float) -> None:
+        self._data[row] = value
+
+    @property
+    def values(self) -> np.ndarray:
+        return self._data[: self._size]
+
+
+class Postings:
+    """Per concept, the rows of the memories carrying it and the tier it has there."""
+
+    def __init__(self) -> None:
+        self.rows: list[array] = []  # type: ignore[type-arg]
+        self.tiers: list[array] = []  # type: ignore[type-arg]
+
+    def grow(self, size: int) -> None:
+        while len(self.rows) < size:
+            self.rows.append(array("i"))
+            self.tiers.append(array("b"))
+
+    def add(self, concept: int, row: int, tier: int) -> None:
+        self.rows[concept].append(row)
+        self.tiers[concept].append(tier)
+
+    def of(self, concept: int) -> tuple[np.ndarray, np.ndarray]:
+        """Rows (ascending) and tiers, as zero-copy numpy views."""
+        return (
+            np.frombuffer(self.rows[concept], dtype=np.int32),
+            np.frombuffer(self.tiers[concept], dtype=np.int8),
+        )
+
+    def size(self, concept: int) -> int:
+        return len(self.rows[concept])
+
+
 class State:
     """Mutable state owned by whoever folds into it; `fold` is its only writer."""
 
     def __init__(self) -> None:
         self.position: str = ZERO
         self.memories: dict[str, Memory] = {}
+        self.rows: list[Memory] = []
         self.concepts: list[str] = []
         self.concept_index: dict[str, int] = {}
-        self.postings: dict[int, list[str]] = {}
-        self.counts: dict[int, dict[int, int]] = {}
+        self.postings = Postings()
+        self.counts = Cooccurrence()
         self.learned: dict[int, dict[int, float]] = {}
-        self.changed_at: dict[tuple[int, int], str] = {}
+        self.learned_at: dict[tuple[int, int], str] = {}
+        self.learned_version = 0
+        self.documents = 0
+        self.derived: dict[str, object] = {}
+        """Views recomputed from the state (link strengths, ...): never snapshotted or hashed."""
+        self.ts = Column(np.float64)
+        self.importance = Column(np.int8)
+        self.valence = Column(np.float32)
+        self.accesses = Column(np.int32)
+        self.alive = Column(np.bool_)
+        """False once superseded."""
+        self.length = Column(np.int16)
+        """Concepts a memory is matched by (its core + important tiers)."""
 
     def intern(self, concept: str) -> int:
         index = self.concept_index.get(concept)
@@ -66,59 +156,85 @@ class State:
             index = len(self.concepts)
             self.concepts.append(concept)
             self.concept_index[concept] = index
+            self.postings.grow(index + 1)
+            self.counts.grow(index + 1)
         return index
 
+    def add_memory(self, memory: Memory) -> list[int]:
+        """Register `memory` (row, postings, columns); return its concepts' indices."""
+        memory.row = len(self.rows)
+        self.rows.append(memory)
+        self.memories[memory.id] = memory
+        indices = [self.intern(c) for c in memory.concepts]
+        for n, index in enumerate(indices):
+            self.postings.add(index, memory.row, memory.tier(n))
+        self.ts.append(memory.ts)
+        self.importance.append(memory.importance)
+        self.valence.append(memory.valence)
+        self.accesses.append(memory.accesses)
+        self.alive.append(memory.superseded_by is None)
+        self.length.append(max(1, memory.matched))
+        return indices
+
+    def set_valence(self, memory: Memory, value: float) -> None:
+        memory.valence = value
+        self.valence[memory.row] = value
+
+    def set_importance(self, memory: Memory, value: int) -> None:
+        memory.importance = value
+        self.importance[memory.row] = value
+
+    def add_accesses(self, memory: Memory, hits: int) -> None:
+        memory.accesses += hits
+        self.accesses[memory.row] = memory.accesses
+
+    def supersede(self, memory: Memory, by: str) -> None:
+        memory.superseded_by = by
+        self.alive[memory.row] = False
+
     def link(self, i: int, j: int) -> Link:
+        learned_at = self.learned_at.get(pair(i, j), ZERO)
+        written_at = self.last_together(i, j)
         return Link(
-            count=self.counts.get(i, {}).get(j, 0),
+            count=self.counts.count(i, j),
             learned=self.learned.get(i, {}).get(j, 0.0),
-            changed_at=self.changed_at.get(pair(i, j), ZERO),
+            changed_at=max(learned_at, written_at, key=_position_key),
         )
+
+    def last_together(self, i: int, j: int) -> str:
+        """Position of the newest memory carrying both concepts (ZERO if none)."""
+        both = np.intersect1d(self.postings.of(i)[0], self.postings.of(j)[0], assume_unique=True)
+        return self.rows[int(both[-1])].id if len(both) else ZERO
 
     def neighbours(self, i: int) -> Iterator[int]:
         """Every concept linked to `i` by a count or a learned delta."""
-        counted = self.counts.get(i, {})
+        matrix = self.counts.matrix()
+        counted = matrix.indices[matrix.indptr[i] : matrix.indptr[i + 1]].tolist()
         yield from counted
+        seen = set(counted)
         for j in self.learned.get(i, {}):
-            if j not in counted:
+            if j not in seen:
                 yield j
 
     def memories_with(self, concept: str) -> list[str]:
         index = self.concept_index.get(concept)
-        return [] if index is None else self.postings.get(index, [])
-
-    def add_counts(self, pairs: Iterable[tuple[int, int]], position: str) -> None:
-        """Add one co-occurrence to each (i, j) pair; the hot loop of every write, kept flat."""
-        counts, changed = self.counts, self.changed_at
-        for i, j in pairs:
-            row_i = counts.get(i)
-            if row_i is None:
-                row_i = counts[i] = {}
-            row_j = counts.get(j)
-            if row_j is None:
-                row_j = counts[j] = {}
-            row_i[j] = row_i.get(j, 0) + 1
-            row_j[i] = row_j.get(i, 0) + 1
-            changed[(i, j) if i < j else (j, i)] = position
+        if index is None:
+            return []
+        return [self.rows[r].id for r in self.postings.rows[index]]
 
     def set_learned(self, i: int, j: int, value: float, position: str) -> None:
         for a, b in ((i, j), (j, i)):
             self.learned.setdefault(a, {})[b] = value
-        self.changed_at[pair(i, j)] = position
+        self.learned_at[pair(i, j)] = position
+        self.learned_version += 1
 
-    def count_matrix(self) -> scipy.sparse.csr_array:
-        """Co-occurrence counts as a symmetric concepts x concepts sparse matrix."""
-        return _symmetric_matrix(self.counts, len(self.concepts), np.int64)
+    def written_links(self) -> int:
+        return self.counts.matrix().nnz // 2
 
-    def learned_matrix(self) -> scipy.sparse.csr_array:
-        return _symmetric_matrix(self.learned, len(self.concepts), np.float64)
+    def taught_links(self) -> int:
+        return sum(1 for row in self.learned.values() for v in row.values() if v) // 2
 
 
-def _symmetric_matrix(rows: dict, size: int, dtype: type) -> scipy.sparse.csr_array:  # type: ignore[type-arg]
-    r, c, v = [], [], []
-    for i, row in rows.items():
-        for j, value in row.items():
-            r.append(i)
-            c.append(j)
-            v.append(value)
-    return scipy.sparse.csr_array((np.array(v, dtype=dtype), (r, c)), shape=(size, size))
+def _position_key(position: str) -> tuple[int, int]:
+    ms, _, seq = position.partition("-")
+    return int(ms), int(seq)

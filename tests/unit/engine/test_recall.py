@@ -1,12 +1,14 @@
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from assocmem.engine.errors import InvalidQuery
 from assocmem.engine.fold import fold_from_zero
 from assocmem.engine.recall import Query, recall
 
-from .events import acceptance_notes, feedback
+from .events import acceptance_notes, feedback, written
 
 
 def by_id(result):
@@ -20,7 +22,8 @@ def test_read_reaches_a_note_that_never_names_the_query_and_says_which_link() ->
     bc = items["3-0"]
     assert bc.source == "association"
     assert [(v.source, v.concept, v.weight, v.count) for v in bc.via] == [("a", "b", 2.0, 2)]
-    assert result.expanded_concepts == {"b": 2.0}
+    assert list(result.expanded_concepts) == ["b"]
+    assert bc.via[0].strength == bc.via[0].ppmi > 0
 
 
 def test_link_below_the_floor_is_not_followed() -> None:
@@ -37,7 +40,8 @@ def test_floor_zero_follows_every_written_link() -> None:
 def test_helpful_feedback_teaches_a_link_no_note_wrote() -> None:
     state = fold_from_zero([*acceptance_notes(), feedback(7, ["3-0"], 1.0, ["a"])])
     result = recall(state, Query(("a",)))
-    assert result.expanded_concepts == {"b": 3.0, "c": 1.0}
+    assert list(result.expanded_concepts) == ["b", "c"]
+    assert result.expanded_concepts["c"] == 1.0  # taught only: no PPMI, the learned delta alone
     cd = by_id(result)["4-0"]
     assert cd.source == "association"
     assert [(v.concept, v.count, v.learned) for v in cd.via] == [("c", 0, 1.0)]
@@ -81,5 +85,94 @@ def test_expansion_keeps_only_the_strongest_links() -> None:
     ]
     events.sort(key=lambda e: int(e.position.split("-")[0]))
     result = recall(fold_from_zero(events), Query(("hub",)))
-    assert len(result.expanded_concepts) == MAX_EXPANSION
-    assert min(result.expanded_concepts.values()) == 6.0  # n04 (6 notes) .. n19 (21 notes)
+    assert set(result.expanded_concepts) == {f"n{n:02d}" for n in range(4, MAX_EXPANSION + 4)}
+
+
+def test_fast_depth_follows_no_link() -> None:
+    state = fold_from_zero(acceptance_notes())
+    standard = by_id(recall(state, Query(("a",), depth="standard")))
+    fast = recall(state, Query(("a",), depth="fast"))
+    assert standard["3-0"].source == "association"
+    assert "3-0" not in by_id(fast)
+    assert fast.expanded_concepts == {}
+
+
+def test_near_miss_concept_is_found_as_fuzzy_and_ranks_below_exact() -> None:
+    state = fold_from_zero([written(1, ["timeout", "retry"]), written(2, ["timeouts", "x"])])
+    result = recall(state, Query(("timeout",), depth="fast"))
+    assert [(i.memory.id, i.source) for i in result.items] == [("1-0", "direct")]
+    typo = recall(state, Query(("timeuot",), depth="fast"))
+    assert [(i.memory.id, i.source, i.matched) for i in typo.items][0] == (
+        "1-0",
+        "fuzzy",
+        ("timeout",),
+    )
+
+
+def test_deep_read_reaches_two_steps_and_returns_the_chain_between_query_concepts() -> None:
+    notes = [["a", "b"], ["a", "b"], ["b", "c"], ["b", "c"], ["c", "d"], ["c", "d"], ["x", "y"]]
+    state = fold_from_zero([written(i + 1, p) for i, p in enumerate(notes)])
+    standard = by_id(recall(state, Query(("a",), depth="standard")))
+    deep = recall(state, Query(("a",), depth="deep"))
+    assert "5-0" not in standard  # c-d notes: two steps from a
+    items = by_id(deep)
+    assert items["3-0"].source == "association"
+    chain_item = items["5-0"]
+    assert chain_item.source == "chain"
+    assert chain_item.chain.path == ("a", "b", "c")
+    assert "7-0" not in items
+    between = recall(state, Query(("a", "d"), depth="deep")).chains
+    assert [c.path for c in between] == [("a", "b", "c", "d")]
+    assert between[0].hidden == ("b", "c")
+    assert between[0].hops[0].evidence == ("2-0", "1-0")
+
+
+def test_old_relevant_memory_outranks_new_irrelevant_one() -> None:
+    day = 86_400.0
+    old = written(1, ["invoice", "tax"], importance=1)
+    old = dataclasses.replace(old, ts=0.0)
+    fresh = [dataclasses.replace(written(n, ["invoice", f"misc{n}"]), ts=400 * day) for n in (2, 3)]
+    state = fold_from_zero([old, *fresh])
+    result = recall(state, Query(("invoice", "tax"), depth="fast", now=400 * day))
+    assert result.items[0].memory.id == "1-0"
+
+
+def test_among_equal_matches_the_newer_and_the_more_accessed_rank_first() -> None:
+    day = 86_400.0
+    a = dataclasses.replace(written(1, ["deploy", "k8s"]), ts=0.0)
+    b = dataclasses.replace(written(2, ["deploy", "k8s"]), ts=100 * day)
+    query = Query(("deploy",), depth="fast", now=100 * day)
+    assert by_rank(recall(fold_from_zero([a, b]), query)) == ["2-0", "1-0"]
+    accessed = accessed_event(3, ["1-0"], [50])
+    assert by_rank(recall(fold_from_zero([a, b, accessed]), query)) == ["1-0", "2-0"]
+
+
+def test_superseded_memory_is_hidden_unless_history_is_asked() -> None:
+    old = written(1, ["wifi", "password"])
+    new = written(2, ["wifi", "password"])
+    new.data["supersedes"] = ["1-0"]
+    state = fold_from_zero([old, new])
+    assert by_rank(recall(state, Query(("wifi",)))) == ["2-0"]
+    assert set(by_rank(recall(state, Query(("wifi",), history=True)))) == {"1-0", "2-0"}
+
+
+def test_time_range_keeps_memories_inside_it_and_adds_unmatched_ones_as_time() -> None:
+    from assocmem.engine.recall import TimeRange
+
+    events = [dataclasses.replace(written(n, [f"c{n}", "common"]), ts=float(n)) for n in range(1, 6)]
+    state = fold_from_zero(events)
+    result = recall(state, Query(("c2",), time_range=TimeRange(2.0, 4.0)))
+    assert [(i.memory.id, i.source) for i in result.items][0] == ("2-0", "direct")
+    assert {i.memory.id for i in result.items} == {"2-0", "3-0"}
+    assert by_id(result)["3-0"].source in ("association", "time")
+
+
+def by_rank(result):
+    return [item.memory.id for item in result.items]
+
+
+def accessed_event(n, ids, hits):
+    from assocmem.engine.event import MEMORY_ACCESSED, Event
+
+    data = {"memory_ids": ids, "hits": hits}
+    return Event(MEMORY_ACCESSED, "t", "agent", float(n), data, position=f"{n}-0")

@@ -1,0 +1,107 @@
+"""Co-occurrence counts: one symmetric sparse matrix plus a buffer of pairs not yet merged.
+
+The fold only appends pairs to the buffer (cheap); the first reader after a
+write merges them into the matrix. Python dicts of dicts were the first layout
+and the slowest part of every fold: allocating millions of small entries.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import scipy.sparse
+
+COUNT_DTYPE = np.int32
+
+
+@functools.lru_cache(maxsize=512)
+def window_template(size: int, window: int) -> tuple[np.ndarray, np.ndarray]:
+    """Index pairs (a, b), a < b <= a + window - 1, for a list of `size` items."""
+    firsts, seconds = [], []
+    for a in range(size):
+        for b in range(a + 1, min(size, a + window)):
+            firsts.append(a)
+            seconds.append(b)
+    return np.array(firsts, dtype=np.intp), np.array(seconds, dtype=np.intp)
+
+
+class Cooccurrence:
+    def __init__(self) -> None:
+        self._matrix = scipy.sparse.csr_array((0, 0), dtype=COUNT_DTYPE)
+        self._pending: list[tuple[np.ndarray, np.ndarray]] = []
+        self._size = 0
+        self._marginals = np.zeros(0, dtype=np.int64)
+        self.version = 0
+        """Bumped on every change, so derived views (PPMI rows) know when to recompute."""
+
+    def add_window(self, indices: list[int], window: int, size: int) -> None:
+        """Count each pair of `indices` at most `window - 1` apart; `size` = concepts known."""
+        self._size = max(self._size, size)
+        if len(indices) < 2:
+            return
+        a, b = window_template(len(indices), window)
+        items = np.asarray(indices, dtype=np.int32)
+        first, second = items[a], items[b]
+        keep = first != second
+        self._pending.append((first[keep], second[keep]))
+        self.version += 1
+
+    def grow(self, size: int) -> None:
+        self._size = max(self._size, size)
+
+    def matrix(self) -> scipy.sparse.csr_array:
+        """The symmetric counts matrix, concepts x concepts, canonical (sorted, no duplicates)."""
+        if self._pending or self._matrix.shape[0] != self._size:
+            self._merge()
+        return self._matrix
+
+    def marginals(self) -> np.ndarray:
+        """Per concept, the sum of its counts (its row sum)."""
+        self.matrix()
+        return self._marginals
+
+    def count(self, i: int, j: int) -> int:
+        matrix = self.matrix()
+        if i >= matrix.shape[0] or j >= matrix.shape[0]:
+            return 0
+        start, end = matrix.indptr[i], matrix.indptr[i + 1]
+        at = np.searchsorted(matrix.indices[start:end], j)
+        if at < end - start and matrix.indices[start + at] == j:
+            return int(matrix.data[start + at])
+        return 0
+
+    def load(self, matrix: scipy.sparse.csr_array) -> None:
+        self._matrix = matrix
+        self._size = matrix.shape[0]
+        self._pending = []
+        self._marginals = np.asarray(matrix.sum(axis=1), dtype=np.int64).ravel()
+        self.version += 1
+
+    def _merge(self) -> None:
+        size = self._size
+        base = _resized(self._matrix, size)
+        if self._pending:
+            first = np.concatenate([p[0] for p in self._pending])
+            second = np.concatenate([p[1] for p in self._pending])
+            rows = np.concatenate([first, second])
+            cols = np.concatenate([second, first])
+            ones = np.ones(len(rows), dtype=COUNT_DTYPE)
+            added = scipy.sparse.coo_array((ones, (rows, cols)), shape=(size, size)).tocsr()
+            base = (base + added).tocsr()
+        base.sum_duplicates()
+        base.sort_indices()
+        base.indices = base.indices.astype(np.int32, copy=False)
+        base.indptr = base.indptr.astype(np.int64, copy=False)
+        self._matrix = base
+        self._pending = []
+        self._marginals = np.asarray(base.sum(axis=1), dtype=np.int64).ravel()
+
+
+def _resized(matrix: scipy.sparse.csr_array, size: int) -> scipy.sparse.csr_array:
+    if matrix.shape[0] == size:
+        return matrix
+    indptr = np.concatenate(
+        [matrix.indptr, np.full(size - matrix.shape[0], matrix.indptr[-1], dtype=matrix.indptr.dtype)]
+    )
+    return scipy.sparse.csr_array((matrix.data, matrix.indices, indptr), shape=(size, size))

@@ -1,0 +1,104 @@
+"""Link strength: PPMI of the co-occurrence counts plus the learned delta from feedback.
+
+A raw count makes the most common words everybody's strongest neighbour;
+PPMI (positive pointwise mutual information, with the context distribution
+smoothed by 0.75 as in Levy, Goldberg & Dagan 2015) asks whether two concepts
+meet more often than chance. It is derived per row from the exact counts and
+marginals, so it is always in step with the fold and never stored.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from .state import State
+
+CONTEXT_SMOOTHING = 0.75
+ROW_CACHE = 4096
+"""Concept rows whose strengths a state keeps between reads."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Row:
+    """Every followed link of one concept, strongest first."""
+
+    targets: np.ndarray
+    strength: np.ndarray
+    """PPMI + learned delta: what expansion and chains rank by."""
+    ppmi: np.ndarray
+    count: np.ndarray
+    learned: np.ndarray
+
+
+def follows(count: float, learned: float, floor: float) -> bool:
+    """A written link needs the floor; a taught link (positive learned delta) is always followed."""
+    weight = count + learned
+    return weight >= floor or (learned > 0 and weight > 0)
+
+
+class LinkWeights:
+    """Rows of link strengths for one state version; `links_of` hands out the current one."""
+
+    def __init__(self, state: State) -> None:
+        self.state = state
+        self.matrix = state.counts.matrix()
+        marginals = state.counts.marginals().astype(np.float64)
+        self.marginals = marginals
+        self.context = marginals**CONTEXT_SMOOTHING
+        self.context_total = float(self.context.sum()) or 1.0
+        self.version = _version(state)
+        self._rows: dict[tuple[int, float], Row] = {}
+
+    def row(self, i: int, floor: float) -> Row:
+        key = (i, floor)
+        found = self._rows.get(key)
+        if found is None:
+            if len(self._rows) >= ROW_CACHE:
+                self._rows.clear()
+            found = self._rows[key] = self._compute(i, floor)
+        return found
+
+    def ppmi(self, i: int, targets: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        if not len(targets) or self.marginals[i] == 0:
+            return np.zeros(len(targets))
+        with np.errstate(divide="ignore"):
+            pmi = np.log(counts * self.context_total / (self.marginals[i] * self.context[targets]))
+        return np.where(counts > 0, np.maximum(pmi, 0.0), 0.0)
+
+    def _compute(self, i: int, floor: float) -> Row:
+        m = self.matrix
+        start, end = m.indptr[i], m.indptr[i + 1]
+        targets = m.indices[start:end].astype(np.int64)
+        counts = m.data[start:end].astype(np.float64)
+        learned_row = self.state.learned.get(i, {})
+        learned = np.zeros(len(targets))
+        if learned_row:
+            position = {int(t): n for n, t in enumerate(targets)}
+            extra = [j for j in learned_row if j not in position]
+            targets = np.concatenate([targets, np.array(extra, dtype=np.int64)])
+            counts = np.concatenate([counts, np.zeros(len(extra))])
+            learned = np.array([learned_row.get(int(j), 0.0) for j in targets])
+        weight = counts + learned
+        followed = (weight >= floor) | ((learned > 0) & (weight > 0))
+        targets, counts, learned = targets[followed], counts[followed], learned[followed]
+        ppmi = self.ppmi(i, targets, counts)
+        strength = ppmi + learned
+        keep = strength > 0
+        targets, counts, learned, ppmi, strength = (
+            a[keep] for a in (targets, counts, learned, ppmi, strength)
+        )
+        order = np.lexsort((targets, -strength))
+        return Row(targets[order], strength[order], ppmi[order], counts[order], learned[order])
+
+
+def links_of(state: State) -> LinkWeights:
+    cached = state.derived.get("links")
+    if cached is None or cached.version != _version(state):
+        cached = state.derived["links"] = LinkWeights(state)
+    return cached  # type: ignore[no-any-return]
+
+
+def _version(state: State) -> tuple[int, int, int]:
+    return (state.counts.version, state.learned_version, len(state.concepts))

@@ -1,0 +1,74 @@
+"""Query concepts -> concepts of the state: exact, or near misses (typos, prefixes, inflections).
+
+Near misses go through rapidfuzz over the vocabulary, and only for query
+concepts the state does not know: a known concept is matched exactly.
+"""
+
+from __future__ import annotations
+
+import bisect
+import dataclasses
+
+from rapidfuzz import fuzz, process
+
+from .state import State
+
+MIN_SIMILARITY = 80.0
+"""rapidfuzz ratio (0-100) a near miss needs."""
+MIN_FUZZY_LENGTH = 3
+"""Shorter query concepts are matched exactly only: 'db' is near too much."""
+MAX_NEAR = 3
+"""Near misses kept per query concept."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Match:
+    query: str
+    concept: int
+    similarity: float
+    """1.0 for an exact match, below for a near miss."""
+
+    @property
+    def is_exact(self) -> bool:
+        return self.similarity == 1.0
+
+
+def resolve(state: State, concepts: tuple[str, ...], fuzzy: bool = True) -> list[Match]:
+    matches: list[Match] = []
+    for query in concepts:
+        index = state.concept_index.get(query)
+        if index is not None:
+            matches.append(Match(query, index, 1.0))
+        elif fuzzy and len(query) >= MIN_FUZZY_LENGTH:
+            matches += near_misses(state, query)
+    return matches
+
+
+def near_misses(state: State, query: str) -> list[Match]:
+    found: dict[int, float] = {}
+    for concept in _with_prefix(state, query):
+        found[state.concept_index[concept]] = 0.9
+    vocabulary = state.concepts
+    for _, score, index in process.extract(
+        query, vocabulary, scorer=fuzz.ratio, score_cutoff=MIN_SIMILARITY, limit=MAX_NEAR
+    ):
+        found[index] = max(found.get(index, 0.0), round(score / 100, 4))
+    best = sorted(found.items(), key=lambda kv: (-kv[1], vocabulary[kv[0]]))[:MAX_NEAR]
+    return [Match(query, index, min(similarity, 0.99)) for index, similarity in best]
+
+
+def _with_prefix(state: State, prefix: str) -> list[str]:
+    ordered = _sorted_vocabulary(state)
+    at = bisect.bisect_left(ordered, prefix)
+    found = []
+    while at < len(ordered) and ordered[at].startswith(prefix) and len(found) < MAX_NEAR:
+        found.append(ordered[at])
+        at += 1
+    return found
+
+
+def _sorted_vocabulary(state: State) -> list[str]:
+    cached = state.derived.get("sorted_vocabulary")
+    if cached is None or len(cached) != len(state.concepts):  # type: ignore[arg-type]
+        cached = state.derived["sorted_vocabulary"] = sorted(state.concepts)
+    return cached  # type: ignore[return-value]
