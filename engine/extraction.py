@@ -43,7 +43,7 @@ ENGLISH_STOP_WORDS = frozenset(
     yourself yourselves let lets get got use used using make made may might must shall""".split()
 )
 CHINESE_STOP_WORDS = frozenset(
-    "的 了 和 是 在 也 有 就 不 都 而 及 与 着 或 一个 没有 我们 你们 他们 她们 这 那 之 为 以 于 上 下 中 对 把 被 让 从 到 但 并 等 什么 哪个 哪些 怎么 如何 为什么 多少 哪里 哪儿 谁 吗 呢 吧 啊".split()
+    "的 了 和 是 在 也 有 就 不 都 而 及 与 着 或 一个 没有 我们 你们 他们 她们 这 那 之 为 以 于 上 下 中 对 把 被 让 从 到 但 并 等 什么 哪个 哪些 怎么 如何 为什么 多少 哪里 哪儿 谁 吗 呢 吧 啊 之后 之前 然后 以后 已经 可以 因为 所以 如果 还是 就是 这个 那个 进行".split()
 )
 RARE_IDF = 8.0
 """IDF of a word the frequency tables do not know (identifiers, names): rare, so telling."""
@@ -143,7 +143,7 @@ def _terms(text: str) -> list[tuple[str, float]]:
     n = 0
     while n < len(tokens):
         token = tokens[n]
-        following = tokens[n + 1] if n + 1 < len(tokens) else ""
+        following = tokens[n + 1].rstrip(".-/") if n + 1 < len(tokens) else ""
         if _CJK.match(token):
             words = _jieba().lcut(token)
             terms += [(w, idf_of(w)) for w in words if len(w) > 1 and w not in CHINESE_STOP_WORDS]

@@ -131,6 +131,7 @@ class State:
         self.position: str = ZERO
         self.memories: dict[str, Memory] = {}
         self.rows: list[Memory] = []
+        self.activity_rows: list[int] = []
         self.concepts: list[str] = []
         self.concept_index: dict[str, int] = {}
         self.postings = Postings()
@@ -165,6 +166,8 @@ class State:
         memory.row = len(self.rows)
         self.rows.append(memory)
         self.memories[memory.id] = memory
+        if memory.kind == "activity":
+            self.activity_rows.append(memory.row)
         indices = [self.intern(c) for c in memory.concepts]
         for n, index in enumerate(indices):
             self.postings.add(index, memory.row, memory.tier(n))

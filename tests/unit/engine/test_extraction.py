@@ -19,3 +19,43 @@ def test_identifiers_are_kept_whole() -> None:
 
 def test_explicit_concepts_are_normalised_and_deduplicated() -> None:
     assert normalise_concepts([" Redis ", "redis", "Event  Log", ""]) == ("redis", "event log")
+
+
+def test_timeout_timeouts_and_timed_out_meet() -> None:
+    assert extract_concepts("timeouts") == extract_concepts("timeout") == ("timeout",)
+    assert "timeout" in extract_concepts("the server timed out.")
+    assert "timeout" in extract_concepts("it times out")
+    assert "setup" in extract_concepts("we set up the cluster")
+
+
+def test_mixed_chinese_and_english_text() -> None:
+    concepts = extract_concepts("Redis 超时之后用 backoff 重试")
+    assert concepts == ("redi", "超时", "backoff", "重试")  # Snowball folds redis -> redi, as in queries
+
+
+def test_long_text_is_ranked_into_tiers_with_rare_terms_first() -> None:
+    from assocmem.engine.extraction import LONG_TEXT, extract
+
+    text = (
+        "Refactor the kubernetes operator so the reconcile loop retries on conflict; "
+        "the operator now requeues the reconcile with exponential backoff and logs the conflict."
+    )
+    assert len(text) > LONG_TEXT
+    result = extract(text)
+    core = result.concepts[: result.core]
+    assert 0 < result.core < result.matched < len(result.concepts)
+    assert "reconcil" in core or "kubernet" in core
+    assert "log" not in core
+
+
+def test_short_text_is_all_core() -> None:
+    from assocmem.engine.extraction import extract
+
+    result = extract("retry with backoff after a timeout")
+    assert result.core == result.matched == len(result.concepts) == 3
+
+
+def test_numbers_and_identifiers_are_kept_when_meaningful() -> None:
+    concepts = extract_concepts("bump fetch_user to 2.5.1 after 404 on port 8080, see #12")
+    assert {"fetch_user", "2.5.1", "404", "8080"} <= set(concepts)
+    assert "12" not in concepts

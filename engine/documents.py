@@ -1,0 +1,34 @@
+"""Documents cut into units (sentences or word windows) whose concepts feed co-occurrence.
+
+A document links concepts within a unit only, never across the whole text:
+a 10,000-word document makes as many links as its sentences, not a quadratic
+number.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .errors import InvalidQuery
+from .extraction import extract_concepts
+
+SCOPES = ("sentence", "window")
+WINDOW_WORDS = 40
+"""Words per unit in window scope."""
+UNIT_CONCEPTS = 24
+_SENTENCES = re.compile(r"(?<=[.!?;。！？；])\s+|(?<=[。！？；])|\n\s*\n|\n(?=\s*[-*•\d])")
+
+
+def units_of(text: str, scope: str) -> list[str]:
+    if scope not in SCOPES:
+        raise InvalidQuery(f"scope {scope!r} is invalid: expected one of {SCOPES}")
+    if scope == "sentence":
+        return [u.strip() for u in _SENTENCES.split(text) if u and u.strip()]
+    words = text.split()
+    return [" ".join(words[n : n + WINDOW_WORDS]) for n in range(0, len(words), WINDOW_WORDS)]
+
+
+def unit_concepts(text: str, scope: str) -> list[list[str]]:
+    """The concepts of each unit that has at least two (a single concept links nothing)."""
+    units = (list(extract_concepts(u, UNIT_CONCEPTS)) for u in units_of(text, scope))
+    return [u for u in units if len(u) >= 2]
