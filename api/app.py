@@ -12,12 +12,22 @@ from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
+from assocmem.engine.extraction import warm_up
 from assocmem.workers.errors import StoreError, StoreUnavailable
 from assocmem.workers.runtime import Runtime
 from assocmem.workers.settings import Settings
 
 from .errors import ApiError
-from .schemas import FeedbackIn, MemoryBatchIn, MemoryIn, ReadIn
+from .schemas import (
+    ActivityIn,
+    ChainIn,
+    DocumentIn,
+    FeedbackIn,
+    ImportanceIn,
+    MemoryBatchIn,
+    MemoryIn,
+    ReadIn,
+)
 from .service import MemoryService
 
 
@@ -34,11 +44,17 @@ def create_app(settings: Settings) -> FastAPI:
         runtime = Runtime.connect(settings)
         service = app.state.service = MemoryService(runtime)
         stop = threading.Event()
-        refresher = threading.Thread(target=service.live.keep_fresh, args=(stop,), daemon=True)
-        refresher.start()
+        threads = [
+            threading.Thread(target=service.live.keep_fresh, args=(stop,), daemon=True),
+            threading.Thread(target=service.accesses.run, args=(stop,), daemon=True),
+            threading.Thread(target=warm_up, daemon=True),
+        ]
+        for thread in threads:
+            thread.start()
         yield
         stop.set()
-        refresher.join(timeout=10)
+        for thread in threads:
+            thread.join(timeout=10)
         runtime.data.close()
         runtime.queue_connection.close()
 
@@ -75,6 +91,59 @@ def write_memories(body: MemoryBatchIn, request: Request) -> dict[str, Any]:
 def read(body: ReadIn, request: Request) -> dict[str, Any]:
     """Memories for the query's concepts, direct and through links, each with the path that brought it."""
     return _service(request).read(body)
+
+
+def find_chain(body: ChainIn, request: Request) -> dict[str, Any]:
+    """The strongest chains of links between the given concepts, with the hidden concepts between."""
+    return _service(request).chain(body)
+
+
+def set_importance(memory_id: str, body: ImportanceIn, request: Request) -> dict[str, Any]:
+    """Change a memory's importance (1-5); it scales its rank and slows its decay."""
+    return _service(request).set_importance(memory_id, body)
+
+
+def log_activity(body: ActivityIn, request: Request) -> dict[str, Any]:
+    """Append an activity-log entry (episodic memory); its concepts also feed the links."""
+    return _service(request).log_activity(body)
+
+
+def list_activities(
+    request: Request,
+    date: Annotated[str | None, Query(description="One day, YYYY-MM-DD")] = None,
+    when: Annotated[
+        str | None, Query(description="A time expression: 'last week', '上个月', 'since March'")
+    ] = None,
+    start: Annotated[float | None, Query(description="Range start, unix seconds")] = None,
+    end: Annotated[float | None, Query(description="Range end (exclusive), unix seconds")] = None,
+    category: str | None = None,
+    keyword: Annotated[str | None, Query(description="A concept or a piece of text")] = None,
+    source: str | None = None,
+    limit: int = 100,
+    tz: Annotated[str | None, Query(description="IANA time zone")] = None,
+) -> dict[str, Any]:
+    """Activity entries in a day or range (default: the last 7 days), newest first."""
+    return _service(request).activities(
+        date, start, end, when, category, keyword, source, limit, tz
+    )
+
+
+def summarise_activities(
+    request: Request,
+    period: Annotated[str, Query(description="day, week or month")] = "day",
+    when: Annotated[str | None, Query(description="A time expression")] = None,
+    start: float | None = None,
+    end: float | None = None,
+    category: str | None = None,
+    tz: str | None = None,
+) -> dict[str, Any]:
+    """Per day, week or month: entry count, categories, top concepts and the most important entries."""
+    return _service(request).summary(period, start, end, when, category, tz)
+
+
+def ingest_document(body: DocumentIn, request: Request) -> dict[str, Any]:
+    """Cut a document into sentences (or windows) and link the concepts within each."""
+    return _service(request).ingest(body)
 
 
 def give_feedback(body: FeedbackIn, request: Request) -> dict[str, Any]:
@@ -114,6 +183,12 @@ _ROUTES = [
     ("/v1/memories/batch", write_memories, "POST", 202),
     ("/v1/read", read, "POST", 200),
     ("/v1/feedback", give_feedback, "POST", 202),
+    ("/v1/chain", find_chain, "POST", 200),
+    ("/v1/memories/{memory_id}/importance", set_importance, "POST", 202),
+    ("/v1/activities", log_activity, "POST", 202),
+    ("/v1/activities", list_activities, "GET", 200),
+    ("/v1/activities/summary", summarise_activities, "GET", 200),
+    ("/v1/documents", ingest_document, "POST", 202),
     ("/v1/graph", graph, "GET", 200),
     ("/v1/state", state, "GET", 200),
     ("/v1/health", health, "GET", 200),

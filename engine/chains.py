@@ -60,7 +60,7 @@ def local_graph(weights: LinkWeights, seeds: list[int], floor: float) -> nx.Grap
     graph = nx.Graph()
     graph.add_nodes_from(seeds)
     frontier = list(dict.fromkeys(seeds))
-    for step in range(HOPS):
+    for _ in range(HOPS):
         reached: dict[int, float] = {}
         for i in frontier:
             row = weights.row(i, floor)

@@ -102,6 +102,9 @@ def _resized(matrix: scipy.sparse.csr_array, size: int) -> scipy.sparse.csr_arra
     if matrix.shape[0] == size:
         return matrix
     indptr = np.concatenate(
-        [matrix.indptr, np.full(size - matrix.shape[0], matrix.indptr[-1], dtype=matrix.indptr.dtype)]
+        [
+            matrix.indptr,
+            np.full(size - matrix.shape[0], matrix.indptr[-1], dtype=matrix.indptr.dtype),
+        ]
     )
     return scipy.sparse.csr_array((matrix.data, matrix.indices, indptr), shape=(size, size))

@@ -27,6 +27,8 @@ class Match:
     concept: int
     similarity: float
     """1.0 for an exact match, below for a near miss."""
+    name: str
+    """The matched concept."""
 
     @property
     def is_exact(self) -> bool:
@@ -38,7 +40,7 @@ def resolve(state: State, concepts: tuple[str, ...], fuzzy: bool = True) -> list
     for query in concepts:
         index = state.concept_index.get(query)
         if index is not None:
-            matches.append(Match(query, index, 1.0))
+            matches.append(Match(query, index, 1.0, query))
         elif fuzzy and len(query) >= MIN_FUZZY_LENGTH:
             matches += near_misses(state, query)
     return matches
@@ -54,7 +56,9 @@ def near_misses(state: State, query: str) -> list[Match]:
     ):
         found[index] = max(found.get(index, 0.0), round(score / 100, 4))
     best = sorted(found.items(), key=lambda kv: (-kv[1], vocabulary[kv[0]]))[:MAX_NEAR]
-    return [Match(query, index, min(similarity, 0.99)) for index, similarity in best]
+    return [
+        Match(query, index, min(similarity, 0.99), vocabulary[index]) for index, similarity in best
+    ]
 
 
 def _with_prefix(state: State, prefix: str) -> list[str]:

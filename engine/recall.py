@@ -140,7 +140,9 @@ def recall(state: State, query: Query) -> Recall:
     if query.depth != "fast" and seeds:
         weights = links_of(state)
         vias = _expand(state, weights, seeds, query.floor)
-        _spread(state, {j: max(v.strength for v in vs) for j, vs in vias.items()}, stages.association, 1)
+        _spread(
+            state, {j: max(v.strength for v in vs) for j, vs in vias.items()}, stages.association, 1
+        )
         if query.depth == "deep":
             graph = local_graph(weights, seeds, query.floor)
             reached = _pagerank_concepts(graph, seeds, set(vias))
@@ -220,7 +222,9 @@ def _expand(
     )[:MAX_EXPANSION]
     return {
         j: sorted(found[j], key=lambda v: (-v.strength, v.source))
-        for j in sorted(strongest, key=lambda j: (-max(v.strength for v in found[j]), state.concepts[j]))
+        for j in sorted(
+            strongest, key=lambda j: (-max(v.strength for v in found[j]), state.concepts[j])
+        )
     }
 
 
@@ -297,7 +301,9 @@ def _item(
     indices = [state.concept_index[c] for c in memory.concepts]
     if source in ("direct", "fuzzy"):
         hits = {m.concept for m in matches}
-        return Item(memory, source, score, matched=tuple(state.concepts[i] for i in indices if i in hits))
+        return Item(
+            memory, source, score, matched=tuple(state.concepts[i] for i in indices if i in hits)
+        )
     if source == "association":
         links = [v for i in indices if i in vias for v in vias[i]]
         ordered = tuple(sorted(links, key=lambda v: (-v.strength, v.concept, v.source)))

@@ -100,7 +100,19 @@ def _past_month(now: datetime, month: int) -> int:
 
 # --- numbers -------------------------------------------------------------------------------
 
-_CN_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
+_CN_DIGITS = {
+    "零": 0,
+    "一": 1,
+    "二": 2,
+    "两": 2,
+    "三": 3,
+    "四": 4,
+    "五": 5,
+    "六": 6,
+    "七": 7,
+    "八": 8,
+    "九": 9,
+}
 _EN_NUMBERS = {
     "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
     "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "couple of": 2, "few": 3,
@@ -115,14 +127,18 @@ def _number(text: str) -> int:
         return _EN_NUMBERS[text]
     if "十" in text:
         tens, _, ones = text.partition("十")
-        return (_CN_DIGITS.get(tens, 1) if tens else 1) * 10 + (_CN_DIGITS.get(ones, 0) if ones else 0)
+        return (_CN_DIGITS.get(tens, 1) if tens else 1) * 10 + (
+            _CN_DIGITS.get(ones, 0) if ones else 0
+        )
     return _CN_DIGITS[text]
 
 
 # --- patterns ------------------------------------------------------------------------------
 
 _CN_NUM = r"(?:\d{1,3}|[一二两三四五六七八九十]{1,3})"
-_EN_NUM = r"(?:\d{1,3}|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|couple of|few)"
+_EN_NUM = (
+    r"(?:\d{1,3}|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|couple of|few)"
+)
 _MONTHS = {
     name: n
     for n, names in enumerate(
@@ -285,7 +301,9 @@ def _confidence(text: str, span: tuple[int, int]) -> float:
     before, after = text[: span[0]], text[span[1] :]
     if _QUERY_WORDS.search(text):
         confidence += 0.2
-    if not re.sub(r"[\W_]+", "", before) or re.fullmatch(r"\s*(?:in|during|since|on|我|我们)\s*", before, re.I):
+    if not re.sub(r"[\W_]+", "", before) or re.fullmatch(
+        r"\s*(?:in|during|since|on|我|我们)\s*", before, re.I
+    ):
         confidence += 0.15
     if _DESCRIPTION.search(before[-30:]):
         confidence -= 0.35

@@ -37,6 +37,8 @@ class Settings:
     fold_interval: float = DEFAULT_FOLD_INTERVAL
     snapshots_kept: int = DEFAULT_SNAPSHOTS_KEPT
     idempotency_ttl: int = DEFAULT_IDEMPOTENCY_TTL
+    timezone: str = "UTC"
+    """IANA zone that time expressions ("yesterday", "上周") and activity days are read in."""
 
     def with_redis(self, redis_url: str) -> Settings:
         return dataclasses.replace(self, redis_url=redis_url)
@@ -63,6 +65,7 @@ def load_settings(env: Mapping[str, str], **overrides: Any) -> Settings:
         "snapshots_kept": _read(
             env, "ASSOCMEM_SNAPSHOTS_KEPT", DEFAULT_SNAPSHOTS_KEPT, _positive_int
         ),
+        "timezone": _read(env, "ASSOCMEM_TZ", "UTC", _timezone),
     }
     values.update({k: v for k, v in overrides.items() if v is not None})
     return Settings(**values)
@@ -81,6 +84,18 @@ def _read(env: Mapping[str, str], name: str, default: T, parse: Callable[[str], 
 def _appendfsync(raw: str) -> str:
     if raw not in ("everysec", "always"):
         raise ValueError("expected 'everysec' or 'always'")
+    return raw
+
+
+def _timezone(raw: str) -> str:
+    import zoneinfo
+
+    try:
+        zoneinfo.ZoneInfo(raw)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError) as exc:
+        raise ValueError(
+            "expected an IANA time zone such as Europe/Paris or Asia/Shanghai"
+        ) from exc
     return raw
 
 

@@ -30,7 +30,12 @@ def test_timeout_timeouts_and_timed_out_meet() -> None:
 
 def test_mixed_chinese_and_english_text() -> None:
     concepts = extract_concepts("Redis 超时之后用 backoff 重试")
-    assert concepts == ("redi", "超时", "backoff", "重试")  # Snowball folds redis -> redi, as in queries
+    assert concepts == (
+        "redi",
+        "超时",
+        "backoff",
+        "重试",
+    )  # Snowball folds redis -> redi, as in queries
 
 
 def test_long_text_is_ranked_into_tiers_with_rare_terms_first() -> None:

@@ -73,6 +73,4 @@ def test_long_memories_link_concepts_within_a_window_not_all_pairs() -> None:
     assert link(state, "c0", "c7").count == 1
     assert link(state, "c0", "c8").count == 0
     assert link(state, "c12", "c19").count == 1
-    assert state.written_links() == sum(
-        min(7, 19 - i) for i in range(20)
-    )
+    assert state.written_links() == sum(min(7, 19 - i) for i in range(20))

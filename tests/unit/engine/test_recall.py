@@ -159,7 +159,9 @@ def test_superseded_memory_is_hidden_unless_history_is_asked() -> None:
 def test_time_range_keeps_memories_inside_it_and_adds_unmatched_ones_as_time() -> None:
     from assocmem.engine.recall import TimeRange
 
-    events = [dataclasses.replace(written(n, [f"c{n}", "common"]), ts=float(n)) for n in range(1, 6)]
+    events = [
+        dataclasses.replace(written(n, [f"c{n}", "common"]), ts=float(n)) for n in range(1, 6)
+    ]
     state = fold_from_zero(events)
     result = recall(state, Query(("c2",), time_range=TimeRange(2.0, 4.0)))
     assert [(i.memory.id, i.source) for i in result.items][0] == ("2-0", "direct")

@@ -195,7 +195,10 @@ def test_a_query_verb_or_a_leading_time_word_raises_confidence() -> None:
 
 def test_cutting_the_expression_leaves_the_topic() -> None:
     match = parse_time("what did I fix yesterday about timeouts", NOW)
-    assert match.without("what did I fix yesterday about timeouts") == "what did I fix   about timeouts"
+    assert (
+        match.without("what did I fix yesterday about timeouts")
+        == "what did I fix   about timeouts"
+    )
     assert date.fromisoformat(_dates(match)[0]) == date(2025, 6, 17)
 
 
