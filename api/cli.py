@@ -149,6 +149,7 @@ def serve(host: str, port: int) -> None:
 @click.option(
     "--importance", type=int, default=3, show_default=True, help="1 (trivial) to 5 (vital)."
 )
+@click.option("--supersedes", help="Comma-separated ids this memory replaces.")
 @click.option("--key", help="Idempotency key: a retried write with the same key is stored once.")
 @_common
 @click.pass_context
@@ -157,25 +158,47 @@ def write(
     text: str,
     concepts: str | None,
     importance: int,
+    supersedes: str | None,
     key: str | None,
     url: str | None,
     as_json: bool,
 ) -> None:
-    """Write one memory; prints its id (its stream position)."""
+    """Write one memory; prints its id (its stream position) and its concepts."""
     _remember(ctx, url, as_json)
     with _client(ctx) as client:
-        _emit(ctx, client.write(text, _split(concepts), importance, key=key), render.written)
+        response = client.write(
+            text, _split(concepts), importance, key=key, supersedes=_split(supersedes)
+        )
+        _emit(ctx, response, render.written)
 
 
 @main.command(
-    epilog="Example: assocmem read --concepts timeout --floor 2   |   assocmem read 'why do requests time out'"
+    epilog="Examples: assocmem read 'why do requests time out' --depth deep\n\n"
+    "assocmem read 'what did I deploy last week' --budget 300"
 )
 @click.argument("text", required=False)
 @click.option("--concepts", help="Comma-separated query concepts (else extracted from TEXT).")
 @click.option(
-    "--floor", type=float, help="Weight a written link needs to be followed [default: 2]."
+    "--depth",
+    type=click.Choice(["fast", "standard", "deep"]),
+    help="fast: direct + fuzzy; standard: + one link step; deep: + multi-hop chains "
+    "[default: standard].",
 )
+@click.option("--floor", type=float, help="Count a written link needs to be followed [default: 2].")
 @click.option("--limit", type=int, help="Items returned [default: 10].")
+@click.option(
+    "--time", "when", help="Only memories in this time: 'last week', '上个月', 'since March'."
+)
+@click.option(
+    "--no-auto-time", is_flag=True, help="Do not turn a time expression in TEXT into a range."
+)
+@click.option("--tz", help="IANA time zone of time expressions [default: ASSOCMEM_TZ or UTC].")
+@click.option("--history", is_flag=True, help="Also show memories a newer one superseded.")
+@click.option(
+    "--budget", type=int, help="Also print the result as prompt text of at most this many tokens."
+)
+@click.option("--now", type=float, help="Rank as if at this unix time (reproducible scores).")
+@click.option("--no-record", is_flag=True, help="Do not count the results as accessed.")
 @click.option("--as-of", help="Read the state folded up to this stream position.")
 @click.option(
     "--without-feedback", is_flag=True, help="Read a state folded with all feedback left out."
@@ -186,18 +209,234 @@ def read(
     ctx: click.Context,
     text: str | None,
     concepts: str | None,
+    depth: str | None,
     floor: float | None,
     limit: int | None,
+    when: str | None,
+    no_auto_time: bool,
+    tz: str | None,
+    history: bool,
+    budget: int | None,
+    now: float | None,
+    no_record: bool,
     as_of: str | None,
     without_feedback: bool,
     url: str | None,
     as_json: bool,
 ) -> None:
-    """Recall memories: direct hits, then memories reached through links, each with its path."""
+    """Recall memories: direct and fuzzy hits, then memories reached through links, each with its path."""
     _remember(ctx, url, as_json)
     with _client(ctx) as client:
-        response = client.read(text, _split(concepts), floor, limit, as_of, without_feedback)
+        response = client.read(
+            text,
+            _split(concepts),
+            depth=depth,
+            floor=floor,
+            limit=limit,
+            time=when,
+            auto_time=False if no_auto_time else None,
+            tz=tz,
+            history=history or None,
+            token_budget=budget,
+            now=now,
+            record_access=False if no_record else None,
+            as_of=as_of,
+            without_feedback=without_feedback or None,
+        )
         _emit(ctx, response, render.recalled)
+
+
+@main.command(epilog="Example: assocmem chain timeout jitter")
+@click.argument("concepts", nargs=-1, required=True)
+@click.option("--floor", type=float, help="Count a written link needs to be followed [default: 2].")
+@_common
+@click.pass_context
+def chain(
+    ctx: click.Context,
+    concepts: tuple[str, ...],
+    floor: float | None,
+    url: str | None,
+    as_json: bool,
+) -> None:
+    """Find the chains of links between CONCEPTS (2 to 8), with the hidden concepts between them."""
+    _remember(ctx, url, as_json)
+    with _client(ctx) as client:
+        _emit(ctx, client.find_chain(list(concepts), floor=floor), render.chains)
+
+
+@main.command(epilog="Example: assocmem importance 1700000000000-0 5")
+@click.argument("memory_id")
+@click.argument("importance", type=int)
+@_common
+@click.pass_context
+def importance(
+    ctx: click.Context, memory_id: str, importance: int, url: str | None, as_json: bool
+) -> None:
+    """Set a memory's importance, 1 (trivial) to 5 (vital): it scales rank and slows decay."""
+    _remember(ctx, url, as_json)
+    with _client(ctx) as client:
+        response = client.set_importance(memory_id, importance)
+        _emit(
+            ctx,
+            response,
+            lambda r: f"importance of {r['id']} is {r['importance']} at {r['position']}",
+        )
+
+
+@main.command(
+    "log",
+    epilog="Example: assocmem log 'deployed v2.3 to staging' --category deploy --tags release,staging",
+)
+@click.argument("text")
+@click.option("--category", default="general", show_default=True, help="Label to filter by.")
+@click.option("--tags", help="Comma-separated tags.")
+@click.option("--source", help="Who or what logged it.")
+@click.option("--importance", type=int, default=3, show_default=True, help="1 to 5.")
+@click.option("--ts", type=float, help="When it happened, unix seconds [default: now].")
+@_common
+@click.pass_context
+def log_activity(
+    ctx: click.Context,
+    text: str,
+    category: str,
+    tags: str | None,
+    source: str | None,
+    importance: int,
+    ts: float | None,
+    url: str | None,
+    as_json: bool,
+) -> None:
+    """Log an activity (episodic memory): recall it by day, range, category or keyword."""
+    _remember(ctx, url, as_json)
+    with _client(ctx) as client:
+        response = client.log_activity(
+            text,
+            category=category,
+            tags=_split(tags) or [],
+            source=source,
+            importance=importance,
+            ts=ts,
+        )
+        _emit(ctx, response, render.written)
+
+
+@main.command(
+    epilog="Examples: assocmem activities --when yesterday\n\n"
+    "assocmem activities --date 2026-11-28 --category deploy"
+)
+@click.option("--date", "day", help="One day, YYYY-MM-DD.")
+@click.option("--when", help="A time expression: 'last week', '上周', 'since March'.")
+@click.option("--category")
+@click.option("--keyword", help="A concept or piece of text the entry must contain.")
+@click.option("--source")
+@click.option("--limit", type=int, help="Entries shown [default: 100].")
+@click.option("--tz", help="IANA time zone [default: ASSOCMEM_TZ or UTC].")
+@_common
+@click.pass_context
+def activities(
+    ctx: click.Context,
+    day: str | None,
+    when: str | None,
+    category: str | None,
+    keyword: str | None,
+    source: str | None,
+    limit: int | None,
+    tz: str | None,
+    url: str | None,
+    as_json: bool,
+) -> None:
+    """List activity entries of a day or range (default: the last 7 days), newest first."""
+    _remember(ctx, url, as_json)
+    with _client(ctx) as client:
+        response = client.activities(
+            date=day,
+            when=when,
+            category=category,
+            keyword=keyword,
+            source=source,
+            limit=limit,
+            tz=tz,
+        )
+        _emit(ctx, response, render.activity_list)
+
+
+@main.command(epilog="Example: assocmem summary --period week --when 'last month'")
+@click.option(
+    "--period", type=click.Choice(["day", "week", "month"]), default="day", show_default=True
+)
+@click.option("--when", help="A time expression [default: the last 7 days].")
+@click.option("--category")
+@click.option("--tz", help="IANA time zone [default: ASSOCMEM_TZ or UTC].")
+@_common
+@click.pass_context
+def summary(
+    ctx: click.Context,
+    period: str,
+    when: str | None,
+    category: str | None,
+    tz: str | None,
+    url: str | None,
+    as_json: bool,
+) -> None:
+    """Summarise the activity log per day, week or month: counts, categories, top concepts."""
+    _remember(ctx, url, as_json)
+    with _client(ctx) as client:
+        response = client.activity_summary(period, when=when, category=category, tz=tz)
+        _emit(ctx, response, render.activity_summary)
+
+
+@main.command(
+    epilog="Examples: assocmem ingest notes/*.md\n\n"
+    "assocmem ingest tickets.csv --column body --scope window"
+)
+@click.argument(
+    "paths", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path)
+)
+@click.option(
+    "--scope",
+    type=click.Choice(["sentence", "window"]),
+    default="sentence",
+    show_default=True,
+    help="Link concepts within a sentence, or within a 40-word window.",
+)
+@click.option("--column", default="text", show_default=True, help="CSV column holding the text.")
+@_common
+@click.pass_context
+def ingest(
+    ctx: click.Context,
+    paths: tuple[Path, ...],
+    scope: str,
+    column: str,
+    url: str | None,
+    as_json: bool,
+) -> None:
+    """Feed text files and CSV files into the links (documents are not recalled as memories).
+
+    Files are sent in pieces of about 90,000 characters, each stored once (a re-run of
+    the same files adds nothing); a progress bar shows the bytes sent.
+    """
+    from .ingest import pieces
+
+    _remember(ctx, url, as_json)
+    total = sum(p.stat().st_size for p in paths)
+    results = []
+    with (
+        _client(ctx) as client,
+        click.progressbar(length=total, label="ingesting", file=sys.stderr, show_pos=True) as bar,
+    ):
+        for piece in pieces(paths, column):
+            response = client.ingest(
+                piece.title, piece.text, scope, source=str(piece.path), key=piece.key
+            )
+            results.append(response)
+            bar.update(piece.size)
+    summary_ = {
+        "files": len(paths),
+        "pieces": len(results),
+        "units": sum(r["units"] for r in results),
+        "already_stored": sum(1 for r in results if r["duplicate"]),
+    }
+    _emit(ctx, summary_, render.ingested)
 
 
 @main.command(

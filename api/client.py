@@ -33,30 +33,57 @@ class Client:
         importance: int = 3,
         ts: float | None = None,
         key: str | None = None,
+        supersedes: list[str] | None = None,
     ) -> dict[str, Any]:
         body = {"text": text, "concepts": concepts, "importance": importance, "ts": ts, "key": key}
+        if supersedes:
+            body["supersedes"] = supersedes
         return self._call("POST", "/v1/memories", json=body)
 
     def write_many(self, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
         return self._call("POST", "/v1/memories/batch", json={"items": items})["items"]  # type: ignore[no-any-return]
 
     def read(
-        self,
-        text: str | None = None,
-        concepts: list[str] | None = None,
-        floor: float | None = None,
-        limit: int | None = None,
-        as_of: str | None = None,
-        without_feedback: bool = False,
+        self, text: str | None = None, concepts: list[str] | None = None, **options: Any
     ) -> dict[str, Any]:
-        body = {
-            "text": text,
-            "concepts": concepts,
-            "as_of": as_of,
-            "without_feedback": without_feedback,
-        }
-        body |= {k: v for k, v in (("floor", floor), ("limit", limit)) if v is not None}
+        """Recall; `options` are the fields of ReadIn (depth, limit, time, token_budget, ...)."""
+        body = {"text": text, "concepts": concepts} | _given(options)
         return self._call("POST", "/v1/read", json=body)
+
+    def find_chain(
+        self, concepts: list[str] | None = None, text: str | None = None, floor: float | None = None
+    ) -> dict[str, Any]:
+        body = {"concepts": concepts, "text": text} | _given({"floor": floor})
+        return self._call("POST", "/v1/chain", json=body)
+
+    def set_importance(self, memory_id: str, importance: int) -> dict[str, Any]:
+        return self._call(
+            "POST", f"/v1/memories/{memory_id}/importance", json={"importance": importance}
+        )
+
+    def log_activity(self, text: str, **fields: Any) -> dict[str, Any]:
+        """`fields`: category, tags, source, importance, ts, key."""
+        return self._call("POST", "/v1/activities", json={"text": text} | _given(fields))
+
+    def activities(self, **filters: Any) -> dict[str, Any]:
+        """`filters`: date, when, start, end, category, keyword, source, limit, tz."""
+        return self._call("GET", "/v1/activities", params=_given(filters))
+
+    def activity_summary(self, period: str = "day", **filters: Any) -> dict[str, Any]:
+        """`filters`: when, start, end, category, tz."""
+        params = {"period": period} | _given(filters)
+        return self._call("GET", "/v1/activities/summary", params=params)
+
+    def ingest(
+        self,
+        title: str,
+        text: str,
+        scope: str = "sentence",
+        source: str | None = None,
+        key: str | None = None,
+    ) -> dict[str, Any]:
+        body = {"title": title, "text": text, "scope": scope, "source": source, "key": key}
+        return self._call("POST", "/v1/documents", json=body)
 
     def feedback(
         self,
@@ -92,6 +119,10 @@ class Client:
                 raise BadRequest(detail, response.status_code)
             raise ApiError(detail, response.status_code)
         return response.json()  # type: ignore[no-any-return]
+
+
+def _given(values: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in values.items() if v is not None}
 
 
 def _detail(response: httpx.Response) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 
@@ -19,20 +20,98 @@ def recalled(r: dict[str, Any]) -> str:
         ", ".join(f"{c} ({_weight(w)})" for c, w in r["expanded_concepts"].items()) or "(none)"
     )
     lines = [
-        f"at {r['position']}  query: {', '.join(r['query_concepts'])}  expanded: {expanded}",
+        f"at {r['position']}  {r['depth']}  query: {', '.join(r['query_concepts']) or '(time only)'}"
+        f"  expanded: {expanded}",
     ]
+    for m in r["matches"]:
+        lines.append(f"  near miss: {m['query']} ~ {m['concept']} ({m['similarity']:g})")
+    if r.get("time"):
+        lines.append("  " + _time(r["time"]))
+    for c in r["chains"]:
+        lines.append("  chain: " + _chain(c))
     if not r["items"]:
         lines.append("  (no memories)")
     for item in r["items"]:
+        old = f"  [superseded by {item['superseded_by']}]" if item.get("superseded_by") else ""
         lines.append(
-            f"  {item['source']:<11} {item['id']}  {item['score']:.3f}  {item['text'][:80]}"
+            f"  {item['source']:<11} {item['id']}  {item['score']:.3f}  {item['text'][:80]}{old}"
         )
         for via in item["via"]:
             lines.append(
                 f"{'':16}via {via['from']} -> {via['concept']}  weight {_weight(via['weight'])}"
-                f" (written {via['count']}, taught {_weight(via['learned'])})"
+                f" (written {via['count']}, taught {_weight(via['learned'])}, ppmi {via['ppmi']:.2f})"
+            )
+        if "chain" in item:
+            lines.append(f"{'':16}chain {_chain(item['chain'])}")
+    if "prompt" in r:
+        p = r["prompt"]
+        lines.append(f"--- prompt text: {p['tokens']} of {p['budget']} tokens ---")
+        lines.append(p["text"])
+    return "\n".join(lines)
+
+
+def _time(t: dict[str, Any]) -> str:
+    found = (
+        f"'{t['expression']}' (confidence {t['confidence']:g})" if "expression" in t else "range"
+    )
+    if not t["applied"]:
+        return f"time: {found} not applied (below 0.5)"
+    start = datetime.fromtimestamp(t["start"], UTC).isoformat(timespec="minutes")
+    end = datetime.fromtimestamp(t["end"], UTC).isoformat(timespec="minutes")
+    return f"time: {found} -> {start} .. {end} UTC"
+
+
+def _chain(c: dict[str, Any]) -> str:
+    hops = " ".join(f"-[{h['strength']:.2f}]-> {h['to']}" for h in c["hops"])
+    return f"{c['path'][0]} {hops}  (weakest {c['total']:.2f})"
+
+
+def chains(r: dict[str, Any]) -> str:
+    lines = [f"at {r['position']}  between: {', '.join(r['concepts'])}"]
+    if r["unknown_concepts"]:
+        lines.append(f"  unknown concepts: {', '.join(r['unknown_concepts'])}")
+    if not r["chains"]:
+        lines.append("  (no chain within 4 hops)")
+    for c in r["chains"]:
+        lines.append("  " + _chain(c))
+        for h in c["hops"]:
+            lines.append(
+                f"      {h['from']} -- {h['to']}: written {h['count']}, taught {_weight(h['learned'])},"
+                f" evidence {', '.join(h['evidence']) or '(taught only)'}"
             )
     return "\n".join(lines)
+
+
+def _day(ts: float) -> str:
+    return datetime.fromtimestamp(ts, UTC).isoformat(timespec="minutes")
+
+
+def activity_list(r: dict[str, Any]) -> str:
+    lines = [f"at {r['position']}  {_day(r['start'])} .. {_day(r['end'])} UTC"]
+    if not r["items"]:
+        lines.append("  (no entries)")
+    for m in r["items"]:
+        tags = f"  #{' #'.join(m['tags'])}" if m.get("tags") else ""
+        lines.append(f"  {_day(m['ts'])}  [{m.get('category')}] {m['text'][:80]}{tags}")
+    return "\n".join(lines)
+
+
+def activity_summary(r: dict[str, Any]) -> str:
+    lines = [f"at {r['position']}  per {r['period']}"]
+    if not r["periods"]:
+        lines.append("  (no entries)")
+    for p in r["periods"]:
+        categories = ", ".join(f"{c} {n}" for c, n in p["categories"].items())
+        lines.append(f"  {p['start'][:10]}  {p['entries']} entries  ({categories})")
+        lines.append(f"      top concepts: {', '.join(p['top_concepts'])}")
+        for m in p["highlights"]:
+            lines.append(f"      * {m['text'][:76]}")
+    return "\n".join(lines)
+
+
+def ingested(r: dict[str, Any]) -> str:
+    again = f", {r['already_stored']} already stored" if r["already_stored"] else ""
+    return f"ingested {r['files']} file(s) in {r['pieces']} piece(s): {r['units']} units{again}"
 
 
 def fed_back(r: dict[str, Any]) -> str:

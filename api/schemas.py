@@ -75,6 +75,10 @@ class ReadIn(BaseModel):
     token_budget: int | None = Field(
         None, description="Also return the result as prompt text of at most this many tokens."
     )
+    now: float | None = Field(
+        None,
+        description="Rank as if at this time (unix seconds): reproducible scores for audits; default now.",
+    )
     record_access: bool = Field(
         True, description="Count the returned memories as accessed (it raises their rank later)."
     )

@@ -148,7 +148,7 @@ class MemoryService:
 
     def read(self, body: ReadIn) -> dict[str, Any]:
         zone = zone_of(body.tz) if body.tz else self.zone
-        now = datetime.now(zone)
+        now = datetime.now(zone) if body.now is None else datetime.fromtimestamp(body.now, zone)
         window = read_window(body.text, body.time, body.start, body.end, body.auto_time, now)
         concepts = (
             normalise_concepts(body.concepts)
@@ -293,6 +293,7 @@ class MemoryService:
                 "position": a.position,
                 "id": a.position,
                 "concepts": e.data["concepts"],
+                "tiers": e.data.get("tiers"),
                 "duplicate": a.is_duplicate,
             }
             for a, e in zip(appended, events, strict=True)

@@ -25,8 +25,13 @@ LONG_TEXT = 80
 """Characters above which text is ranked into tiers instead of all-core."""
 CORE_SHARE, IMPORTANT_SHARE = 0.2, 0.4
 DEFAULT_LIMIT = 32
+"""Concepts of short text and of queries."""
+LONG_LIMIT = 160
+"""Concepts kept of long text: every tier, so any content word of a memory can find it."""
 
-_TOKEN = re.compile(r"[\u4e00-\u9fff\u3400-\u4dbf]+|[^\W_][\w.+#/-]*", re.UNICODE)
+_HAN = "\u4e00-\u9fff\u3400-\u4dbf"
+# A word of another script stops where Han characters start: "Nexon时隔6年" is "nexon", then jieba.
+_TOKEN = re.compile(rf"[{_HAN}]+|[^\W_{_HAN}](?:[^\W{_HAN}]|[.+#/-])*", re.UNICODE)
 _CJK = re.compile(r"[\u4e00-\u9fff\u3400-\u4dbf]")
 PARTICLES = frozenset({"out", "up", "in", "back", "down", "off", "over"})
 COMPOUND_MIN_ZIPF = 2.5
@@ -43,7 +48,7 @@ ENGLISH_STOP_WORDS = frozenset(
     yourself yourselves let lets get got use used using make made may might must shall""".split()
 )
 CHINESE_STOP_WORDS = frozenset(
-    "的 了 和 是 在 也 有 就 不 都 而 及 与 着 或 一个 没有 我们 你们 他们 她们 这 那 之 为 以 于 上 下 中 对 把 被 让 从 到 但 并 等 什么 哪个 哪些 怎么 如何 为什么 多少 哪里 哪儿 谁 吗 呢 吧 啊 之后 之前 然后 以后 已经 可以 因为 所以 如果 还是 就是 这个 那个 进行".split()
+    "的 了 和 是 在 也 有 就 不 都 而 及 与 着 或 一个 没有 我们 你们 他们 她们 这 那 之 为 以 于 上 下 中 对 把 被 让 从 到 但 并 等 什么 哪个 哪些 怎么 如何 为什么 多少 哪里 哪儿 谁 吗 呢 吧 啊 之后 之前 然后 以后 已经 可以 因为 所以 如果 还是 就是 这个 那个 进行 用 我 你 他 她 它 个 们 很 还 又 会 能 要 由 将 其 此 该 所 若 则 即 且 呀 哦 嗯".split()
 )
 RARE_IDF = 8.0
 """IDF of a word the frequency tables do not know (identifiers, names): rare, so telling."""
@@ -109,17 +114,18 @@ def extract_concepts(text: str, limit: int = DEFAULT_LIMIT) -> tuple[str, ...]:
     return tuple(seen)
 
 
-def extract(text: str, limit: int = DEFAULT_LIMIT) -> Extraction:
+def extract(text: str, limit: int = LONG_LIMIT) -> Extraction:
     """Concepts of `text` in tiers: all core for short text, TF-IDF ranked for long text."""
     if len(text) <= LONG_TEXT:
-        concepts = extract_concepts(text, limit)
+        concepts = extract_concepts(text, DEFAULT_LIMIT)
         return Extraction(concepts, len(concepts), len(concepts))
-    scores: dict[str, float] = {}
-    rarity: dict[str, float] = {}
-    for concept, idf in _terms(text):
-        scores[concept] = scores.get(concept, 0.0) + 1.0
-        rarity[concept] = max(rarity.get(concept, 0.0), idf)
-    ranked = sorted(scores, key=lambda c: -scores[c] * rarity[c])[:limit]
+    counts: dict[str, int] = {}
+    surfaces: dict[str, str] = {}
+    for concept, surface in _terms(text):
+        counts[concept] = counts.get(concept, 0) + 1
+        surfaces.setdefault(concept, surface)
+    score = {c: n * idf_of(surfaces[c]) for c, n in counts.items()}
+    ranked = sorted(counts, key=lambda c: -score[c])[:limit]
     n = len(ranked)
     core = max(1, math.ceil(n * CORE_SHARE)) if n else 0
     matched = min(n, core + math.ceil(n * IMPORTANT_SHARE))
@@ -136,26 +142,26 @@ def idf_of(word: str) -> float:
     return max(0.5, -math.log10(frequency) - 1.0)
 
 
-def _terms(text: str) -> list[tuple[str, float]]:
-    """(concept, idf) for each concept occurrence in `text`, in order."""
+def _terms(text: str) -> list[tuple[str, str]]:
+    """(concept, the word it came from) for each concept occurrence in `text`, in order."""
     tokens = _TOKEN.findall(normalise_concept(text))
-    terms: list[tuple[str, float]] = []
+    terms: list[tuple[str, str]] = []
     n = 0
     while n < len(tokens):
         token = tokens[n]
         following = tokens[n + 1].rstrip(".-/") if n + 1 < len(tokens) else ""
         if _CJK.match(token):
             words = _jieba().lcut(token)
-            terms += [(w, idf_of(w)) for w in words if len(w) > 1 and w not in CHINESE_STOP_WORDS]
+            terms += [(w, w) for w in words if w.strip() and w not in CHINESE_STOP_WORDS]
         elif following in PARTICLES and (compound := _compound(token, following)):
-            terms.append((_stemmer().stemWord(compound), idf_of(compound)))
+            terms.append((_stemmer().stemWord(compound), compound))
             n += 1
         else:
             word = _english_word(token)
             if word:
-                terms.append((word, idf_of(token)))
+                terms.append((word, token))
         n += 1
-    return [(c, idf) for c, idf in terms if len(c) <= MAX_CONCEPT_LENGTH]
+    return [(c, surface) for c, surface in terms if len(c) <= MAX_CONCEPT_LENGTH]
 
 
 def _english_word(token: str) -> str | None:

@@ -27,6 +27,9 @@ from .state import Memory, State
 LINK_WINDOW = 8
 """A memory links each concept to the next LINK_WINDOW - 1 in its list: all pairs for short
 notes, linear (not quadratic) growth for long text."""
+LINKED_CONCEPTS = 24
+"""A memory's strongest concepts (core first) that make links: long text links its key terms,
+not its 150 words."""
 VALENCE_RATE = 0.5
 """How far one feedback moves a memory's valence toward its outcome (0-1)."""
 
@@ -90,7 +93,9 @@ def _add_memory(state: State, event: Event, kind: str, meta: dict[str, object] |
     )
     indices = state.add_memory(memory)
     # Supplement terms only verify a match; they make no links.
-    state.counts.add_window(indices[:matched], LINK_WINDOW, len(state.concepts))
+    state.counts.add_window(
+        indices[: min(matched, LINKED_CONCEPTS)], LINK_WINDOW, len(state.concepts)
+    )
 
 
 def _document_ingested(state: State, event: Event) -> None:

@@ -18,11 +18,13 @@ from .state import State
 CONTEXT_SMOOTHING = 0.75
 ROW_CACHE = 4096
 """Concept rows whose strengths a state keeps between reads."""
+ROW_TOP = 64
+"""Strongest links kept per row: expansion and chains never look further down."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Row:
-    """Every followed link of one concept, strongest first."""
+    """The ROW_TOP strongest followed links of one concept, strongest first."""
 
     targets: np.ndarray
     strength: np.ndarray
@@ -89,6 +91,11 @@ class LinkWeights:
         targets, counts, learned, ppmi, strength = (
             a[keep] for a in (targets, counts, learned, ppmi, strength)
         )
+        if len(strength) > ROW_TOP:
+            top = np.argpartition(-strength, ROW_TOP)[:ROW_TOP]
+            targets, counts, learned, ppmi, strength = (
+                a[top] for a in (targets, counts, learned, ppmi, strength)
+            )
         order = np.lexsort((targets, -strength))
         return Row(targets[order], strength[order], ppmi[order], counts[order], learned[order])
 

@@ -11,15 +11,23 @@ import numpy as np
 
 from .state import IMPORTANT, SUPPLEMENT, State
 
-STAGE_WEIGHTS = {"direct": 1.0, "fuzzy": 0.6, "association": 0.35, "chain": 0.2, "time": 0.1}
-"""The most a stage's relevance can reach: direct > fuzzy > association > chain > time only."""
-TIER_WEIGHTS = np.array([1.0, 0.8, 0.3])
-"""Core, important, supplement (indexed by tier)."""
+STAGE_BANDS = {
+    "direct": (0.45, 1.0),
+    "fuzzy": (0.36, 0.55),
+    "association": (0.0, 0.35),
+    "chain": (0.0, 0.2),
+    "time": (0.0, 0.1),
+}
+"""Relevance range of each stage: direct > fuzzy > association > chain > time only, each
+scaled within its band by match quality or link strength."""
+TIER_WEIGHTS = np.array([1.0, 0.85, 0.6])
+"""Core, important, supplement (indexed by tier): a supplement match verifies more than it finds."""
 assert TIER_WEIGHTS[SUPPLEMENT] < TIER_WEIGHTS[IMPORTANT]
 DECAY_FLOOR = 0.6
 HALF_LIFE_DAYS = 30.0
 """Half-life of the decaying part for importance 1; each importance step doubles it."""
-BM25_K1, BM25_B = 1.2, 0.75
+BM25_K1, BM25_B = 1.2, 0.3
+"""A low b: long memories carry more words by nature and should not be pushed down for it."""
 DAY = 86_400.0
 
 

@@ -22,7 +22,7 @@ from .chains import Chain, chain_along, chains_between, local_graph, pagerank
 from .errors import InvalidQuery
 from .links import LinkWeights, follows, links_of
 from .match import Match, resolve
-from .rank import STAGE_WEIGHTS, TIER_WEIGHTS, factors, idf, length_norm, top
+from .rank import STAGE_BANDS, TIER_WEIGHTS, factors, idf, length_norm, top
 from .state import CORE, SUPPLEMENT, Memory, State
 
 DEFAULT_FLOOR = 2.0
@@ -35,7 +35,7 @@ MAX_CHAIN_CONCEPTS = 8
 """Concepts PageRank adds in a deep read."""
 DEPTHS = ("fast", "standard", "deep")
 KINDS = ("memory", "activity")
-ASSOCIATION_BONUS = 0.25
+ASSOCIATION_BONUS = 0.05
 """Share of its association relevance a directly matched memory gets on top."""
 SOURCES = ("direct", "fuzzy", "association", "chain", "time")
 
@@ -185,13 +185,22 @@ def _match(state: State, matches: list[Match], stages: _Stages) -> None:
     for m in matches:
         best_idf[m.query] = max(best_idf.get(m.query, 0.0), idf(state, m.concept))
     total = sum(best_idf.values()) or 1.0
+    coverage = np.zeros(len(stages.direct))
     for m in matches:
         rows, tiers = state.postings.of(m.concept)
         if not len(rows):
             continue
-        gain = idf(state, m.concept) * TIER_WEIGHTS[tiers] * length_norm(state, rows) / total
+        weight = idf(state, m.concept) / total
+        gain = weight * TIER_WEIGHTS[tiers] * length_norm(state, rows)
         target = stages.direct if m.is_exact else stages.fuzzy
         np.add.at(target, rows, gain * m.similarity)
+        np.maximum.at(coverage, rows, 0)  # touch
+        np.add.at(coverage, rows, weight)
+    # Coverage counts twice: a memory carrying every query concept beats one carrying the
+    # rarest only, whatever their tiers.
+    np.minimum(coverage, 1.0, out=coverage)
+    stages.direct *= coverage
+    stages.fuzzy *= coverage
 
 
 def _expand(
@@ -258,20 +267,35 @@ def _paths(
 
 
 def _combine(stages: _Stages) -> tuple[np.ndarray, np.ndarray]:
-    """Relevance and source index per memory: the first stage that found it labels it."""
-    matched = stages.direct + STAGE_WEIGHTS["fuzzy"] * stages.fuzzy
-    association = STAGE_WEIGHTS["association"] * stages.association
-    chain = STAGE_WEIGHTS["chain"] * stages.chain
-    time = STAGE_WEIGHTS["time"] * stages.time
-    relevance = np.where(
-        matched > 0,
-        matched + ASSOCIATION_BONUS * association,
-        np.where(association > 0, association, np.where(chain > 0, chain, time)),
+    """Relevance and source index per memory: the first stage that found it labels it.
+
+    Each stage has a band (rank.STAGE_BANDS): any direct match outranks any association
+    before the other factors, however weak the match and strong the link.
+    """
+    bands = STAGE_BANDS
+    direct = np.minimum(stages.direct, 1.0)
+    fuzzy = np.minimum(stages.fuzzy, 1.0)
+    association = stages.association * bands["association"][1]
+    relevance = np.select(
+        [direct > 0, fuzzy > 0, association > 0, stages.chain > 0, stages.time > 0],
+        [
+            _band("direct", direct) + ASSOCIATION_BONUS * association,
+            _band("fuzzy", fuzzy),
+            association,
+            stages.chain * bands["chain"][1],
+            stages.time * bands["time"][1],
+        ],
+        default=0.0,
     )
     source = np.select(
-        [stages.direct > 0, stages.fuzzy > 0, association > 0, chain > 0], [0, 1, 2, 3], default=4
+        [direct > 0, fuzzy > 0, association > 0, stages.chain > 0], [0, 1, 2, 3], default=4
     )
     return relevance, source
+
+
+def _band(stage: str, value: np.ndarray) -> np.ndarray:
+    low, high = STAGE_BANDS[stage]
+    return low + (high - low) * value
 
 
 def _in_range(state: State, query: Query) -> np.ndarray:

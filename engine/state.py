@@ -169,6 +169,7 @@ class State:
         if memory.kind == "activity":
             self.activity_rows.append(memory.row)
         indices = [self.intern(c) for c in memory.concepts]
+        memory.concepts = tuple(self.concepts[i] for i in indices)  # one string per concept
         for n, index in enumerate(indices):
             self.postings.add(index, memory.row, memory.tier(n))
         self.ts.append(memory.ts)
