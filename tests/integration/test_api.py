@@ -100,6 +100,25 @@ BAD_REQUESTS = [
         {"json": {"ids": ["1-0"], "outcome": "very", "concepts": ["a"]}},
         "outcome 'very' is invalid",
     ),
+    ("post", "/v1/read", {"json": {"concepts": ["a"], "depth": "deeper"}}, "depth 'deeper'"),
+    ("post", "/v1/read", {"json": {"concepts": ["a"], "tz": "Mars/Base"}}, "tz 'Mars/Base'"),
+    ("post", "/v1/read", {"json": {"concepts": ["a"], "time": "whenever"}}, "time 'whenever'"),
+    ("post", "/v1/read", {"json": {"concepts": ["a"], "start": 5}}, "start and end go together"),
+    ("post", "/v1/read", {"json": {"concepts": ["a"], "token_budget": 3}}, "token_budget 3"),
+    ("post", "/v1/chain", {"json": {"concepts": ["a"]}}, "concepts has 1 items"),
+    (
+        "post",
+        "/v1/memories",
+        {"json": {"text": "x", "supersedes": ["1-0"]}},
+        "supersedes ['1-0'] are unknown",
+    ),
+    ("post", "/v1/memories/1-0/importance", {"json": {"importance": 3}}, "id ['1-0'] are unknown"),
+    ("post", "/v1/memories/1-0/importance", {"json": {"importance": 7}}, "importance 7"),
+    ("post", "/v1/activities", {"json": {"text": "x", "category": " "}}, "category ' '"),
+    ("get", "/v1/activities", {"params": {"date": "28/11"}}, "date '28/11' is not a date"),
+    ("get", "/v1/activities/summary", {"params": {"period": "year"}}, "period 'year'"),
+    ("post", "/v1/documents", {"json": {"title": "t", "text": "a"}}, "no unit with two"),
+    ("post", "/v1/documents", {"json": {"title": "t", "text": "a b", "scope": "page"}}, "scope"),
 ]
 
 
