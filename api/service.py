@@ -84,8 +84,8 @@ class MemoryService:
             "concepts": list(extraction.concepts),
             "tiers": extraction.tiers,
             "importance": body.importance,
-            "category": body.category.strip(),
-            "tags": [t.strip() for t in body.tags],
+            "category": body.category,
+            "tags": body.tags,
             "source": body.source,
             "extractor": EXTRACTOR_VERSION,
         }
@@ -179,8 +179,8 @@ class MemoryService:
         )
         live = body.as_of is None and not body.without_feedback
         if live:
-            with self.live.lock:
-                result = recall(self.live.current(), query)
+            with self.live.served() as state:
+                result = recall(state, query)
                 response = views.recall_view(result, window)
                 prompt = prompt_text(result, body.token_budget) if body.token_budget else None
         else:
@@ -197,8 +197,7 @@ class MemoryService:
         concepts = _query_concepts(body.concepts, body.text)
         if body.floor < 0:
             raise BadRequest(f"floor {body.floor} is out of range: expected 0 or more")
-        with self.live.lock:
-            state = self.live.current()
+        with self.live.served() as state:
             unknown = [c for c in concepts if c not in state.concept_index]
             chains = _checked(lambda: find_chains(state, links_of(state), concepts, body.floor))
             return {
@@ -210,8 +209,7 @@ class MemoryService:
 
     def graph(self, concepts: list[str], depth: int) -> dict[str, Any]:
         seeds = list(normalise_concepts(concepts))
-        with self.live.lock:
-            state = self.live.current()
+        with self.live.served() as state:
             edges = _checked(lambda: neighbourhood(state, seeds, depth))
             return {
                 "position": state.position,
@@ -237,8 +235,7 @@ class MemoryService:
         spec = _checked(
             lambda: ActivityFilter(window.start, window.end, category, keyword, source, limit)
         )
-        with self.live.lock:
-            state = self.live.current()
+        with self.live.served() as state:
             entries = activities(state, spec)
             return {
                 "position": state.position,
@@ -259,8 +256,7 @@ class MemoryService:
         zone = zone_of(tz) if tz else self.zone
         window = listing_window(None, start, end, when, datetime.now(zone))
         spec = _checked(lambda: ActivityFilter(window.start, window.end, category))
-        with self.live.lock:
-            state = self.live.current()
+        with self.live.served() as state:
             periods = _checked(lambda: summarise(state, spec, period, zone))
             return {
                 "position": state.position,
@@ -272,8 +268,8 @@ class MemoryService:
 
     def state(self, as_of: str | None, without_feedback: bool) -> dict[str, Any]:
         if as_of is None and not without_feedback:
-            with self.live.lock:
-                return views.state_view(self.live.current())
+            with self.live.served() as state:
+                return views.state_view(state)
         return views.state_view(self.rebuilt(as_of, without_feedback))
 
     def rebuilt(self, as_of: str | None, without_feedback: bool) -> State:
@@ -300,8 +296,8 @@ class MemoryService:
         ]
 
     def _check_known(self, ids: list[str], field: str) -> None:
-        with self.live.lock:
-            known = self.live.current().memories
+        with self.live.served() as state:
+            known = state.memories
             unknown = [i for i in ids if i not in known]
         if unknown:
             raise BadRequest(

@@ -13,6 +13,7 @@ import itertools
 
 import networkx as nx
 import numpy as np
+import scipy.sparse
 
 from .errors import InvalidQuery
 from .links import LinkWeights
@@ -85,12 +86,32 @@ def local_graph(weights: LinkWeights, seeds: list[int], floor: float) -> nx.Grap
     return graph
 
 
-def pagerank(graph: nx.Graph, seeds: list[int]) -> dict[int, float]:
-    """Personalised PageRank: where a walker restarting at the seeds spends its time."""
+def pagerank(graph: nx.Graph, seeds: list[int], iterations: int = 40) -> dict[int, float]:
+    """Personalised PageRank: where a walker restarting at the seeds spends its time.
+
+    Power iteration on the local graph's own sparse matrix: a few hundred nodes, so
+    building it directly is several times faster than networkx's general pagerank.
+    """
     if graph.number_of_edges() == 0:
         return {}
-    personalization = {s: 1.0 for s in seeds if s in graph}
-    return nx.pagerank(graph, alpha=DAMPING, personalization=personalization, weight="strength")  # type: ignore[no-any-return]
+    nodes = list(graph)
+    at = {node: n for n, node in enumerate(nodes)}
+    rows, cols, weights = [], [], []
+    for i, j, strength in graph.edges(data="strength"):
+        rows += [at[i], at[j]]
+        cols += [at[j], at[i]]
+        weights += [strength, strength]
+    size = len(nodes)
+    matrix = scipy.sparse.csr_array((weights, (rows, cols)), shape=(size, size))
+    out = np.asarray(matrix.sum(axis=1)).ravel()
+    transition = scipy.sparse.diags_array(1.0 / out) @ matrix  # rows sum to 1
+    restart = np.zeros(size)
+    restart[[at[s] for s in seeds if s in at]] = 1.0
+    restart /= restart.sum()
+    rank = restart.copy()
+    for _ in range(iterations):
+        rank = DAMPING * (transition.T @ rank) + (1 - DAMPING) * restart
+    return {node: float(rank[n]) for n, node in enumerate(nodes)}
 
 
 def chains_between(state: State, graph: nx.Graph, seeds: list[int]) -> list[Chain]:

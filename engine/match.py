@@ -11,6 +11,7 @@ import dataclasses
 
 from rapidfuzz import fuzz, process
 
+from .extraction import extract_concepts
 from .state import State
 
 MIN_SIMILARITY = 80.0
@@ -48,6 +49,9 @@ def resolve(state: State, concepts: tuple[str, ...], fuzzy: bool = True) -> list
 
 def near_misses(state: State, query: str) -> list[Match]:
     found: dict[int, float] = {}
+    for folded in extract_concepts(query, 4):  # "staging" given as a concept: "stage" is known
+        if folded in state.concept_index:
+            found[state.concept_index[folded]] = 0.95
     for concept in _with_prefix(state, query):
         found[state.concept_index[concept]] = 0.9
     vocabulary = state.concepts

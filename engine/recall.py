@@ -322,18 +322,16 @@ def _item(
     paths: dict[int, Chain],
 ) -> Item:
     memory = state.rows[row]
-    indices = [state.concept_index[c] for c in memory.concepts]
+    carried = memory.concepts  # `in` on a tuple scans in C: cheaper than indexing 160 concepts
     if source in ("direct", "fuzzy"):
-        hits = {m.concept for m in matches}
-        return Item(
-            memory, source, score, matched=tuple(state.concepts[i] for i in indices if i in hits)
-        )
+        names = dict.fromkeys(m.name for m in matches)
+        return Item(memory, source, score, matched=tuple(n for n in names if n in carried))
     if source == "association":
-        links = [v for i in indices if i in vias for v in vias[i]]
+        links = [v for j, vs in vias.items() if state.concepts[j] in carried for v in vs]
         ordered = tuple(sorted(links, key=lambda v: (-v.strength, v.concept, v.source)))
         return Item(memory, source, score, ordered)
     if source == "chain":
-        reachable = [paths[i] for i in indices if i in paths]
+        reachable = [c for j, c in paths.items() if state.concepts[j] in carried]
         if reachable:
             return Item(memory, source, score, chain=min(reachable, key=lambda c: len(c.path)))
     return Item(memory, source, score)

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
+from collections.abc import Iterator
 
 from assocmem.engine.state import State
 
 from .event_log import EventLog
-from .replay import fold_log, starting_state
+from .replay import fold_entries, starting_state
 from .snapshot_store import SnapshotStore
 
 log = logging.getLogger(__name__)
@@ -36,19 +38,30 @@ class LiveState:
         """The position folded up to so far (None before the first load); reads no Redis."""
         return self._state.position if self._state else None
 
-    def current(self) -> State:
-        """The state folded up to the end of the log now. Call with `lock` held."""
+    @contextlib.contextmanager
+    def served(self) -> Iterator[State]:
+        """The state folded up to the end of the log now, locked against folds while in use."""
+        self.refresh()
+        with self.lock:
+            assert self._state is not None
+            yield self._state
+
+    def refresh(self) -> None:
+        """Fold the log tail. Reads Redis without the lock, so readers never wait on the network."""
         if self._state is None:
-            self._state = starting_state(self._store, self._tenant, None)
-        fold_log(self._state, self._log, self._tenant)
-        return self._state
+            with self.lock:
+                if self._state is None:
+                    self._state = starting_state(self._store, self._tenant, None)
+        chunks = list(self._log.iter_entries(self._tenant, self._state.position))
+        if chunks:
+            with self.lock:
+                fold_entries(self._state, chunks)
 
     def keep_fresh(self, stop: threading.Event, interval: float = DEFAULT_REFRESH_INTERVAL) -> None:
         """Fold the tail every `interval` seconds until `stop` is set (run in a thread)."""
         while True:
             try:
-                with self.lock:
-                    self.current()
+                self.refresh()
             except Exception:  # a Redis hiccup must not end the loop; the next read retries too
                 log.exception("background refresh of %s failed", self._tenant)
             if stop.wait(interval):

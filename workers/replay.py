@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable
 from assocmem.engine.errors import CorruptSnapshot, InvalidEvent
 from assocmem.engine.event import Event, decode_event
 from assocmem.engine.fold import Rejection, fold
+from assocmem.engine.position import is_after
 from assocmem.engine.snapshot import load_state
 from assocmem.engine.state import State
 
@@ -56,10 +57,23 @@ def fold_log(
     progress: Progress | None = None,
 ) -> list[Rejection]:
     """Fold every entry after `state.position` (up to `upto`) into `state`."""
+    chunks = log_.iter_entries(tenant, state.position, upto)
+    return fold_entries(state, chunks, skip_types, progress)
+
+
+def fold_entries(
+    state: State,
+    chunks: Iterable[list[Entry]],
+    skip_types: frozenset[str] = frozenset(),
+    progress: Progress | None = None,
+) -> list[Rejection]:
+    """Fold chunks of log entries in order; entries at or before `state.position` are skipped."""
     rejections: list[Rejection] = []
-    for chunk in log_.iter_entries(tenant, state.position, upto):
+    for chunk in chunks:
+        if not is_after(chunk[-1][0], state.position):
+            continue
         events, bad = decode_entries(chunk, skip_types)
-        rejections += bad
+        rejections += [r for r in bad if is_after(r.position, state.position)]
         rejections += fold(state, events)
         state.position = chunk[-1][0]
         if progress:
