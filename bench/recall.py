@@ -20,11 +20,13 @@ from pathlib import Path
 
 import numpy as np
 import orjson
+import redis
 
 from assocmem.api.client import Client
 from assocmem.api.run_file import read_run_file
 from assocmem.api.spawn import banner_url, spawn_up
 from assocmem.engine.extraction import _TOKEN, extract_concepts
+from assocmem.workers.keys import latest_snapshot_key
 
 DEPTHS = ("fast", "standard", "deep")
 
@@ -66,6 +68,16 @@ def wait_until_served(client: Client, position: str) -> float:
         if tuple(map(int, served.split("-"))) >= tuple(map(int, position.split("-"))):
             return time.perf_counter() - start
         time.sleep(0.5)
+
+
+def wait_for_snapshot(redis_url: str, position: str) -> float:
+    """Until the workers have folded everything: reads are measured in steady state, not while
+    a fold job competes for the same two cores."""
+    client = redis.Redis.from_url(redis_url)
+    start = time.perf_counter()
+    while (client.get(latest_snapshot_key("default")) or b"0-0").decode() != position:
+        time.sleep(1.0)
+    return time.perf_counter() - start
 
 
 def queries(
@@ -141,7 +153,7 @@ def rss_mb(pid: int) -> float:
     return float("nan")
 
 
-def bench(url: str, api_pid: int | None, args: argparse.Namespace) -> None:
+def bench(url: str, api_pid: int | None, redis_url: str | None, args: argparse.Namespace) -> None:
     rows = load_corpus(args.corpus, args.notes)
     texts = {}
     with Client(url, timeout=600) as client:
@@ -150,6 +162,9 @@ def bench(url: str, api_pid: int | None, args: argparse.Namespace) -> None:
             texts[w["id"]] = r["text"][:2000]
         waited = wait_until_served(client, written[-1]["position"])
         print(f"API caught up with the log {waited:.1f} s after the last write")
+        if redis_url:
+            waited = wait_for_snapshot(redis_url, written[-1]["position"])
+            print(f"workers published the last snapshot {waited:.1f} s after that")
         now = max(float(r["ts"]) for r in rows)
         for mode in ("salient", "any"):
             picked = queries(rows, written, args.reads, mode, args.seed)
@@ -193,7 +208,12 @@ def main() -> None:
         process, banner = spawn_up(Path(home) / "data")
         try:
             info = read_run_file(Path(home) / "data")
-            bench(banner_url(banner), info.api_pid if info else None, args)
+            bench(
+                banner_url(banner),
+                info.api_pid if info else None,
+                info.redis_url if info else None,
+                args,
+            )
         finally:
             process.terminate()
             process.wait(timeout=60)

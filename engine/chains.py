@@ -155,5 +155,4 @@ def chain_along(state: State, graph: nx.Graph, path: list[int]) -> Chain:
 
 
 def _evidence(state: State, i: int, j: int) -> tuple[str, ...]:
-    both = np.intersect1d(state.postings.of(i)[0], state.postings.of(j)[0], assume_unique=True)
-    return tuple(state.rows[int(r)].id for r in both[::-1][:EVIDENCE])
+    return tuple(state.rows[r].id for r in state.together(i, j, EVIDENCE))

@@ -207,8 +207,27 @@ class State:
 
     def last_together(self, i: int, j: int) -> str:
         """Position of the newest memory carrying both concepts (ZERO if none)."""
-        both = np.intersect1d(self.postings.of(i)[0], self.postings.of(j)[0], assume_unique=True)
-        return self.rows[int(both[-1])].id if len(both) else ZERO
+        both = self.together(i, j, 1)
+        return self.rows[both[0]].id if both else ZERO
+
+    def together(self, i: int, j: int, limit: int) -> list[int]:
+        """Rows of the newest `limit` memories carrying both concepts, newest first.
+
+        Postings are ascending, so this walks the shorter one from its end in blocks and
+        binary-searches the longer: a few microseconds even for the commonest concepts.
+        """
+        a, b = self.postings.of(i)[0], self.postings.of(j)[0]
+        if len(a) > len(b):
+            a, b = b, a
+        found: list[int] = []
+        end = len(a)
+        while end > 0 and len(found) < limit and len(b):
+            start = max(0, end - 256)
+            block = a[start:end]
+            at = np.minimum(np.searchsorted(b, block), len(b) - 1)
+            found += block[b[at] == block][::-1].tolist()
+            end = start
+        return found[:limit]
 
     def neighbours(self, i: int) -> Iterator[int]:
         """Every concept linked to `i` by a count or a learned delta."""

@@ -1,8 +1,10 @@
 """The README's walk-through, run command by command against a real pipeline.
 
-Positions and hashes differ from run to run: each one the README shows is mapped
-to the one this run printed at the same place, and must stay consistent after.
-A line `...` in an expected output stands for any number of lines.
+Positions, hashes and dates differ from run to run: each one the README shows is
+mapped to the one this run printed at the same place, and must stay consistent
+after. Scores (three decimals) may differ by 0.003: time decay moves them a
+little between the README's run and this one. A line `...` in an expected output
+stands for any number of lines.
 """
 
 from __future__ import annotations
@@ -14,7 +16,11 @@ from pathlib import Path
 from .pipeline import Pipeline, cli
 
 README = Path(__file__).parents[2] / "README.md"
-TOKEN = re.compile(r"\b\d{13}-\d+\b|(?<=hash )[0-9a-f]{16}\b")
+TOKEN = re.compile(
+    r"\b\d{13}-\d+\b|(?<=hash )[0-9a-f]{16}\b|\b\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2})?\b"
+)
+SCORE = re.compile(r"(?<![\d.])\d\.\d{3}(?![\d.])")
+SCORE_TOLERANCE = 0.003
 
 
 def walkthrough() -> list[tuple[list[str], list[str]]]:
@@ -43,7 +49,11 @@ class Tokens:
         ):
             if tentative.setdefault(readme_token, run_token) != run_token:
                 return False
-        if TOKEN.sub(lambda m: tentative.get(m.group(0), m.group(0)), expected) != actual:
+        mapped = TOKEN.sub(lambda m: tentative.get(m.group(0), m.group(0)), expected)
+        if SCORE.sub("#", mapped) != SCORE.sub("#", actual):
+            return False
+        pairs = zip(SCORE.findall(mapped), SCORE.findall(actual), strict=True)
+        if any(abs(float(a) - float(b)) > SCORE_TOLERANCE for a, b in pairs):
             return False
         self.seen = tentative
         return True
