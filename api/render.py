@@ -11,6 +11,10 @@ def written(r: dict[str, Any]) -> str:
     return f"id {r['id']}{note}  concepts: {', '.join(r['concepts']) or '(none)'}"
 
 
+VIA_SHOWN = 3
+"""Links printed per item; --json has them all."""
+
+
 def _weight(value: float) -> str:
     return f"{value:g}"
 
@@ -36,11 +40,13 @@ def recalled(r: dict[str, Any]) -> str:
         lines.append(
             f"  {item['source']:<11} {item['id']}  {item['score']:.3f}  {item['text'][:80]}{old}"
         )
-        for via in item["via"]:
+        for via in item["via"][:VIA_SHOWN]:
             lines.append(
                 f"{'':16}via {via['from']} -> {via['concept']}  weight {_weight(via['weight'])}"
                 f" (written {via['count']}, taught {_weight(via['learned'])}, ppmi {via['ppmi']:.2f})"
             )
+        if len(item["via"]) > VIA_SHOWN:
+            lines.append(f"{'':16}... {len(item['via']) - VIA_SHOWN} more links (--json shows all)")
         if "chain" in item:
             lines.append(f"{'':16}chain {_chain(item['chain'])}")
     if "prompt" in r:
@@ -56,9 +62,7 @@ def _time(t: dict[str, Any]) -> str:
     )
     if not t["applied"]:
         return f"time: {found} not applied (below 0.5)"
-    start = datetime.fromtimestamp(t["start"], UTC).isoformat(timespec="minutes")
-    end = datetime.fromtimestamp(t["end"], UTC).isoformat(timespec="minutes")
-    return f"time: {found} -> {start} .. {end} UTC"
+    return f"time: {found} -> {_day(t['start'])} .. {_day(t['end'])} UTC"
 
 
 def _chain(c: dict[str, Any]) -> str:
@@ -83,7 +87,7 @@ def chains(r: dict[str, Any]) -> str:
 
 
 def _day(ts: float) -> str:
-    return datetime.fromtimestamp(ts, UTC).isoformat(timespec="minutes")
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M")
 
 
 def activity_list(r: dict[str, Any]) -> str:
