@@ -173,8 +173,8 @@ def write(
 
 
 @main.command(
-    epilog="Examples: assocmem read 'why do requests time out' --depth deep\n\n"
-    "assocmem read 'what did I deploy last week' --budget 300"
+    epilog="Example: assocmem read 'why do requests time out' --depth deep\n\n"
+    "Example: assocmem read 'what did I deploy last week' --budget 300"
 )
 @click.argument("text", required=False)
 @click.option("--concepts", help="Comma-separated query concepts (else extracted from TEXT).")
@@ -321,8 +321,8 @@ def log_activity(
 
 
 @main.command(
-    epilog="Examples: assocmem activities --when yesterday\n\n"
-    "assocmem activities --date 2026-11-28 --category deploy"
+    epilog="Example: assocmem activities --when yesterday\n\n"
+    "Example: assocmem activities --date 2026-11-28 --category deploy"
 )
 @click.option("--date", "day", help="One day, YYYY-MM-DD.")
 @click.option("--when", help="A time expression: 'last week', '上周', 'since March'.")
@@ -386,8 +386,8 @@ def summary(
 
 
 @main.command(
-    epilog="Examples: assocmem ingest notes/*.md\n\n"
-    "assocmem ingest tickets.csv --column body --scope window"
+    epilog="Example: assocmem ingest notes/*.md\n\n"
+    "Example: assocmem ingest tickets.csv --column body --scope window"
 )
 @click.argument(
     "paths", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path)

@@ -30,7 +30,9 @@ def items(read: dict) -> dict[str, dict]:
 
 
 def links(item: dict) -> list[dict]:
-    return [{k: v[k] for k in ("concept", "from", "weight", "count", "learned")} for v in item["via"]]
+    return [
+        {k: v[k] for k in ("concept", "from", "weight", "count", "learned")} for v in item["via"]
+    ]
 
 
 def wait_for_snapshot(redis_url: str, position: str, timeout: float = 30.0) -> None:

@@ -112,7 +112,9 @@ def test_prompt_text_fits_the_budget_and_carries_more_memories_as_topics(http: T
         write(http, f"runbook {n}: rollback\n{body}", ["rollback", f"runbook{n}"])
     small = read(http, concepts=["rollback"], token_budget=120)["prompt"]
     large = read(http, concepts=["rollback"], token_budget=4000)["prompt"]
-    one_body = count_tokens("Step one of the runbook. " + "Restart the worker pool and drain the queue. " * 20)
+    one_body = count_tokens(
+        "Step one of the runbook. " + "Restart the worker pool and drain the queue. " * 20
+    )
     assert one_body > 120  # whole memories: not even one would fit
     assert small["tokens"] == count_tokens(small["text"]) <= 120
     assert len(small["layers"]) == 6 and "body" not in small["layers"].values()
@@ -130,7 +132,10 @@ def test_activity_log_by_day_category_keyword_and_summary(http: TestClient) -> N
         response = http.post("/v1/activities", json={"text": text, "category": category, "ts": ts})
         assert response.status_code == 202
     yesterday = http.get("/v1/activities", params={"when": "yesterday"}).json()
-    assert [i["text"] for i in yesterday["items"]] == ["rolled back v2.3", "deployed v2.3 to staging"]
+    assert [i["text"] for i in yesterday["items"]] == [
+        "rolled back v2.3",
+        "deployed v2.3 to staging",
+    ]
     reviews = http.get("/v1/activities", params={"category": "review"}).json()
     assert [i["text"] for i in reviews["items"]] == ["reviewed the billing design"]
     keyword = http.get("/v1/activities", params={"keyword": "billing"}).json()

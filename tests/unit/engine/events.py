@@ -28,3 +28,38 @@ def acceptance_notes() -> list[Event]:
     """A with B twice, B with C, C with D, A with E once, E with G."""
     pairs = [["a", "b"], ["a", "b"], ["b", "c"], ["c", "d"], ["a", "e"], ["e", "g"]]
     return [written(i + 1, p) for i, p in enumerate(pairs)]
+
+
+def activity(n: int, concepts: list[str], category: str = "work", tenant: str = "t") -> Event:
+    from assocmem.engine.event import ACTIVITY_LOGGED
+
+    data = {
+        "text": " ".join(concepts) + f" activity {n}",
+        "concepts": concepts,
+        "importance": 3,
+        "category": category,
+        "tags": [],
+        "source": None,
+    }
+    return Event(ACTIVITY_LOGGED, tenant, "agent", float(n), data, position=f"{n}-0")
+
+
+def document(n: int, units: list[list[str]], tenant: str = "t") -> Event:
+    from assocmem.engine.event import DOCUMENT_INGESTED
+
+    data = {"title": f"doc {n}", "source": None, "scope": "sentence", "units": units}
+    return Event(DOCUMENT_INGESTED, tenant, "agent", float(n), data, position=f"{n}-0")
+
+
+def accessed(n: int, ids: list[str], tenant: str = "t") -> Event:
+    from assocmem.engine.event import MEMORY_ACCESSED
+
+    data = {"memory_ids": ids, "hits": [1] * len(ids)}
+    return Event(MEMORY_ACCESSED, tenant, "agent", float(n), data, position=f"{n}-0")
+
+
+def importance_set(n: int, memory_id: str, importance: int, tenant: str = "t") -> Event:
+    from assocmem.engine.event import IMPORTANCE_SET
+
+    data = {"memory_id": memory_id, "importance": importance}
+    return Event(IMPORTANCE_SET, tenant, "agent", float(n), data, position=f"{n}-0")

@@ -10,17 +10,19 @@ from assocmem.engine.fold import fold, fold_from_zero
 from assocmem.engine.snapshot import content_hash, dump_state, load_state
 from assocmem.engine.state import State
 
-from .events import feedback, written
+from .events import accessed, activity, document, feedback, importance_set, written
 
 CONCEPTS = ["a", "b", "c", "d", "e", "f", "g"]
+KINDS = ["write", "write", "feedback", "activity", "document", "accessed", "importance"]
 
 
 @st.composite
 def histories(draw: st.DrawFn, tenant: str = "t") -> list[Event]:
+    """Every event type, in any order; events naming memories name ones written before."""
     steps = draw(
         st.lists(
             st.tuples(
-                st.booleans(),
+                st.sampled_from(KINDS),
                 st.lists(st.sampled_from(CONCEPTS), min_size=1, max_size=4, unique=True),
             ),
             min_size=1,
@@ -29,13 +31,32 @@ def histories(draw: st.DrawFn, tenant: str = "t") -> list[Event]:
     )
     outcomes = st.floats(-1.0, 1.0, allow_nan=False)
     events: list[Event] = []
-    for n, (is_feedback, concepts) in enumerate(steps, start=1):
-        written_ids = [e.position for e in events if e.type == "memory.written"]
-        if is_feedback and written_ids:
-            ids = draw(st.lists(st.sampled_from(written_ids), min_size=1, max_size=3))
+    for n, (kind, concepts) in enumerate(steps, start=1):
+        known = [e.position for e in events if e.type in ("memory.written", "activity.logged")]
+        if kind == "write" or not known and kind != "document":
+            event = written(n, concepts, tenant=tenant)
+            if known and draw(st.booleans()):
+                event.data["supersedes"] = [draw(st.sampled_from(known))]
+            events.append(event)
+        elif kind == "feedback":
+            ids = draw(st.lists(st.sampled_from(known), min_size=1, max_size=3))
             events.append(feedback(n, ids, draw(outcomes), concepts, tenant))
+        elif kind == "activity":
+            events.append(activity(n, concepts, tenant=tenant))
+        elif kind == "document":
+            events.append(document(n, [concepts, list(reversed(concepts))], tenant=tenant))
+        elif kind == "accessed":
+            events.append(
+                accessed(
+                    n,
+                    draw(st.lists(st.sampled_from(known), min_size=1, max_size=3, unique=True)),
+                    tenant,
+                )
+            )
         else:
-            events.append(written(n, concepts, tenant=tenant))
+            events.append(
+                importance_set(n, draw(st.sampled_from(known)), draw(st.integers(1, 5)), tenant)
+            )
     return events
 
 
