@@ -62,6 +62,13 @@ def neighbourhood(
 
 
 def _strongest(state: State, i: int, limit: int) -> list[int]:
-    weighted = [(state.link(i, j).weight, state.concepts[j], j) for j in state.neighbours(i)]
-    weighted.sort(key=lambda t: (-t[0], t[1]))
-    return [j for _, _, j in weighted[:limit]]
+    """The `limit` neighbours of `i` with the highest weight (count + learned), by name on ties."""
+    matrix = state.counts.matrix()
+    start, end = matrix.indptr[i], matrix.indptr[i + 1]
+    weights = dict(
+        zip(matrix.indices[start:end].tolist(), matrix.data[start:end].tolist(), strict=True)
+    )
+    for j, learned in state.learned.get(i, {}).items():
+        weights[j] = weights.get(j, 0) + learned
+    ranked = sorted(weights, key=lambda j: (-max(0.0, weights[j]), state.concepts[j]))
+    return ranked[:limit]

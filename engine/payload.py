@@ -59,6 +59,8 @@ def check_concepts(concepts: Any, field: str = "concepts", minimum: int = 0) -> 
         raise InvalidEvent(
             f"{field} has {len(concepts)} items: expected {minimum} to {MAX_CONCEPTS}"
         )
+    if len(set(concepts)) != len(concepts):
+        raise InvalidEvent(f"{field} {concepts!r} repeats a concept: expected each once")
     for concept in concepts:
         if not 0 < len(concept) <= MAX_CONCEPT_LENGTH or concept != concept.strip():
             raise InvalidEvent(
