@@ -72,6 +72,7 @@ class Cooccurrence:
         return 0
 
     def load(self, matrix: scipy.sparse.csr_array) -> None:
+        matrix = _compact(matrix)
         self._matrix = matrix
         self._size = matrix.shape[0]
         self._pending = []
@@ -91,11 +92,17 @@ class Cooccurrence:
             base = (base + added).tocsr()
         base.sum_duplicates()
         base.sort_indices()
-        base.indices = base.indices.astype(np.int32, copy=False)
-        base.indptr = base.indptr.astype(np.int64, copy=False)
-        self._matrix = base
+        self._matrix = _compact(base)
         self._pending = []
         self._marginals = np.asarray(base.sum(axis=1), dtype=np.int64).ravel()
+
+
+def _compact(matrix: scipy.sparse.csr_array) -> scipy.sparse.csr_array:
+    """32-bit indices and index pointers while they fit (scipy wants both of one type)."""
+    dtype = np.int32 if matrix.nnz < 2**31 - 1 else np.int64
+    matrix.indices = matrix.indices.astype(dtype, copy=False)
+    matrix.indptr = matrix.indptr.astype(dtype, copy=False)
+    return matrix
 
 
 def _resized(matrix: scipy.sparse.csr_array, size: int) -> scipy.sparse.csr_array:
