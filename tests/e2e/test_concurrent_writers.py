@@ -18,7 +18,7 @@ with Client(url) as client:
     for start in range(0, total, batch):
         client.write_many([{"text": f"{name} note {i}", "concepts": ["shared", name]} for i in range(start, start + batch)])
 """
-NOTES_EACH = 5000
+NOTES_EACH = 2000
 
 
 def test_two_writers_at_once_lose_nothing(tmp_path: Path) -> None:

@@ -61,7 +61,7 @@ def histories(draw: st.DrawFn, tenant: str = "t") -> list[Event]:
 
 
 @given(histories(), st.data())
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=80, deadline=None)
 def test_snapshot_plus_tail_equals_fold_from_zero(events: list[Event], data: st.DataObject) -> None:
     cut = data.draw(st.integers(0, len(events)))
     head = fold_from_zero(events[:cut])
@@ -71,7 +71,7 @@ def test_snapshot_plus_tail_equals_fold_from_zero(events: list[Event], data: st.
 
 
 @given(histories(), st.data())
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=80, deadline=None)
 def test_incremental_batches_equal_one_replay(events: list[Event], data: st.DataObject) -> None:
     cuts = sorted(data.draw(st.lists(st.integers(0, len(events)), max_size=5)))
     state = State()
@@ -81,7 +81,7 @@ def test_incremental_batches_equal_one_replay(events: list[Event], data: st.Data
 
 
 @given(histories(), st.data())
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=60, deadline=None)
 def test_replaying_already_folded_positions_changes_nothing(
     events: list[Event], data: st.DataObject
 ) -> None:
@@ -108,7 +108,7 @@ def test_order_of_independent_tenants_is_irrelevant(
 
 
 @given(histories())
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=60, deadline=None)
 def test_no_link_weight_is_ever_negative(events: list[Event]) -> None:
     state = fold_from_zero(events)
     for i in range(len(state.concepts)):
