@@ -19,8 +19,8 @@ import time
 from pathlib import Path
 
 import numpy as np
-import orjson
 import redis
+from skeleton import load_corpus  # bench/ is on sys.path when a script here runs
 
 from assocmem.api.client import Client
 from assocmem.api.run_file import read_run_file
@@ -29,16 +29,6 @@ from assocmem.engine.extraction import _TOKEN, extract_concepts
 from assocmem.workers.keys import latest_snapshot_key
 
 DEPTHS = ("fast", "standard", "deep")
-
-
-def load_corpus(path: Path, limit: int) -> list[dict]:
-    rows = []
-    with path.open("rb") as handle:
-        for line in handle:
-            rows.append(orjson.loads(line))
-            if len(rows) >= limit:
-                break
-    return rows
 
 
 def pct(samples: list[float], q: float) -> float:
