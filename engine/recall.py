@@ -20,7 +20,7 @@ import numpy as np
 
 from .chains import Chain, chain_along, chains_between, local_graph, pagerank
 from .errors import InvalidQuery
-from .links import LinkWeights, follows, links_of
+from .links import LinkWeights, links_of
 from .match import Match, resolve
 from .rank import STAGE_BANDS, TIER_WEIGHTS, factors, idf, length_norm, top
 from .state import CORE, SUPPLEMENT, Memory, State
@@ -39,7 +39,7 @@ ASSOCIATION_BONUS = 0.05
 """Share of its association relevance a directly matched memory gets on top."""
 SOURCES = ("direct", "fuzzy", "association", "chain", "time")
 
-__all__ = ["follows", "Query", "Recall", "Item", "Via", "recall"]
+__all__ = ["Query", "Recall", "Item", "Via", "recall"]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -230,12 +230,7 @@ def _expand(
     strongest = sorted(
         found, key=lambda j: (-max(v.strength for v in found[j]), state.concepts[j])
     )[:MAX_EXPANSION]
-    return {
-        j: sorted(found[j], key=lambda v: (-v.strength, v.source))
-        for j in sorted(
-            strongest, key=lambda j: (-max(v.strength for v in found[j]), state.concepts[j])
-        )
-    }
+    return {j: sorted(found[j], key=lambda v: (-v.strength, v.source)) for j in strongest}
 
 
 def _spread(state: State, weights: dict[int, float], target: np.ndarray, max_tier: int) -> None:
@@ -309,7 +304,9 @@ def _in_range(state: State, query: Query) -> np.ndarray:
 def _kind_mask(state: State, kinds: tuple[str, ...]) -> np.ndarray | bool:
     if set(kinds) == set(KINDS):
         return True
-    return np.array([m.kind in kinds for m in state.rows], dtype=bool)
+    is_activity = np.zeros(len(state.rows), dtype=bool)
+    is_activity[state.activity_rows] = True  # kept by the state: no pass over every memory
+    return is_activity if kinds == ("activity",) else ~is_activity
 
 
 def _item(

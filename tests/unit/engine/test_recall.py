@@ -178,3 +178,12 @@ def accessed_event(n, ids, hits):
 
     data = {"memory_ids": ids, "hits": hits}
     return Event(MEMORY_ACCESSED, "t", "agent", float(n), data, position=f"{n}-0")
+
+
+def test_kinds_keep_only_memories_or_only_activity_entries() -> None:
+    from .events import activity
+
+    state = fold_from_zero([written(1, ["deploy", "x"]), activity(2, ["deploy", "y"])])
+    assert by_rank(recall(state, Query(("deploy",), kinds=("activity",)))) == ["2-0"]
+    assert by_rank(recall(state, Query(("deploy",), kinds=("memory",)))) == ["1-0"]
+    assert set(by_rank(recall(state, Query(("deploy",))))) == {"1-0", "2-0"}
