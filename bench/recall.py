@@ -80,7 +80,8 @@ def queries(
         n = rnd.randrange(len(rows))
         concepts = written[n]["concepts"]
         tiers = written[n].get("tiers")
-        allowed = set(concepts[: tiers[1]] if tiers and mode == "salient" else concepts)
+        cut = {"core": 0, "salient": 1}.get(mode)
+        allowed = set(concepts[: tiers[cut]] if tiers and cut is not None else concepts)
         words = []
         for word in dict.fromkeys(_TOKEN.findall(rows[n]["text"][:2000].lower())):
             found = extract_concepts(word)

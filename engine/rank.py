@@ -37,10 +37,21 @@ def idf(state: State, concept: int) -> float:
     return float(np.log(1.0 + (n - df + 0.5) / (df + 0.5)))
 
 
-def length_norm(state: State, rows: np.ndarray) -> np.ndarray:
-    """BM25's length normalisation (term frequency 1), scaled so a one-concept memory scores 1."""
+def mean_length(state: State) -> float:
+    """Mean length of all memories; lengths are set once per memory, so it is kept per size."""
+    size = len(state.rows)
+    cached = state.derived.get("mean_length")
+    if cached is None or cached[0] != size:  # type: ignore[index]
+        mean = float(state.length.values.mean()) if size else 1.0
+        cached = state.derived["mean_length"] = (size, mean)
+    return cached[1]  # type: ignore[index,no-any-return]
+
+
+def length_norm(state: State, rows: np.ndarray, average: float) -> np.ndarray:
+    """BM25's length normalisation (term frequency 1), scaled so a one-concept memory scores 1.
+
+    `average` is the mean length over all memories (the caller computes it once per read)."""
     lengths = state.length.values[rows].astype(np.float64)
-    average = float(state.length.values.mean()) if len(state.rows) else 1.0
     norm = (BM25_K1 + 1) / (1 + BM25_K1 * (1 - BM25_B + BM25_B * lengths / average))
     best = (BM25_K1 + 1) / (1 + BM25_K1 * (1 - BM25_B + BM25_B / average))
     return norm / best

@@ -22,7 +22,7 @@ from .chains import Chain, chain_along, chains_between, local_graph, pagerank
 from .errors import InvalidQuery
 from .links import LinkWeights, links_of
 from .match import Match, resolve
-from .rank import STAGE_BANDS, TIER_WEIGHTS, factors, idf, length_norm, top
+from .rank import STAGE_BANDS, TIER_WEIGHTS, factors, idf, length_norm, mean_length, top
 from .state import CORE, SUPPLEMENT, Memory, State
 
 DEFAULT_FLOOR = 2.0
@@ -117,20 +117,50 @@ class Recall:
     time_range: TimeRange | None = None
 
 
-@dataclasses.dataclass(slots=True)
+DIRECT, FUZZY, ASSOCIATION, CHAIN, TIME, COVERAGE = range(6)
+"""Rows of _Stages.totals: the stages in the order of SOURCES, then the direct matches'
+query coverage."""
+
+
 class _Stages:
-    direct: np.ndarray
-    fuzzy: np.ndarray
-    association: np.ndarray
-    chain: np.ndarray
-    time: np.ndarray
+    """Per stage, the (rows, values) each matched or followed concept adds.
+
+    Only the memories some stage touched are scored: a read costs what its postings
+    hold, not what the whole state holds (at 50,000 memories, full-size arrays per
+    stage were most of a fast read).
+    """
+
+    def __init__(self) -> None:
+        self.parts: list[tuple[int, np.ndarray, np.ndarray]] = []
+
+    def add(self, stage: int, rows: np.ndarray, values: np.ndarray | float) -> None:
+        if len(rows):
+            self.parts.append((stage, rows, np.broadcast_to(values, rows.shape)))
+
+    def candidates(self, size: int) -> np.ndarray:
+        """Ascending rows some stage touched, of `size` memories."""
+        touched = np.zeros(size, dtype=bool)
+        for _, rows, _ in self.parts:
+            touched[rows] = True
+        return np.flatnonzero(touched)
+
+    def totals(self, candidates: np.ndarray, size: int) -> np.ndarray:
+        """6 x len(candidates): each stage's summed values per candidate."""
+        at = np.empty(size, dtype=np.int64)
+        at[candidates] = np.arange(len(candidates))
+        totals = np.zeros((COVERAGE + 1, len(candidates)))
+        for stage, rows, values in self.parts:
+            # A concept's postings hold each row once, so a plain fancy-index add is exact
+            # (and many times faster than np.add.at).
+            totals[stage, at[rows]] += values
+        return totals
 
 
 def recall(state: State, query: Query) -> Recall:
     n = len(state.rows)
     now = query.now if query.now is not None else float(state.ts.values.max()) if n else 0.0
     matches = resolve(state, query.concepts)
-    stages = _Stages(*(np.zeros(n) for _ in range(5)))
+    stages = _Stages()
     _match(state, matches, stages)
     seeds = list(dict.fromkeys(m.concept for m in matches))
     vias: dict[int, list[Via]] = {}
@@ -141,28 +171,39 @@ def recall(state: State, query: Query) -> Recall:
         weights = links_of(state)
         vias = _expand(state, weights, seeds, query.floor)
         _spread(
-            state, {j: max(v.strength for v in vs) for j, vs in vias.items()}, stages.association, 1
+            state,
+            {j: max(v.strength for v in vs) for j, vs in vias.items()},
+            stages,
+            ASSOCIATION,
+            1,
         )
         if query.depth == "deep":
             graph = local_graph(weights, seeds, query.floor)
             reached = _pagerank_concepts(graph, seeds, set(vias))
-            _spread(state, reached, stages.chain, CORE + 1)
+            _spread(state, reached, stages, CHAIN, CORE + 1)
             chains = chains_between(state, graph, seeds)
             paths = _paths(state, graph, seeds, reached)
-    in_range = _in_range(state, query)
     if query.time_range is not None:
-        stages.time[in_range] = 1.0
-    relevance, source = _combine(stages)
-    keep = (relevance > 0) & in_range & _kind_mask(state, query.kinds)
+        stages.add(TIME, _in_range(state, query.time_range), 1.0)
+    candidates = stages.candidates(n)
+    relevance, source = _combine(stages.totals(candidates, n))
+    keep = relevance > 0
+    if query.time_range is not None:
+        ts = state.ts.values[candidates]
+        keep &= (ts >= query.time_range.start) & (ts < query.time_range.end)
+    if set(query.kinds) != set(KINDS):
+        keep &= _is_activity(state, candidates) == (query.kinds == ("activity",))
     if not query.history:
-        keep &= state.alive.values
-    rows = np.flatnonzero(keep)
-    scores = relevance[rows] * factors(state, rows, now)
-    best = top(rows, scores, query.limit)
+        keep &= state.alive.values[candidates]
+    rows, relevance, source = candidates[keep], relevance[keep], source[keep]
+    scores = relevance * factors(state, rows, now)
+    best = top(np.arange(len(rows)), scores, query.limit)
     seed_set = set(seeds)
     items = tuple(
-        _item(state, row, round(score, 6), SOURCES[source[row]], vias, matches, seed_set, paths)
-        for row, score in best
+        _item(
+            state, int(rows[n]), round(score, 6), SOURCES[source[n]], vias, matches, seed_set, paths
+        )
+        for n, score in best
     )
     return Recall(
         position=state.position,
@@ -185,23 +226,13 @@ def _match(state: State, matches: list[Match], stages: _Stages) -> None:
     for m in matches:
         best_idf[m.query] = max(best_idf.get(m.query, 0.0), idf(state, m.concept))
     total = sum(best_idf.values()) or 1.0
-    coverage = np.zeros(len(stages.direct))
+    average_length = mean_length(state)
     for m in matches:
         rows, tiers = state.postings.of(m.concept)
-        if not len(rows):
-            continue
         weight = idf(state, m.concept) / total
-        gain = weight * TIER_WEIGHTS[tiers] * length_norm(state, rows)
-        target = stages.direct if m.is_exact else stages.fuzzy
-        # A concept's postings hold each row once, so plain fancy-index adds are exact
-        # (and many times faster than np.add.at).
-        target[rows] += gain * m.similarity
-        coverage[rows] += weight
-    # Coverage counts twice: a memory carrying every query concept beats one carrying the
-    # rarest only, whatever their tiers.
-    np.minimum(coverage, 1.0, out=coverage)
-    stages.direct *= coverage
-    stages.fuzzy *= coverage
+        gain = weight * TIER_WEIGHTS[tiers] * length_norm(state, rows, average_length)
+        stages.add(DIRECT if m.is_exact else FUZZY, rows, gain * m.similarity)
+        stages.add(COVERAGE, rows, weight)
 
 
 def _expand(
@@ -233,7 +264,9 @@ def _expand(
     return {j: sorted(found[j], key=lambda v: (-v.strength, v.source)) for j in strongest}
 
 
-def _spread(state: State, weights: dict[int, float], target: np.ndarray, max_tier: int) -> None:
+def _spread(
+    state: State, weights: dict[int, float], stages: _Stages, stage: int, max_tier: int
+) -> None:
     """Each concept's normalised weight to the memories carrying it in a tier below max_tier."""
     if not weights:
         return
@@ -241,8 +274,7 @@ def _spread(state: State, weights: dict[int, float], target: np.ndarray, max_tie
     for j, weight in weights.items():
         rows, tiers = state.postings.of(j)
         usable = tiers <= min(max_tier, SUPPLEMENT - 1)
-        target[rows[usable]] += weight / strongest * TIER_WEIGHTS[tiers[usable]]
-    np.minimum(target, 1.0, out=target)
+        stages.add(stage, rows[usable], weight / strongest * TIER_WEIGHTS[tiers[usable]])
 
 
 def _pagerank_concepts(graph: nx.Graph, seeds: list[int], expanded: set[int]) -> dict[int, float]:
@@ -262,30 +294,32 @@ def _paths(
     return {j: chain_along(state, graph, paths[j]) for j in reached if j in paths}
 
 
-def _combine(stages: _Stages) -> tuple[np.ndarray, np.ndarray]:
-    """Relevance and source index per memory: the first stage that found it labels it.
+def _combine(totals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Relevance and source index per candidate: the first stage that found it labels it.
 
     Each stage has a band (rank.STAGE_BANDS): any direct match outranks any association
     before the other factors, however weak the match and strong the link.
     """
-    bands = STAGE_BANDS
-    direct = np.minimum(stages.direct, 1.0)
-    fuzzy = np.minimum(stages.fuzzy, 1.0)
-    association = stages.association * bands["association"][1]
-    relevance = np.select(
-        [direct > 0, fuzzy > 0, association > 0, stages.chain > 0, stages.time > 0],
+    # Coverage counts twice: a memory carrying every query concept beats one carrying the
+    # rarest only, whatever their tiers.
+    coverage = np.minimum(totals[COVERAGE], 1.0)
+    direct = np.minimum(totals[DIRECT] * coverage, 1.0)
+    fuzzy = np.minimum(totals[FUZZY] * coverage, 1.0)
+    association = np.minimum(totals[ASSOCIATION], 1.0) * STAGE_BANDS["association"][1]
+    chain = np.minimum(totals[CHAIN], 1.0) * STAGE_BANDS["chain"][1]
+    time = totals[TIME] * STAGE_BANDS["time"][1]
+    found = np.stack([direct, fuzzy, association, chain, time]) > 0
+    source = np.where(found.any(axis=0), found.argmax(axis=0), TIME)
+    by_source = np.stack(
         [
             _band("direct", direct) + ASSOCIATION_BONUS * association,
             _band("fuzzy", fuzzy),
             association,
-            stages.chain * bands["chain"][1],
-            stages.time * bands["time"][1],
-        ],
-        default=0.0,
+            chain,
+            time,
+        ]
     )
-    source = np.select(
-        [direct > 0, fuzzy > 0, association > 0, stages.chain > 0], [0, 1, 2, 3], default=4
-    )
+    relevance = np.where(found.any(axis=0), by_source[source, np.arange(len(source))], 0.0)
     return relevance, source
 
 
@@ -294,19 +328,18 @@ def _band(stage: str, value: np.ndarray) -> np.ndarray:
     return low + (high - low) * value
 
 
-def _in_range(state: State, query: Query) -> np.ndarray:
-    if query.time_range is None:
-        return np.ones(len(state.rows), dtype=bool)
+def _in_range(state: State, time_range: TimeRange) -> np.ndarray:
     ts = state.ts.values
-    return (ts >= query.time_range.start) & (ts < query.time_range.end)
+    return np.flatnonzero((ts >= time_range.start) & (ts < time_range.end))
 
 
-def _kind_mask(state: State, kinds: tuple[str, ...]) -> np.ndarray | bool:
-    if set(kinds) == set(KINDS):
-        return True
-    is_activity = np.zeros(len(state.rows), dtype=bool)
-    is_activity[state.activity_rows] = True  # kept by the state: no pass over every memory
-    return is_activity if kinds == ("activity",) else ~is_activity
+def _is_activity(state: State, rows: np.ndarray) -> np.ndarray:
+    """Per row, whether it is an activity entry (from the state's ascending activity rows)."""
+    activity = np.asarray(state.activity_rows, dtype=np.int64)
+    if not len(activity):
+        return np.zeros(len(rows), dtype=bool)
+    at = np.minimum(np.searchsorted(activity, rows), len(activity) - 1)
+    return activity[at] == rows
 
 
 def _item(
