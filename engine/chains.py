@@ -104,7 +104,8 @@ def pagerank(graph: nx.Graph, seeds: list[int], iterations: int = 40) -> dict[in
     size = len(nodes)
     matrix = scipy.sparse.csr_array((weights, (rows, cols)), shape=(size, size))
     out = np.asarray(matrix.sum(axis=1)).ravel()
-    transition = scipy.sparse.diags_array(1.0 / out) @ matrix  # rows sum to 1
+    inverse = np.divide(1.0, out, out=np.zeros_like(out), where=out > 0)  # isolated seeds: 0
+    transition = scipy.sparse.diags_array(inverse) @ matrix  # rows sum to 1
     restart = np.zeros(size)
     restart[[at[s] for s in seeds if s in at]] = 1.0
     restart /= restart.sum()
