@@ -84,7 +84,7 @@ def bench_fold(redis_url: str) -> None:
     engine = time.perf_counter() - start
     runtime.data.delete(latest_snapshot_key("default"), snapshot_ladder_key("default"))
     start = time.perf_counter()
-    fold_and_publish(runtime, "default")
+    fold_and_publish(runtime, "default", force=True)
     job = time.perf_counter() - start
     print(
         f"fold from zero of {len(entries):,} events: engine (decode + fold) {len(entries) / engine:,.0f} events/s; "

@@ -91,10 +91,19 @@ def _english_frequencies() -> dict[str, float]:
 
 @functools.cache
 def _chinese_idf() -> tuple[dict[str, float], float]:
-    import jieba.analyse
+    """jieba's IDF table and its median, read as jieba.analyse reads them.
 
-    table = jieba.analyse.default_tfidf.idf_freq
-    return table, float(jieba.analyse.default_tfidf.median_idf)
+    Not through `import jieba.analyse`: that also builds its TextRank's part-of-speech
+    tables, 50 MB more in every API process, which we never use.
+    """
+    from importlib.resources import files
+
+    table: dict[str, float] = {}
+    text = (files(_jieba().__name__) / "analyse" / "idf.txt").read_text(encoding="utf-8")
+    for line in text.splitlines():
+        word, idf = line.strip().split(" ")
+        table[word] = float(idf)
+    return table, sorted(table.values())[len(table) // 2]
 
 
 def warm_up() -> None:

@@ -38,6 +38,13 @@ class LiveState:
         """The position folded up to so far (None before the first load); reads no Redis."""
         return self._state.position if self._state else None
 
+    def settled(self) -> bool:
+        """Loaded, and nobody folding right now: a read will not wait on a long fold."""
+        if self._state is None or not self.lock.acquire(blocking=False):
+            return False
+        self.lock.release()
+        return True
+
     @contextlib.contextmanager
     def served(self) -> Iterator[State]:
         """The state folded up to the end of the log now, locked against folds while in use."""

@@ -17,8 +17,13 @@ DEFAULT_HOME = ".assocmem"
 DEFAULT_PORT = 8765
 DEFAULT_FOLD_INTERVAL = 5.0
 """Seconds between checks for tenants whose log has events not yet in a snapshot."""
-DEFAULT_SNAPSHOTS_KEPT = 16
-"""Snapshots kept per tenant for fast `as_of` reads; older ones are deleted."""
+DEFAULT_SNAPSHOTS_KEPT = 4
+"""Snapshots kept per tenant for fast `as_of` reads; older ones are deleted (each is the
+whole state: tens of MB at 50,000 memories, in Redis memory and its AOF)."""
+DEFAULT_SNAPSHOT_EVERY = 1000
+"""Events after the latest snapshot that make the workers publish the next one."""
+DEFAULT_SNAPSHOT_AFTER = 60.0
+"""Seconds a folded event may wait for a snapshot when fewer than SNAPSHOT_EVERY came."""
 DEFAULT_IDEMPOTENCY_TTL = 7 * 24 * 3600
 """Seconds an idempotency key is remembered."""
 
@@ -36,6 +41,8 @@ class Settings:
     port: int = DEFAULT_PORT
     fold_interval: float = DEFAULT_FOLD_INTERVAL
     snapshots_kept: int = DEFAULT_SNAPSHOTS_KEPT
+    snapshot_every: int = DEFAULT_SNAPSHOT_EVERY
+    snapshot_after: float = DEFAULT_SNAPSHOT_AFTER
     idempotency_ttl: int = DEFAULT_IDEMPOTENCY_TTL
     timezone: str = "UTC"
     """IANA zone that time expressions ("yesterday", "上周") and activity days are read in."""
@@ -64,6 +71,12 @@ def load_settings(env: Mapping[str, str], **overrides: Any) -> Settings:
         ),
         "snapshots_kept": _read(
             env, "ASSOCMEM_SNAPSHOTS_KEPT", DEFAULT_SNAPSHOTS_KEPT, _positive_int
+        ),
+        "snapshot_every": _read(
+            env, "ASSOCMEM_SNAPSHOT_EVERY", DEFAULT_SNAPSHOT_EVERY, _positive_int
+        ),
+        "snapshot_after": _read(
+            env, "ASSOCMEM_SNAPSHOT_AFTER", DEFAULT_SNAPSHOT_AFTER, _positive_float
         ),
         "timezone": _read(env, "ASSOCMEM_TZ", "UTC", _timezone),
     }

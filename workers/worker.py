@@ -21,7 +21,7 @@ def run_worker(runtime: Runtime, burst: bool = False) -> None:
     if not burst:
         scheduler.start()
     try:
-        # Unforked, so a fold job reuses the state the previous one published (fold_job._published).
+        # Unforked, so a fold job reuses the state the previous one published (fold_job._folded).
         worker = SimpleWorker(
             [runtime.queue()], connection=runtime.queue_connection, serializer=JSONSerializer
         )

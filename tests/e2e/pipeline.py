@@ -41,7 +41,9 @@ class Pipeline:
 
     def __init__(self, home: Path) -> None:
         self.home = home
-        self.process, self.banner = spawn_up(home, {"ASSOCMEM_FOLD_INTERVAL": "0.2"})
+        self.process, self.banner = spawn_up(
+            home, {"ASSOCMEM_FOLD_INTERVAL": "0.2", "ASSOCMEM_SNAPSHOT_EVERY": "1"}
+        )
         info = read_run_file(home)
         assert info is not None, "up printed its URL but wrote no run file"
         self.info: RunInfo = info

@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+import dataclasses
+import time
+
 from rq import SimpleWorker
 from rq.serializers import JSONSerializer
 
@@ -94,3 +97,28 @@ def test_a_snapshot_another_worker_published_replaces_the_cached_state(runtime: 
     )
     assert content_hash(load_state(blob)) == content_hash(from_zero)
     assert positions[-1] in runtime.snapshots.positions("default")
+
+
+def test_a_snapshot_waits_until_enough_events_have_gathered(runtime: Runtime) -> None:
+    runtime.settings = dataclasses.replace(runtime.settings, snapshot_every=3)
+    write(runtime, ["a", "b"], ["b", "c"])
+    assert fold_and_publish(runtime, "default")["published"] is False
+    assert runtime.snapshots.latest_position("default") is None
+    assert schedule_folds(runtime) == ["default"]  # flagged again, so the job comes back
+    positions = write(runtime, ["c", "d"])
+    assert fold_and_publish(runtime, "default")["published"]
+    assert runtime.snapshots.positions("default") == [positions[-1]]
+
+
+def test_a_few_events_are_published_once_the_oldest_has_waited_long_enough(
+    runtime: Runtime,
+) -> None:
+    runtime.settings = dataclasses.replace(
+        runtime.settings, snapshot_every=1000, snapshot_after=0.3
+    )
+    positions = write(runtime, ["a", "b"])
+    assert fold_and_publish(runtime, "default")["published"] is False
+    time.sleep(0.4)  # no append in between: only the job's own flag brings it back
+    assert schedule_folds(runtime) == ["default"]
+    assert fold_and_publish(runtime, "default")["published"]
+    assert runtime.snapshots.latest_position("default") == positions[-1]
