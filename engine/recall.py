@@ -201,9 +201,9 @@ def recall(state: State, query: Query) -> Recall:
     seed_set = set(seeds)
     items = tuple(
         _item(
-            state, int(rows[n]), round(score, 6), SOURCES[source[n]], vias, matches, seed_set, paths
+            state, int(rows[k]), round(score, 6), SOURCES[source[k]], vias, matches, seed_set, paths
         )
-        for n, score in best
+        for k, score in best
     )
     return Recall(
         position=state.position,

@@ -24,6 +24,7 @@ from assocmem.engine.snapshot import dump_state
 from assocmem.engine.state import State
 
 from .event_log import Entry
+from .heap import freeze_long_lived
 from .keys import dead_letter_key, fold_wanted_key, log_key
 from .replay import fold_entries, starting_state
 from .runtime import Runtime, current_runtime
@@ -81,6 +82,7 @@ def fold_and_publish(runtime: Runtime, tenant: str, force: bool = False) -> dict
 
     chunks = counted(runtime.log.iter_entries(tenant, state.position))
     rejections = fold_entries(state, chunks, progress=progress)
+    freeze_long_lived()
     dead_letter(runtime.data, tenant, rejections)
     if folded.unpublished and folded.waiting_since is None:
         folded.waiting_since = time.monotonic()

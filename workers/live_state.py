@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from assocmem.engine.state import State
 
 from .event_log import EventLog
+from .heap import freeze_long_lived
 from .replay import fold_entries, starting_state
 from .snapshot_store import SnapshotStore
 
@@ -59,10 +60,12 @@ class LiveState:
             with self.lock:
                 if self._state is None:
                     self._state = starting_state(self._store, self._tenant, None)
+                    freeze_long_lived()
         chunks = list(self._log.iter_entries(self._tenant, self._state.position))
         if chunks:
             with self.lock:
                 fold_entries(self._state, chunks)
+                freeze_long_lived()
 
     def keep_fresh(self, stop: threading.Event, interval: float = DEFAULT_REFRESH_INTERVAL) -> None:
         """Fold the tail every `interval` seconds until `stop` is set (run in a thread)."""

@@ -1,0 +1,22 @@
+"""Keeping a state's objects out of Python's cyclic garbage collector.
+
+A state at 50,000 memories is about half a million tracked objects (memories,
+concept strings, dicts) that live as long as the process. Each full collection
+walks all of them: measured here at 3.6-5.8 s per collection on this 2-core VM,
+landing in the middle of whichever read triggered it. Frozen objects are never
+walked again; the state only grows by folding, so freezing after each fold keeps
+collections down to what requests allocate.
+"""
+
+from __future__ import annotations
+
+import gc
+
+
+def freeze_long_lived() -> None:
+    """Move every object tracked so far to the permanent generation (gc.freeze).
+
+    Cyclic garbage alive at this moment would never be collected; folding creates none,
+    so this is called right after a fold, not in the middle of a request.
+    """
+    gc.freeze()
