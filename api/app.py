@@ -80,9 +80,9 @@ def _responding(endpoint: Callable[..., dict[str, Any]], status: int) -> Callabl
     """The endpoint, returning its dict as an orjson response.
 
     A returned dict would go through FastAPI's response validation and encoder: a
-    pydantic pass over every item, path and weight of a read, which at 50,000 memories
-    cost as much as the read itself. The signature (and so the request parsing and the
-    OpenAPI schema of the parameters) is the endpoint's own.
+    pydantic pass over every item, path and weight of a read (0.3 ms of a 2.4 ms read of
+    ten short notes, more with long ones). The signature (and so the request parsing and
+    the OpenAPI schema of the parameters) is the endpoint's own.
     """
 
     if endpoint in _ON_THE_LOOP:

@@ -65,7 +65,7 @@ def fold_and_publish(runtime: Runtime, tenant: str, force: bool = False) -> dict
     # published since: reuse it rather than decode the whole snapshot again.
     if folded is None or folded.base != (expected or ZERO) or not _in_log(runtime, tenant, folded):
         folded = _Folded(starting_state(runtime.snapshots, tenant, None), expected or ZERO)
-    _folded[tenant] = folded
+    _folded.pop(tenant, None)
     state = folded.state
     start = state.position
     marks = {"next": PROGRESS_EVERY}
@@ -84,6 +84,7 @@ def fold_and_publish(runtime: Runtime, tenant: str, force: bool = False) -> dict
     rejections = fold_entries(state, chunks, progress=progress)
     freeze_long_lived()
     dead_letter(runtime.data, tenant, rejections)
+    _folded[tenant] = folded  # only now: a failed fold or dead letter starts again next time
     if folded.unpublished and folded.waiting_since is None:
         folded.waiting_since = time.monotonic()
     if state.position == folded.base or not (force or _due(runtime, folded)):
