@@ -5,9 +5,10 @@ then query with 2-3 content words of a random written commit; a hit is that
 commit in the top 10. Three ways of picking the words are reported side by side
 (see `queries`): `discriminative` (the known-item query model of Azzopardi et al.,
 SIGIR 2007), `salient` (the commit's core + important TF-IDF tiers) and `any`
-(any concept of the commit, however generic), each next to the hit@10 of a matcher that
-knows only which memories carry all the query's concepts (random among ties). Another figure counts an
-identical text (the git history has many "The fifth batch") as the same memory.
+(any concept of the commit, however generic), each next to the hit@10 of a
+matcher that knows only which memories carry all the query's concepts (random
+among ties). Another figure counts an identical text (the git history has many
+"The fifth batch") as the same memory.
 
     .venv/bin/python bench/recall.py ../shared/data/corpus_en.jsonl --notes 50000
 """

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from assocmem.engine.concept import normalise_concepts
-from assocmem.engine.extraction import extract_concepts
+from assocmem.engine.extraction import _chinese_idf, extract_concepts
 
 
 def test_english_inflections_meet_and_stop_words_go() -> None:
@@ -64,3 +64,13 @@ def test_numbers_and_identifiers_are_kept_when_meaningful() -> None:
     concepts = extract_concepts("bump fetch_user to 2.5.1 after 404 on port 8080, see #12")
     assert {"fetch_user", "2.5.1", "404", "8080"} <= set(concepts)
     assert "12" not in concepts
+
+
+def test_chinese_idf_table_is_the_one_jieba_analyse_reads() -> None:
+    # We read jieba's idf.txt ourselves (jieba.analyse also loads 50 MB of POS tables);
+    # the table and its median must stay what jieba.analyse would give.
+    import jieba.analyse
+
+    table, median = _chinese_idf()
+    assert table == jieba.analyse.default_tfidf.idf_freq
+    assert median == jieba.analyse.default_tfidf.median_idf
