@@ -199,6 +199,11 @@ def write(
 )
 @click.option("--now", type=float, help="Rank as if at this unix time (reproducible scores).")
 @click.option("--no-record", is_flag=True, help="Do not count the results as accessed.")
+@click.option(
+    "--after",
+    help="Answer from a state that includes this position (one a write printed), e.g. a write"
+    " made through another API replica.",
+)
 @click.option("--as-of", help="Read the state folded up to this stream position.")
 @click.option(
     "--without-feedback", is_flag=True, help="Read a state folded with all feedback left out."
@@ -219,6 +224,7 @@ def read(
     budget: int | None,
     now: float | None,
     no_record: bool,
+    after: str | None,
     as_of: str | None,
     without_feedback: bool,
     url: str | None,
@@ -240,6 +246,7 @@ def read(
             token_budget=budget,
             now=now,
             record_access=False if no_record else None,
+            after=after,
             as_of=as_of,
             without_feedback=without_feedback or None,
         )

@@ -1,22 +1,59 @@
-"""Python client of the HTTP API (httpx), used by the CLI."""
+"""Python client of the HTTP API, used by the CLI.
+
+On urllib3: through httpx the same read took 0.9 ms longer at the client (3.5 ms against
+2.6 ms for a fast read of 50,000 memories, measured side by side).
+"""
 
 from __future__ import annotations
 
+import time
+import urllib.parse
 from typing import Any
 
-import httpx
 import orjson
+import urllib3
+from urllib3.connection import HTTPConnection
+
+from assocmem.engine.position import parse_position
 
 from .errors import ApiError, BadRequest, ServiceDown
 
 DEFAULT_TIMEOUT = 30.0
 """Seconds a request may take."""
 
+CONNECTIONS_KEPT = 8
+"""Keep-alive connections held for a client shared by threads."""
+
+IDLE_REUSE = 2.0
+"""Seconds a kept connection may idle and still be reused. Servers close idle connections
+(`assocmem serve` after 5 s, uvicorn's default); a request sent on one as it closes is lost
+with no answer, so the client drops them first, as httpx does."""
+
+_RETRIES = urllib3.Retry(total=2, redirect=0, status=0, raise_on_status=False)
+"""A refused connection is tried again; a request that was sent is tried again only when
+its method is idempotent: urllib3 never repeats a POST whose answer was lost."""
+_READ_RETRIES = _RETRIES.new(allowed_methods=None)
+"""Reads and chains are POSTs that change nothing: safe to send again."""
+
 
 class Client:
     def __init__(self, url: str, timeout: float = DEFAULT_TIMEOUT) -> None:
         self.url = url.rstrip("/")
-        self._http = httpx.Client(base_url=self.url, timeout=timeout)
+        parts = urllib.parse.urlsplit(self.url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"{url!r} is not an http(s) URL such as http://127.0.0.1:8750")
+        self._prefix = parts.path
+        self._timeout = timeout
+        pool = _FreshHTTPSPool if parts.scheme == "https" else _FreshPool
+        self._http = pool(
+            parts.hostname,
+            parts.port,
+            maxsize=CONNECTIONS_KEPT,
+            timeout=urllib3.Timeout(connect=min(timeout, 5.0), read=timeout),
+            retries=_RETRIES,
+        )
+        self.position: str | None = None
+        """The latest position this client's writes returned; its reads and chains wait for it."""
 
     def __enter__(self) -> Client:
         return self
@@ -47,15 +84,24 @@ class Client:
     def read(
         self, text: str | None = None, concepts: list[str] | None = None, **options: Any
     ) -> dict[str, Any]:
-        """Recall; `options` are the fields of ReadIn (depth, limit, time, token_budget, ...)."""
-        body = {"text": text, "concepts": concepts} | _given(options)
-        return self._call("POST", "/v1/read", json=body)
+        """Recall; `options` are the fields of ReadIn (depth, limit, time, token_budget, ...).
+
+        `after` defaults to the latest position this client's writes returned."""
+        body = {"text": text, "concepts": concepts, "after": self.position} | _given(options)
+        return self._call("POST", "/v1/read", json=body, changes_nothing=True)
 
     def find_chain(
-        self, concepts: list[str] | None = None, text: str | None = None, floor: float | None = None
+        self,
+        concepts: list[str] | None = None,
+        text: str | None = None,
+        floor: float | None = None,
+        after: str | None = None,
     ) -> dict[str, Any]:
-        body = {"concepts": concepts, "text": text} | _given({"floor": floor})
-        return self._call("POST", "/v1/chain", json=body)
+        """`after`: a write's position to wait for; by default the latest of this client's writes."""
+        body = {"concepts": concepts, "text": text, "after": after or self.position}
+        return self._call(
+            "POST", "/v1/chain", json=body | _given({"floor": floor}), changes_nothing=True
+        )
 
     def set_importance(self, memory_id: str, importance: int) -> dict[str, Any]:
         return self._call(
@@ -109,28 +155,91 @@ class Client:
     def health(self) -> dict[str, Any]:
         return self._call("GET", "/v1/health")
 
-    def _call(self, method: str, path: str, json: Any = None, **kwargs: Any) -> dict[str, Any]:
+    def _call(
+        self,
+        method: str,
+        path: str,
+        json: Any = None,
+        params: dict[str, Any] | None = None,
+        changes_nothing: bool = False,
+    ) -> dict[str, Any]:
+        """`changes_nothing`: a POST that is safe to send again and returns no write position."""
+        url = self._prefix + path
+        if params:
+            url += "?" + _query(params)
+        body, headers = None, None
         if json is not None:  # orjson both ways: a read's answer is tens of KB of JSON
-            kwargs["content"] = orjson.dumps(json)
-            kwargs["headers"] = {"content-type": "application/json"}
+            body, headers = orjson.dumps(json), {"content-type": "application/json"}
         try:
-            response = self._http.request(method, path, **kwargs)
-        except httpx.TransportError as exc:
-            raise ServiceDown(f"assocmem is not reachable at {self.url}: {exc}") from exc
-        if response.status_code >= 400:
-            detail = _detail(response)
-            if response.status_code < 500:
-                raise BadRequest(detail, response.status_code)
-            raise ApiError(detail, response.status_code)
-        return orjson.loads(response.content)  # type: ignore[no-any-return]
+            response = self._http.urlopen(
+                method,
+                url,
+                body=body,
+                headers=headers,
+                retries=_READ_RETRIES if changes_nothing else _RETRIES,
+            )
+        except urllib3.exceptions.HTTPError as exc:
+            reason = exc.reason if isinstance(exc, urllib3.exceptions.MaxRetryError) else exc
+            if isinstance(reason, urllib3.exceptions.ReadTimeoutError):
+                message = f"assocmem at {self.url} did not answer within {self._timeout:g} s"
+            else:
+                message = f"assocmem is not reachable at {self.url}: {reason}"
+            raise ServiceDown(message) from exc
+        if response.status >= 400:
+            detail = _detail(response.data, response.status)
+            if response.status < 500:
+                raise BadRequest(detail, response.status)
+            raise ApiError(detail, response.status)
+        answer = orjson.loads(response.data)
+        if method == "POST" and not changes_nothing:
+            self._note_written(answer)
+        return answer  # type: ignore[no-any-return]
+
+    def _note_written(self, answer: dict[str, Any]) -> None:
+        positions = [answer.get("position"), *answer.get("positions", [])]
+        positions += [item.get("position") for item in answer.get("items", [])]
+        for position in filter(None, positions):
+            if self.position is None or parse_position(position) > parse_position(self.position):
+                self.position = position
+
+
+class _FreshPool(urllib3.HTTPConnectionPool):
+    """Reconnects instead of reusing a connection idle for more than IDLE_REUSE seconds."""
+
+    def _put_conn(self, conn: HTTPConnection | None) -> None:
+        if conn is not None:
+            conn.idle_since = time.monotonic()  # type: ignore[attr-defined]
+        super()._put_conn(conn)
+
+    def _get_conn(self, timeout: float | None = None) -> HTTPConnection:
+        conn = super()._get_conn(timeout)
+        idle_since = getattr(conn, "idle_since", None)
+        if idle_since is not None and time.monotonic() - idle_since > IDLE_REUSE:
+            conn.close()  # urllib3 connects a closed connection again on its next request
+        return conn
+
+
+class _FreshHTTPSPool(_FreshPool, urllib3.HTTPSConnectionPool):
+    pass
 
 
 def _given(values: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in values.items() if v is not None}
 
 
-def _detail(response: httpx.Response) -> str:
+def _query(params: dict[str, Any]) -> str:
+    """Lists as repeated keys (concepts=a&concepts=b), booleans as true/false."""
+    pairs = []
+    for key, value in params.items():
+        for item in value if isinstance(value, list | tuple) else [value]:
+            text = str(item).lower() if isinstance(item, bool) else str(item)
+            pairs.append((key, text))
+    return urllib.parse.urlencode(pairs)
+
+
+def _detail(data: bytes, status: int) -> str:
+    text = data.decode("utf-8", "replace")
     try:
-        return str(response.json().get("detail", response.text))
-    except ValueError:
-        return response.text or f"HTTP {response.status_code}"
+        return str(orjson.loads(data).get("detail", text))
+    except (orjson.JSONDecodeError, AttributeError):
+        return text or f"HTTP {status}"

@@ -82,6 +82,12 @@ class ReadIn(BaseModel):
     record_access: bool = Field(
         True, description="Count the returned memories as accessed (it raises their rank later)."
     )
+    after: str | None = Field(
+        None,
+        description="A position a write returned: answer from a state that includes it. "
+        "Writes through the same API process are waited for without it.",
+        examples=["1700000000000-0"],
+    )
     as_of: str | None = Field(None, description="Read the state folded up to this stream position.")
     without_feedback: bool = Field(
         False, description="Read a state folded with every feedback event left out."
@@ -94,6 +100,12 @@ class ChainIn(BaseModel):
     )
     text: str | None = Field(None, description="Text to take the concepts from instead.")
     floor: float = Field(DEFAULT_FLOOR, description="Count a written link needs to be followed.")
+    after: str | None = Field(
+        None,
+        description="A position a write returned: answer from a state that includes it. "
+        "Writes through the same API process are waited for without it.",
+        examples=["1700000000000-0"],
+    )
 
 
 class FeedbackIn(BaseModel):

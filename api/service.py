@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -24,10 +25,12 @@ from assocmem.engine.extraction import EXTRACTOR_VERSION, Extraction, extract, e
 from assocmem.engine.graph import neighbourhood
 from assocmem.engine.links import links_of
 from assocmem.engine.payload import check_text, validate_payload
-from assocmem.engine.position import is_valid_position
+from assocmem.engine.position import is_valid_position, parse_position
 from assocmem.engine.prompt import MAX_BUDGET, MIN_BUDGET, prompt_text
 from assocmem.engine.recall import Query, recall
 from assocmem.engine.state import State
+from assocmem.workers.errors import PositionAhead
+from assocmem.workers.event_log import Appended
 from assocmem.workers.live_state import LiveState
 from assocmem.workers.replay import Rebuild, rebuild
 from assocmem.workers.runtime import Runtime
@@ -115,7 +118,7 @@ class MemoryService:
             _validate(DOCUMENT_INGESTED, data)
             key = f"{body.key}:{n}" if body.key else None
             events.append(Event(DOCUMENT_INGESTED, self.tenant, AGENT, time.time(), data, key=key))
-        appended = self.runtime.log.append(self.tenant, events)
+        appended = self._append(events)
         return {
             "positions": [a.position for a in appended],
             "units": len(units),
@@ -129,7 +132,7 @@ class MemoryService:
         _validate(FEEDBACK_GIVEN, data)
         self._check_known(body.ids, "ids")
         event = Event(FEEDBACK_GIVEN, self.tenant, AGENT, time.time(), data, key=body.key)
-        appended = self.runtime.log.append(self.tenant, [event])[0]
+        appended = self._append([event])[0]
         return {
             "position": appended.position,
             "duplicate": appended.is_duplicate,
@@ -141,7 +144,7 @@ class MemoryService:
         _validate(IMPORTANCE_SET, data)
         self._check_known([memory_id], "id")
         event = Event(IMPORTANCE_SET, self.tenant, AGENT, time.time(), data)
-        appended = self.runtime.log.append(self.tenant, [event])[0]
+        appended = self._append([event])[0]
         return {"position": appended.position, "id": memory_id, "importance": body.importance}
 
     # --- reads -------------------------------------------------------------------------------
@@ -179,7 +182,7 @@ class MemoryService:
         )
         live = body.as_of is None and not body.without_feedback
         if live:
-            with self.live.served() as state:
+            with self._served(body.after) as state:
                 result = recall(state, query)
                 response = views.recall_view(result, window)
                 prompt = prompt_text(result, body.token_budget) if body.token_budget else None
@@ -197,7 +200,7 @@ class MemoryService:
         concepts = _query_concepts(body.concepts, body.text)
         if body.floor < 0:
             raise BadRequest(f"floor {body.floor} is out of range: expected 0 or more")
-        with self.live.served() as state:
+        with self._served(body.after) as state:
             unknown = [c for c in concepts if c not in state.concept_index]
             chains = _checked(lambda: find_chains(state, links_of(state), concepts, body.floor))
             return {
@@ -282,8 +285,27 @@ class MemoryService:
 
     # --- helpers -----------------------------------------------------------------------------
 
-    def _append_all(self, events: list[Event]) -> list[dict[str, Any]]:
+    @contextlib.contextmanager
+    def _served(self, after: str | None) -> Iterator[State]:
+        if after is not None and not is_valid_position(after):
+            raise BadRequest(
+                f"after {after!r} is not a stream position: expected one a write returned,"
+                " e.g. 1700000000000-0"
+            )
+        try:
+            with self.live.served(after) as state:
+                yield state
+        except PositionAhead as exc:
+            raise BadRequest(str(exc)) from exc
+
+    def _append(self, events: list[Event]) -> list[Appended]:
         appended = self.runtime.log.append(self.tenant, events)
+        if appended:
+            self.live.note_appended(max((a.position for a in appended), key=parse_position))
+        return appended
+
+    def _append_all(self, events: list[Event]) -> list[dict[str, Any]]:
+        appended = self._append(events)
         return [
             {
                 "position": a.position,

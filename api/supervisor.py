@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import httpx
+import urllib3
 
 from assocmem.workers.redis_server import RedisServer, free_port, start_redis
 from assocmem.workers.settings import Settings
@@ -138,9 +138,9 @@ def _wait_healthy(url: str, api: Child, stop: StopRequest) -> None:
         if api.process.poll() is not None:
             raise ApiError(f"the API exited with code {api.process.returncode}; see {api.log_path}")
         try:
-            if httpx.get(f"{url}/v1/health", timeout=1.0).status_code == 200:
+            if urllib3.request("GET", f"{url}/v1/health", timeout=1.0, retries=False).status == 200:
                 return
-        except httpx.TransportError:
+        except urllib3.exceptions.HTTPError:
             pass
         time.sleep(0.1)
     raise ApiError(

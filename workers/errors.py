@@ -4,6 +4,7 @@ StoreError                  root: something went wrong talking to Redis or its d
  +-- StoreUnavailable       Redis cannot be reached
  +-- RedisLaunchError       the embedded redis-server could not be started
  +-- SettingError           a setting has a bad value
+PositionAhead               a read asked to wait for a position the log does not hold
 """
 
 from __future__ import annotations
@@ -23,3 +24,7 @@ class RedisLaunchError(StoreError):
 
 class SettingError(StoreError):
     """A setting has a bad value; the message names the key and the value."""
+
+
+class PositionAhead(Exception):
+    """A read's `after` is past the end of the log: not a position this log handed out."""

@@ -78,6 +78,14 @@ class EventLog:
             if len(chunk) < batch:
                 return
 
+    def wait_for_entries(self, tenant: str, after: str, timeout: float) -> bool:
+        """Block until the log has an entry after `after` or `timeout` seconds pass; True if it has."""
+        try:
+            rows = self._client.xread({log_key(tenant): after}, count=1, block=int(timeout * 1000))
+        except redis.ConnectionError as exc:
+            raise StoreUnavailable(f"cannot read the log of {tenant!r}: {exc}") from exc
+        return bool(rows)
+
     def last_position(self, tenant: str) -> str | None:
         rows = self._client.xrevrange(log_key(tenant), count=1)
         return _text(rows[0][0]) if rows else None

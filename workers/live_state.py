@@ -7,8 +7,10 @@ import logging
 import threading
 from collections.abc import Iterator
 
+from assocmem.engine.position import ZERO, is_after
 from assocmem.engine.state import State
 
+from .errors import PositionAhead
 from .event_log import EventLog
 from .heap import freeze_long_lived
 from .replay import fold_entries, starting_state
@@ -16,15 +18,20 @@ from .snapshot_store import SnapshotStore
 
 log = logging.getLogger(__name__)
 
-DEFAULT_REFRESH_INTERVAL = 0.5
-"""Seconds between background folds of the log tail, so a read never folds a long backlog."""
+TAIL_WAIT = 1.0
+"""Seconds the background fold blocks on the stream for new entries before it checks `stop`."""
+RETRY_AFTER = 0.5
+"""Seconds the background fold waits after Redis failed it."""
 
 
 class LiveState:
-    """One tenant's state, refreshed from the log tail before each read and in the background.
+    """One tenant's state, folded up to the log's end as entries arrive.
 
-    Folding is in place, under a lock: readers hold the lock while they read so
-    they never see a half-applied batch.
+    A background thread blocks on the stream (XREAD) and folds each new entry
+    within milliseconds, so a read needs no Redis round trip, unless it asks for a
+    position not folded yet: its own `after`, or the latest append made through this
+    process. Folding is in place, under a lock: readers hold the lock while they read
+    so they never see a half-applied batch.
     """
 
     def __init__(self, log_: EventLog, store: SnapshotStore, tenant: str) -> None:
@@ -32,6 +39,8 @@ class LiveState:
         self._store = store
         self._tenant = tenant
         self._state: State | None = None
+        self._appended = ZERO
+        self._appended_lock = threading.Lock()
         self.lock = threading.RLock()
 
     @property
@@ -46,12 +55,27 @@ class LiveState:
         self.lock.release()
         return True
 
+    def note_appended(self, position: str) -> None:
+        """A write through this process: reads here wait for it without being told."""
+        with self._appended_lock:
+            if is_after(position, self._appended):
+                self._appended = position
+
     @contextlib.contextmanager
-    def served(self) -> Iterator[State]:
-        """The state folded up to the end of the log now, locked against folds while in use."""
-        self.refresh()
+    def served(self, after: str | None = None) -> Iterator[State]:
+        """The state folded at least up to `after` and to this process's own appends.
+
+        Locked against folds while in use. Raises PositionAhead if `after` is not in the log.
+        """
+        wanted = self._appended if after is None or is_after(self._appended, after) else after
+        if self._state is None or is_after(wanted, self._state.position):
+            self.refresh()
         with self.lock:
             assert self._state is not None
+            if is_after(wanted, self._state.position):
+                raise PositionAhead(
+                    f"after {wanted!r} is past the end of the log ({self._state.position})"
+                )
             yield self._state
 
     def refresh(self) -> None:
@@ -67,12 +91,12 @@ class LiveState:
                 fold_entries(self._state, chunks)
                 freeze_long_lived()
 
-    def keep_fresh(self, stop: threading.Event, interval: float = DEFAULT_REFRESH_INTERVAL) -> None:
-        """Fold the tail every `interval` seconds until `stop` is set (run in a thread)."""
-        while True:
+    def keep_fresh(self, stop: threading.Event, wait: float = TAIL_WAIT) -> None:
+        """Fold every new entry as it arrives, until `stop` is set (run in a thread)."""
+        while not stop.is_set():
             try:
                 self.refresh()
+                self._log.wait_for_entries(self._tenant, self.served_position or ZERO, wait)
             except Exception:  # a Redis hiccup must not end the loop; the next read retries too
                 log.exception("background refresh of %s failed", self._tenant)
-            if stop.wait(interval):
-                return
+                stop.wait(RETRY_AFTER)

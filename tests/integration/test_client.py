@@ -1,0 +1,122 @@
+"""The Python client against the real API on a real socket (uvicorn in a thread) and real Redis."""
+
+from __future__ import annotations
+
+import http.server
+import socket
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+import uvicorn
+
+from assocmem.api import client as client_module
+from assocmem.api.app import create_app
+from assocmem.api.client import Client
+from assocmem.api.errors import BadRequest, ServiceDown
+from assocmem.workers.redis_server import free_port
+from assocmem.workers.settings import Settings
+
+
+@pytest.fixture
+def client(settings: Settings) -> Iterator[Client]:
+    port = free_port()
+    config = uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="error")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert time.monotonic() < deadline, "uvicorn did not start"
+        time.sleep(0.02)
+    with Client(f"http://127.0.0.1:{port}") as api:
+        yield api
+    server.should_exit = True
+    thread.join(30)
+
+
+def test_list_and_boolean_query_parameters_reach_the_api(client: Client) -> None:
+    client.write("pool sizing", concepts=["redis", "pool"])
+    client.write("stream trimming", concepts=["redis", "stream"])
+    client.feedback([client.read(concepts=["redis"])["items"][0]["id"]], 1.0, concepts=["redis"])
+    edges = {
+        frozenset((e["source"], e["target"])) for e in client.graph(["pool", "stream"])["edges"]
+    }
+    assert edges == {frozenset(("pool", "redis")), frozenset(("redis", "stream"))}
+    assert client.state()["taught_links"] > 0
+    assert client.state(without_feedback=True)["taught_links"] == 0
+
+
+def test_a_refused_request_raises_bad_request_with_the_apis_reason(client: Client) -> None:
+    with pytest.raises(BadRequest) as refused:
+        client.write("x", importance=9)
+    assert refused.value.status == 422
+    assert "importance" in str(refused.value)
+
+
+def test_reads_wait_for_the_clients_own_writes_and_refuse_a_bad_after(client: Client) -> None:
+    first = client.write("pool sizing", concepts=["redis", "pool"])
+    batch = client.write_many([{"text": "stream trimming", "concepts": ["redis", "stream"]}])
+    assert client.position == batch[0]["position"] != first["position"]
+    assert client.read(concepts=["redis"])["position"] == client.position
+    with pytest.raises(BadRequest, match="not a stream position"):
+        client.read(concepts=["redis"], after="yesterday")
+    ms = int(client.position.split("-")[0])
+    with pytest.raises(BadRequest, match="past the end of the log"):
+        client.find_chain(["pool", "stream"], after=f"{ms + 1}-0")
+
+
+def test_nothing_listening_is_reported_as_unreachable() -> None:
+    port = free_port()
+    with Client(f"http://127.0.0.1:{port}") as api, pytest.raises(ServiceDown) as down:
+        api.health()
+    assert f"not reachable at http://127.0.0.1:{port}" in str(down.value)
+
+
+def test_a_server_that_never_answers_is_reported_with_the_timeout() -> None:
+    with socket.create_server(("127.0.0.1", 0)) as silent:
+        port = silent.getsockname()[1]
+        with Client(f"http://127.0.0.1:{port}", timeout=0.3) as api:
+            with pytest.raises(ServiceDown, match=r"did not answer within 0\.3 s"):
+                api.read(concepts=["anything"])
+
+
+def test_a_url_that_is_not_http_is_refused_at_once() -> None:
+    with pytest.raises(ValueError, match="not an http"):
+        Client("127.0.0.1:8750")
+
+
+class _CountingHandler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive
+    peers: set[tuple[str, int]] = set()
+
+    def do_GET(self) -> None:
+        self.peers.add(self.client_address)
+        body = b'{"status": "ok"}'
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_an_idle_connection_is_not_reused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server closes idle connections; a request sent on one as it closes gets no answer."""
+    monkeypatch.setattr(client_module, "IDLE_REUSE", 0.2)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _CountingHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        with Client(f"http://127.0.0.1:{server.server_port}") as api:
+            api.health()
+            api.health()
+            assert len(_CountingHandler.peers) == 1, "back-to-back requests share a connection"
+            time.sleep(0.3)
+            api.health()
+            assert len(_CountingHandler.peers) == 2
+    finally:
+        server.shutdown()
+        server.server_close()

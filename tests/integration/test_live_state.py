@@ -1,0 +1,72 @@
+"""The state an API process serves: folded as entries arrive; a read waits only for what it names."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from assocmem.workers.errors import PositionAhead
+from assocmem.workers.live_state import LiveState
+from assocmem.workers.runtime import Runtime
+
+from .test_fold_job import write
+
+
+def live(runtime: Runtime) -> LiveState:
+    return LiveState(runtime.log, runtime.snapshots, "default")
+
+
+def test_a_read_after_a_position_sees_a_write_made_elsewhere(runtime: Runtime) -> None:
+    state = live(runtime)
+    with state.served() as served:
+        assert len(served.memories) == 0
+    [position] = write(runtime, ["timeout", "backoff"])  # another process's append
+    with state.served(after=position) as served:
+        assert served.position == position and len(served.memories) == 1
+
+
+def test_a_read_without_after_answers_without_going_to_redis(runtime: Runtime) -> None:
+    state = live(runtime)
+    write(runtime, ["a", "b"])
+    with state.served() as served:
+        assert len(served.memories) == 1
+    write(runtime, ["c", "d"])
+    with state.served() as served:  # nothing folded it yet: the read did not look at the log
+        assert len(served.memories) == 1
+
+
+def test_an_append_through_this_process_is_waited_for_without_after(runtime: Runtime) -> None:
+    state = live(runtime)
+    with state.served():
+        pass
+    [position] = write(runtime, ["a", "b"])
+    state.note_appended(position)
+    with state.served() as served:
+        assert served.position == position
+
+
+def test_the_background_fold_picks_up_new_entries_as_they_arrive(runtime: Runtime) -> None:
+    state = live(runtime)
+    stop = threading.Event()
+    folding = threading.Thread(target=state.keep_fresh, args=(stop,), kwargs={"wait": 0.2})
+    folding.start()
+    try:
+        [position] = write(runtime, ["a", "b"])
+        deadline = time.monotonic() + 30
+        while state.served_position != position:
+            assert time.monotonic() < deadline, "the background fold never folded the entry"
+            time.sleep(0.01)
+    finally:
+        stop.set()
+        folding.join(10)
+    assert not folding.is_alive(), "keep_fresh did not stop"
+
+
+def test_after_past_the_end_of_the_log_is_refused(runtime: Runtime) -> None:
+    [position] = write(runtime, ["a", "b"])
+    ms, seq = position.split("-")
+    with pytest.raises(PositionAhead, match="past the end of the log"):
+        with live(runtime).served(after=f"{int(ms) + 1}-0"):
+            pass
