@@ -1,7 +1,7 @@
 """Python client of the HTTP API, used by the CLI.
 
-On urllib3: through httpx the same read took 0.9 ms longer at the client (3.5 ms against
-2.6 ms for a fast read of 50,000 memories, measured side by side).
+On urllib3: through httpx each read of 50,000 memories took 0.46 ms (fast) to 0.70 ms
+(deep) longer, paired medians of the same queries sent through both in one run.
 """
 
 from __future__ import annotations
