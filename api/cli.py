@@ -57,6 +57,13 @@ def _common(func: Callable[..., Any]) -> Callable[..., Any]:
     return func
 
 
+_AFTER = click.option(
+    "--after",
+    help="Answer from a state that includes this position (one a write printed), e.g. a write"
+    " made through another API replica.",
+)
+
+
 def _remember(ctx: click.Context, url: str | None, as_json: bool) -> None:
     ctx.ensure_object(dict)
     ctx.obj.update(url=url, json=as_json)
@@ -199,11 +206,7 @@ def write(
 )
 @click.option("--now", type=float, help="Rank as if at this unix time (reproducible scores).")
 @click.option("--no-record", is_flag=True, help="Do not count the results as accessed.")
-@click.option(
-    "--after",
-    help="Answer from a state that includes this position (one a write printed), e.g. a write"
-    " made through another API replica.",
-)
+@_AFTER
 @click.option("--as-of", help="Read the state folded up to this stream position.")
 @click.option(
     "--without-feedback", is_flag=True, help="Read a state folded with all feedback left out."
@@ -256,19 +259,21 @@ def read(
 @main.command(epilog="Example: assocmem chain timeout jitter")
 @click.argument("concepts", nargs=-1, required=True)
 @click.option("--floor", type=float, help="Count a written link needs to be followed [default: 2].")
+@_AFTER
 @_common
 @click.pass_context
 def chain(
     ctx: click.Context,
     concepts: tuple[str, ...],
     floor: float | None,
+    after: str | None,
     url: str | None,
     as_json: bool,
 ) -> None:
     """Find the chains of links between CONCEPTS (2 to 8), with the hidden concepts between them."""
     _remember(ctx, url, as_json)
     with _client(ctx) as client:
-        _emit(ctx, client.find_chain(list(concepts), floor=floor), render.chains)
+        _emit(ctx, client.find_chain(list(concepts), floor=floor, after=after), render.chains)
 
 
 @main.command(epilog="Example: assocmem importance 1700000000000-0 5")

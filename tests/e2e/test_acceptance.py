@@ -120,6 +120,8 @@ def test_cli_errors_are_clear_and_nothing_reaches_the_log(tmp_path: Path) -> Non
         assert "text '  ' is empty" in empty.stderr
         deep = cli("graph", "a", "--depth", "4", url=up.url, check=False)
         assert "depth 4 is out of range" in deep.stderr
+        ahead = cli("chain", "a", "b", "--after", "99999999999999-0", url=up.url, check=False)
+        assert "past the end of the log" in ahead.stderr
         assert cli_json("state", url=up.url)["memories"] == 0
         second = cli("up", "--data", str(up.home), url=up.url, check=False)
         assert "already runs" in second.stderr
