@@ -14,7 +14,7 @@ import orjson
 import urllib3
 from urllib3.connection import HTTPConnection
 
-from assocmem.engine.position import parse_position
+from assocmem.engine.position import is_after
 
 from .errors import ApiError, BadRequest, ServiceDown
 
@@ -199,7 +199,7 @@ class Client:
         positions = [answer.get("position"), *answer.get("positions", [])]
         positions += [item.get("position") for item in answer.get("items", [])]
         for position in filter(None, positions):
-            if self.position is None or parse_position(position) > parse_position(self.position):
+            if self.position is None or is_after(position, self.position):
                 self.position = position
 
 

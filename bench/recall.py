@@ -135,11 +135,7 @@ def tie_limited(written: list[dict], picked: list[tuple[str, str]]) -> float:
 
 
 def run_reads(
-    client: Client,
-    picked: list[tuple[str, str]],
-    depth: str,
-    now: float,
-    texts: dict[str, str],
+    client: Client, picked: list[tuple[str, str]], depth: str, now: float, texts: dict[str, str]
 ) -> dict:
     """Each read is followed by a control: the cheapest request the API answers (health: a
     Redis PING and XLEN), timed alike. Its p95/p50 is the floor this machine puts under any
