@@ -16,6 +16,7 @@ from starlette.concurrency import run_in_threadpool
 
 from assocmem.engine.extraction import warm_up
 from assocmem.workers.errors import StoreError, StoreUnavailable
+from assocmem.workers.native_threads import limit_native_threads
 from assocmem.workers.runtime import Runtime
 from assocmem.workers.settings import Settings
 
@@ -43,6 +44,7 @@ class OrjsonResponse(JSONResponse):
 def create_app(settings: Settings) -> FastAPI:
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        limit_native_threads()
         runtime = Runtime.connect(settings)
         service = app.state.service = MemoryService(runtime)
         stop = threading.Event()

@@ -8,11 +8,13 @@ from rq import SimpleWorker
 from rq.serializers import JSONSerializer
 
 from . import fold_job  # noqa: F401 - imported before forking, so each job starts warm
+from .native_threads import limit_native_threads
 from .runtime import Runtime, use_runtime
 from .scheduler import run_scheduler
 
 
 def run_worker(runtime: Runtime, burst: bool = False) -> None:
+    limit_native_threads()
     use_runtime(runtime)
     stop = threading.Event()
     scheduler = threading.Thread(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 
@@ -176,3 +178,37 @@ def test_the_api_folds_new_events_without_waiting_for_a_read(
     while http.get("/v1/health").json()["served_position"] != last.position:
         assert time.monotonic() < deadline, "the background refresh never folded the new event"
         time.sleep(0.05)
+
+
+SERVE_AND_REPORT_BLAS_THREADS = """
+import sys
+from fastapi.testclient import TestClient
+from threadpoolctl import threadpool_info
+from assocmem.api.app import create_app
+from assocmem.workers.settings import Settings
+
+before = max(pool["num_threads"] for pool in threadpool_info())
+with TestClient(create_app(Settings(redis_url=sys.argv[1], home=sys.argv[2]))):
+    print(before, max(pool["num_threads"] for pool in threadpool_info()))
+"""
+
+
+def test_the_api_runs_numpy_math_on_one_thread(settings: Settings) -> None:
+    """A deep read's PageRank solve split over OpenBLAS threads costs 40 times its own work."""
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            SERVE_AND_REPORT_BLAS_THREADS,
+            settings.redis_url,
+            str(settings.home),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    before, serving = map(int, done.stdout.split())
+    if before == 1:
+        pytest.skip("numpy's BLAS runs on one thread here anyway: nothing to limit")
+    assert serving == 1
