@@ -14,12 +14,12 @@ query model, then fast, standard, deep). Not counted: HTTP parsing and the
 client, the same few hundred microseconds for every read, which only brings
 p95/p50 closer to 1.
 
-    .venv/bin/python bench/work.py ../shared/data/corpus_en.jsonl --notes 50000
+    .venv/bin/python bench/work.py ../shared/data/corpus_en.jsonl --notes 50000 --reads 100
 
 The state is built natively (extraction and fold, a few minutes), then a child
-process loads its snapshot and runs the reads under callgrind (about 50 times
-slower than native: 15 to 25 minutes at 50,000 memories). Needs valgrind
-(Debian package `valgrind`).
+process loads its snapshot uninstrumented (3 minutes at 50,000 memories) and
+runs the reads under callgrind, about one read a second: some 20 minutes for
+100 queries per row. Needs valgrind (Debian package `valgrind`).
 """
 
 from __future__ import annotations
