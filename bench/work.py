@@ -55,7 +55,7 @@ MARKER = "getppid"
 """The C function called between reads: callgrind dumps its counts each time it is entered."""
 
 
-def build(corpus: Path, notes: int, reads: int, seed: int, workdir: Path) -> dict:
+def build(corpus: Path, notes: int, reads: int, seed: int, modes: list[str], workdir: Path) -> dict:
     """Extract and fold `notes` commits natively; write the snapshot and the reads to run."""
     rows = load_corpus(corpus, notes)
     events, written = [], []
@@ -81,7 +81,7 @@ def build(corpus: Path, notes: int, reads: int, seed: int, workdir: Path) -> dic
     (workdir / "state.bin").write_bytes(dump_state(state))
     now = max(float(r["ts"]) for r in rows)
     plan = []
-    for mode in MODES:
+    for mode in modes:
         picked = [
             list(extract_concepts(text)) for _, text in queries(rows, written, reads, mode, seed)
         ]
@@ -182,6 +182,13 @@ def main() -> None:
     parser.add_argument("--notes", type=int, default=50_000)
     parser.add_argument("--reads", type=int, default=300, help="queries per depth and mode")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--modes",
+        nargs="+",
+        choices=MODES,
+        default=list(MODES),
+        help="query models to run (each is a third of the run's time)",
+    )
     parser.add_argument("--measure", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure:
@@ -193,7 +200,7 @@ def main() -> None:
         raise SystemExit("valgrind is not installed: apt-get install valgrind")
     with tempfile.TemporaryDirectory(prefix="assocmem-work-") as tmp:
         workdir = Path(tmp)
-        plan = build(args.corpus, args.notes, args.reads, args.seed, workdir)
+        plan = build(args.corpus, args.notes, args.reads, args.seed, args.modes, workdir)
         report(plan, run_child(workdir))
 
 
