@@ -8,18 +8,19 @@ the work itself: the tail our code would have on a machine that runs it when
 asked.
 
 What is counted per read is what the API does for one (the engine's recall,
-the response view, orjson), on the same 50,000-commit state and the same
-queries as bench/recall.py, in the same order (a warm-up of 30 deep reads per
-query model, then fast, standard, deep). Not counted: HTTP parsing and the
-client, the same few hundred microseconds for every read, which only brings
-p95/p50 closer to 1.
+the response view, orjson), on the same 50,000-commit state as bench/recall.py,
+with its first --reads queries in the same order (a warm-up of 30 deep reads
+per query model, then fast, standard, deep). Not counted: HTTP and the client,
+about the same for every read (a health check through HTTP takes 1.4 ms
+here), which only brings p95/p50 closer to 1.
 
     .venv/bin/python bench/work.py ../shared/data/corpus_en.jsonl --notes 50000 --reads 100
 
 The state is built natively (extraction and fold, a few minutes), then a child
 process loads its snapshot uninstrumented (3 minutes at 50,000 memories) and
-runs the reads under callgrind, about one read a second: some 20 minutes for
-100 queries per row. Needs valgrind (Debian package `valgrind`).
+runs the reads under callgrind, each followed by a dump of the counts: 1 to 4
+seconds a read, some 15 minutes per query model (--modes) at --reads 100.
+Needs valgrind (Debian package `valgrind`).
 """
 
 from __future__ import annotations
@@ -122,7 +123,7 @@ def run_child(workdir: Path) -> list[int]:
     command = [
         "valgrind",
         "--tool=callgrind",
-        "--instr-atstart=no",  # loading the snapshot runs 10 times faster uninstrumented
+        "--instr-atstart=no",  # the load is not counted, and runs several times faster so
         f"--dump-before={MARKER}",
         "--dump-line=no",
         f"--callgrind-out-file={workdir}/callgrind.out",
@@ -180,7 +181,7 @@ def main() -> None:
     )
     parser.add_argument("corpus", type=Path, nargs="?", help="corpus_en.jsonl")
     parser.add_argument("--notes", type=int, default=50_000)
-    parser.add_argument("--reads", type=int, default=300, help="queries per depth and mode")
+    parser.add_argument("--reads", type=int, default=100, help="queries per depth and mode")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument(
         "--modes",
