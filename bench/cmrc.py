@@ -20,9 +20,9 @@ import jieba
 import numpy as np
 import orjson
 from rank_bm25 import BM25Okapi
+from skeleton import written_event  # bench/ is on sys.path when a script here runs
 
-from assocmem.engine.event import MEMORY_WRITTEN, Event
-from assocmem.engine.extraction import CHINESE_STOP_WORDS, extract, extract_concepts
+from assocmem.engine.extraction import CHINESE_STOP_WORDS, extract_concepts
 from assocmem.engine.fold import fold_from_zero
 from assocmem.engine.recall import Query, recall
 
@@ -77,17 +77,7 @@ def main() -> None:
         order = np.argsort(-scores, kind="stable")[:5]
         bm25_ranks.append(next((r for r, n in enumerate(order) if n == target), None))
 
-    events = []
-    for n, text in enumerate(sentences):
-        found = extract(text)
-        data = {
-            "text": text,
-            "concepts": list(found.concepts),
-            "tiers": found.tiers,
-            "importance": 3,
-        }
-        events.append(Event(MEMORY_WRITTEN, "t", "bench", 0.0, data, position=f"{n + 1}-0"))
-    state = fold_from_zero(events)
+    state = fold_from_zero(written_event(text, 0.0, n) for n, text in enumerate(sentences))
     print(
         f"BM25 (jieba tokens)     R@1 {recall_at(bm25_ranks, 1):.3f}  R@5 {recall_at(bm25_ranks, 5):.3f}"
     )

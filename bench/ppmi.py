@@ -18,9 +18,8 @@ from pathlib import Path
 import numpy as np
 import orjson
 import scipy.sparse
+from skeleton import written_event  # bench/ is on sys.path when a script here runs
 
-from assocmem.engine.event import MEMORY_WRITTEN, Event
-from assocmem.engine.extraction import extract
 from assocmem.engine.fold import fold_from_zero
 from assocmem.engine.links import CONTEXT_SMOOTHING, LinkWeights
 
@@ -48,16 +47,7 @@ def main() -> None:
             if n >= args.notes:
                 break
             row = orjson.loads(line)
-            found = extract(row["text"][:2000])
-            data = {
-                "text": row["text"][:2000],
-                "concepts": list(found.concepts),
-                "tiers": found.tiers,
-                "importance": 3,
-            }
-            events.append(
-                Event(MEMORY_WRITTEN, "t", "a", float(row["ts"]), data, position=f"{n + 1}-0")
-            )
+            events.append(written_event(row["text"][:2000], float(row["ts"]), n))
     start = time.perf_counter()
     state = fold_from_zero(events)
     counts = state.counts.matrix()

@@ -13,13 +13,28 @@ import orjson
 
 from assocmem.api.client import Client
 from assocmem.api.spawn import banner_url, spawn_up
-from assocmem.engine.extraction import extract_concepts
+from assocmem.engine.event import MEMORY_WRITTEN, Event
+from assocmem.engine.extraction import EXTRACTOR_VERSION, extract, extract_concepts
 from assocmem.engine.fold import fold_from_zero
 from assocmem.workers.fold_job import fold_and_publish
 from assocmem.workers.keys import latest_snapshot_key, snapshot_ladder_key
 from assocmem.workers.replay import decode_entries
 from assocmem.workers.runtime import Runtime
 from assocmem.workers.settings import load_settings
+
+
+def written_event(text: str, ts: float, n: int) -> Event:
+    """The memory.written event the API would append for the n-th note (from 0), in-process:
+    concepts extracted, position "n+1-0"."""
+    found = extract(text)
+    data = {
+        "text": text,
+        "concepts": list(found.concepts),
+        "tiers": found.tiers,
+        "importance": 3,
+        "extractor": EXTRACTOR_VERSION,
+    }
+    return Event(MEMORY_WRITTEN, "default", "bench", ts, data, position=f"{n + 1}-0")
 
 
 def load_corpus(path: Path, limit: int) -> list[dict]:

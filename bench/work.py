@@ -39,12 +39,11 @@ from pathlib import Path
 import numpy as np
 import orjson
 from recall import DEPTHS, MODES, queries  # bench/ is on sys.path when a script here runs
-from skeleton import load_corpus
+from skeleton import load_corpus, written_event
 
 from assocmem.api import views
 from assocmem.api.timing import Window
-from assocmem.engine.event import MEMORY_WRITTEN, Event
-from assocmem.engine.extraction import EXTRACTOR_VERSION, extract, extract_concepts
+from assocmem.engine.extraction import extract_concepts
 from assocmem.engine.fold import fold_from_zero
 from assocmem.engine.recall import Query, recall
 from assocmem.engine.snapshot import dump_state, load_state
@@ -62,20 +61,11 @@ def build(corpus: Path, notes: int, reads: int, seed: int, modes: list[str], wor
     events, written = [], []
     start = time.perf_counter()
     for n, row in enumerate(rows):
-        text = row["text"][:2000]
-        extraction = extract(text)
-        position = f"{n + 1}-0"
-        data = {
-            "text": text,
-            "concepts": list(extraction.concepts),
-            "tiers": extraction.tiers,
-            "importance": 3,
-            "extractor": EXTRACTOR_VERSION,
-        }
-        events.append(
-            Event(MEMORY_WRITTEN, "default", "bench", float(row["ts"]), data, position=position)
+        event = written_event(row["text"][:2000], float(row["ts"]), n)
+        events.append(event)
+        written.append(
+            {"id": event.position, "concepts": event.data["concepts"], "tiers": event.data["tiers"]}
         )
-        written.append({"id": position, "concepts": data["concepts"], "tiers": data["tiers"]})
         if (n + 1) % 10_000 == 0:
             print(f"  extracted {n + 1:,} ({(n + 1) / (time.perf_counter() - start):,.0f}/s)")
     state = fold_from_zero(events)
