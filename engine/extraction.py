@@ -15,9 +15,11 @@ import functools
 import math
 import re
 
+import numpy as np
 import Stemmer
 
 from .concept import MAX_CONCEPT_LENGTH, normalise_concept
+from .word_table import WordTable
 
 EXTRACTOR_VERSION = "tfidf-2"
 """Stored in each event, so a replay can tell which extractor made its concepts."""
@@ -83,14 +85,19 @@ def _jieba():  # type: ignore[no-untyped-def]
 
 
 @functools.cache
-def _english_frequencies() -> dict[str, float]:
-    from wordfreq import get_frequency_dict
+def _english_frequencies() -> WordTable:
+    """wordfreq's English frequencies, as its get_frequency_dict gives them: a word in
+    several of its bands keeps the last (rarest) one."""
+    import wordfreq
 
-    return get_frequency_dict("en")  # type: ignore[no-any-return]
+    bands = wordfreq.read_cBpack(wordfreq.available_languages("best")["en"])
+    return WordTable(
+        (word, wordfreq.cB_to_freq(-band)) for band, words in enumerate(bands) for word in words
+    )
 
 
 @functools.cache
-def _chinese_idf() -> tuple[dict[str, float], float]:
+def _chinese_idf() -> tuple[WordTable, float]:
     """jieba's IDF table and its median, read as jieba.analyse reads them.
 
     Not through `import jieba.analyse`: that also builds its TextRank's part-of-speech
@@ -98,12 +105,9 @@ def _chinese_idf() -> tuple[dict[str, float], float]:
     """
     from importlib.resources import files
 
-    table: dict[str, float] = {}
-    text = (files(_jieba().__name__) / "analyse" / "idf.txt").read_text(encoding="utf-8")
-    for line in text.splitlines():
-        word, idf = line.strip().split(" ")
-        table[word] = float(idf)
-    return table, sorted(table.values())[len(table) // 2]
+    with (files(_jieba().__name__) / "analyse" / "idf.txt").open(encoding="utf-8") as lines:
+        table = WordTable((word, float(idf)) for word, idf in map(str.split, lines))
+    return table, float(np.sort(table.values())[len(table) // 2])
 
 
 def warm_up() -> None:
@@ -133,7 +137,8 @@ def extract(text: str, limit: int = LONG_LIMIT) -> Extraction:
     for concept, surface in _terms(text):
         counts[concept] = counts.get(concept, 0) + 1
         surfaces.setdefault(concept, surface)
-    score = {c: n * idf_of(surfaces[c]) for c, n in counts.items()}
+    idfs = _idfs([surfaces[c] for c in counts])
+    score = {c: n * idf for (c, n), idf in zip(counts.items(), idfs, strict=True)}
     ranked = sorted(counts, key=lambda c: -score[c])[:limit]
     n = len(ranked)
     core = max(1, math.ceil(n * CORE_SHARE)) if n else 0
@@ -141,11 +146,18 @@ def extract(text: str, limit: int = LONG_LIMIT) -> Extraction:
     return Extraction(tuple(ranked), core, matched)
 
 
-def idf_of(word: str) -> float:
-    if _CJK.match(word):
-        table, median = _chinese_idf()
-        return table.get(word, median)
-    frequency = _english_frequencies().get(word)
+def _idfs(words: list[str]) -> list[float]:
+    """IDF of each word: jieba's table for Chinese, wordfreq's rarity for the rest."""
+    table, median = _chinese_idf()
+    chinese = [w for w in words if _CJK.match(w)]
+    english = [w for w in words if not _CJK.match(w)]
+    idf = dict(zip(chinese, map(float, table.get_many(chinese, median)), strict=True))
+    frequencies = _english_frequencies().get_many(english, 0.0)
+    idf.update(zip(english, map(_rarity, frequencies), strict=True))
+    return [idf[w] for w in words]
+
+
+def _rarity(frequency: float) -> float:
     if not frequency:
         return RARE_IDF
     return max(0.5, -math.log10(frequency) - 1.0)

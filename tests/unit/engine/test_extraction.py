@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from assocmem.engine.concept import normalise_concepts
-from assocmem.engine.extraction import _chinese_idf, extract_concepts
+from assocmem.engine.extraction import _chinese_idf, _english_frequencies, extract_concepts
 
 
 def test_english_inflections_meet_and_stop_words_go() -> None:
@@ -72,5 +72,17 @@ def test_chinese_idf_table_is_the_one_jieba_analyse_reads() -> None:
     import jieba.analyse
 
     table, median = _chinese_idf()
-    assert table == jieba.analyse.default_tfidf.idf_freq
+    expected = jieba.analyse.default_tfidf.idf_freq
+    assert len(table) == len(expected)
+    assert all(table.get(word, -1.0) == idf for word, idf in expected.items())
     assert median == jieba.analyse.default_tfidf.median_idf
+
+
+def test_english_frequencies_are_the_ones_wordfreq_gives() -> None:
+    from wordfreq import get_frequency_dict
+
+    table = _english_frequencies()
+    expected = get_frequency_dict("en")
+    assert len(table) == len(expected)
+    assert all(table.get(word, -1.0) == frequency for word, frequency in expected.items())
+    assert table.get("qzxv-not-a-word", 0.0) == 0.0
