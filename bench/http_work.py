@@ -169,10 +169,11 @@ def wait_for_replica(url: str, server: subprocess.Popen, start: float) -> None:
             if server.poll() is not None:
                 raise SystemExit(f"the replica under valgrind exited with {server.returncode}")
             try:
-                client.health()
-                return
+                if client.health().get("served_position"):
+                    return
             except Exception:  # not listening yet
-                time.sleep(5.0)
+                pass
+            time.sleep(5.0)
     raise SystemExit(f"the replica under valgrind did not answer within {START_TIMEOUT:.0f} s")
 
 
