@@ -27,3 +27,12 @@ def test_an_empty_table_reads_every_word_as_the_default() -> None:
     table = WordTable([])
     assert table.get("anything", 4.0) == 4.0
     assert len(table) == 0
+
+
+def test_many_words_at_once_read_what_each_reads_alone() -> None:
+    table = WordTable([("timeout", 2.5), ("backoff", 7.0), ("超时", 9.5)])
+    words = ["backoff", "retry", "超时", "timeout", "backoff", "zzz"]
+    assert list(table.get_many(words, -1.0)) == [table.get(w, -1.0) for w in words]
+    assert list(table.get_many(words, -1.0)) == [7.0, -1.0, 9.5, 2.5, 7.0, -1.0]
+    assert len(table.get_many([], -1.0)) == 0
+    assert list(WordTable([]).get_many(["a", "b"], 3.0)) == [3.0, 3.0]
