@@ -11,8 +11,8 @@ What is counted per read is what the API does for one (the engine's recall,
 the response view, orjson), on the same 50,000-commit state as bench/recall.py,
 with its first --reads queries in the same order (a warm-up of 30 deep reads
 per query model, then fast, standard, deep). Not counted: HTTP and the client,
-about the same for every read (a health check through HTTP takes 1.4 ms
-here), which only brings p95/p50 closer to 1.
+about the same for every read, which only brings p95/p50 closer to 1;
+bench/http_work.py counts the whole request, both ends.
 
     .venv/bin/python bench/work.py ../shared/data/corpus_en.jsonl --notes 50000 --reads 100
 
