@@ -16,8 +16,8 @@ It writes --notes commits through HTTP to a pipeline of its own, as bench/recall
 does, then starts a second API replica under valgrind on the same Redis
 (loading 50,000 memories uninstrumented takes some minutes) and sends it, from a
 client under valgrind, a row of health checks and, per query model, recall.py's
-warm-up and queries at each depth. Each read takes 1 to 4 seconds under
-callgrind: about 20 minutes per query model at --reads 100 (--modes).
+warm-up and queries at each depth. Each request takes 2 to 5 seconds under
+callgrind: about 25 minutes per query model at --reads 100 (--modes).
 Needs valgrind (Debian package `valgrind`).
 """
 
@@ -93,7 +93,7 @@ def run_client(url: str, workdir: Path) -> None:
         client.health()  # its parse closes the server's dump of the last request
 
 
-def callgrind(out: Path, marker: str, command: list[str], env: dict | None = None) -> list[str]:
+def callgrind(out: Path, marker: str, command: list[str]) -> list[str]:
     return [
         "valgrind",
         "--tool=callgrind",
@@ -247,7 +247,7 @@ def main() -> None:
         nargs="+",
         choices=MODES,
         default=list(MODES),
-        help="query models to run (each is about 20 minutes at --reads 100)",
+        help="query models to run (each is about 25 minutes at --reads 100)",
     )
     parser.add_argument("--client", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
