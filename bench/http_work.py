@@ -34,9 +34,9 @@ from pathlib import Path
 
 import numpy as np
 import orjson
-from recall import DEPTHS, MODES, queries, wait_for_snapshot, wait_until_served, write_all
+from recall import DEPTHS, queries, wait_for_snapshot, wait_until_served, write_all
 from skeleton import load_corpus
-from work import WARM_UP, instructions
+from work import WARM_UP, callgrind_parser, instructions
 
 from assocmem.api.client import Client
 from assocmem.api.run_file import read_run_file
@@ -234,21 +234,8 @@ def report(plan: dict, server: list[int], client: list[int]) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("corpus", type=Path, nargs="?", help="corpus_en.jsonl")
-    parser.add_argument("--notes", type=int, default=50_000)
-    parser.add_argument("--reads", type=int, default=100, help="queries per depth and mode")
+    parser = callgrind_parser(__doc__)
     parser.add_argument("--batch", type=int, default=500)
-    parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument(
-        "--modes",
-        nargs="+",
-        choices=MODES,
-        default=list(MODES),
-        help="query models to run (each is about 25 minutes at --reads 100)",
-    )
     parser.add_argument("--client", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.client:

@@ -165,9 +165,10 @@ def report(plan: dict, counts: list[int]) -> None:
         )
 
 
-def main() -> None:
+def callgrind_parser(doc: str | None) -> argparse.ArgumentParser:
+    """The options of the benchmarks that count reads under callgrind (this one, http_work.py)."""
     parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        description=doc, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("corpus", type=Path, nargs="?", help="corpus_en.jsonl")
     parser.add_argument("--notes", type=int, default=50_000)
@@ -180,6 +181,11 @@ def main() -> None:
         default=list(MODES),
         help="query models to run (each is a third of the run's time)",
     )
+    return parser
+
+
+def main() -> None:
+    parser = callgrind_parser(__doc__)
     parser.add_argument("--measure", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure:
