@@ -10,6 +10,7 @@ marginals, so it is always in step with the fold and never stored.
 from __future__ import annotations
 
 import dataclasses
+from collections import OrderedDict
 
 import numpy as np
 
@@ -17,7 +18,7 @@ from .state import State
 
 CONTEXT_SMOOTHING = 0.75
 ROW_CACHE = 4096
-"""Concept rows whose strengths a state keeps between reads."""
+"""Concept rows whose strengths a state keeps between reads, the least recently read dropped first."""
 ROW_TOP = 64
 """Strongest links kept per row: expansion and chains never look further down."""
 
@@ -51,15 +52,17 @@ class LinkWeights:
         self.context = marginals**CONTEXT_SMOOTHING
         self.context_total = float(self.context.sum()) or 1.0
         self.version = _version(state)
-        self._rows: dict[tuple[int, float], Row] = {}
+        self._rows: OrderedDict[tuple[int, float], Row] = OrderedDict()
 
     def row(self, i: int, floor: float) -> Row:
         key = (i, floor)
         found = self._rows.get(key)
         if found is None:
-            if len(self._rows) >= ROW_CACHE:
-                self._rows.clear()
             found = self._rows[key] = self._compute(i, floor)
+            if len(self._rows) > ROW_CACHE:
+                self._rows.popitem(last=False)
+        else:
+            self._rows.move_to_end(key)
         return found
 
     def ppmi(self, i: int, targets: np.ndarray, counts: np.ndarray) -> np.ndarray:
