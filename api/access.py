@@ -1,7 +1,8 @@
 """Retrieval strengthening: memories a read returned are counted, then logged in batches.
 
 A read only adds to an in-memory counter; a background thread appends one
-`memory.accessed` event per interval, so no read waits on a write.
+`memory.accessed` event per interval, so no read waits on a write. Appended
+through the service, so a later read of the same process sees the counts.
 """
 
 from __future__ import annotations
@@ -10,10 +11,10 @@ import logging
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 
 from assocmem.engine.event import MEMORY_ACCESSED, Event
 from assocmem.engine.payload import MAX_ACCESS_IDS
-from assocmem.workers.event_log import EventLog
 
 log = logging.getLogger(__name__)
 
@@ -22,12 +23,14 @@ FLUSH_INTERVAL = 2.0
 
 
 class AccessRecorder:
-    def __init__(self, log_: EventLog, tenant: str, agent: str) -> None:
-        self._log = log_
+    def __init__(self, append: Callable[[list[Event]], object], tenant: str, agent: str) -> None:
+        self._append = append
         self._tenant = tenant
         self._agent = agent
         self._hits: Counter[str] = Counter()
         self._lock = threading.Lock()
+        self._flushing = threading.Lock()
+        """A flush returns only once any flush already under way has appended."""
 
     def record(self, ids: list[str]) -> None:
         with self._lock:
@@ -35,6 +38,10 @@ class AccessRecorder:
 
     def flush(self) -> int:
         """Append what was counted since the last flush; return how many memories it named."""
+        with self._flushing:
+            return self._flush()
+
+    def _flush(self) -> int:
         with self._lock:
             hits, self._hits = self._hits, Counter()
         ids = sorted(hits)
@@ -50,7 +57,7 @@ class AccessRecorder:
         ]
         if events:
             try:
-                self._log.append(self._tenant, events)
+                self._append(events)
             except Exception:
                 with self._lock:  # keep the counts for the next flush
                     self._hits.update(hits)

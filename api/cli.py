@@ -152,7 +152,11 @@ def serve(host: str, port: int) -> None:
     epilog="Example: assocmem write 'retry with backoff after a timeout' --concepts timeout,backoff"
 )
 @click.argument("text")
-@click.option("--concepts", help="Comma-separated concepts; extracted from TEXT when absent.")
+@click.option(
+    "--concepts",
+    help="Comma-separated concepts; extracted from TEXT when absent. A one-word name takes"
+    " the form extraction gives it (Timeouts -> timeout), so it meets the word in text.",
+)
 @click.option(
     "--importance", type=int, default=3, show_default=True, help="1 (trivial) to 5 (vital)."
 )

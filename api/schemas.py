@@ -18,7 +18,9 @@ class MemoryIn(BaseModel):
     )
     concepts: list[str] | None = Field(
         None,
-        description="Concepts to file it under; extracted from the text when absent.",
+        description="Concepts to file it under; extracted from the text when absent. A name "
+        "that extraction reads as one word takes that word's form (Timeouts -> timeout), so "
+        "it meets the same word in text.",
         examples=[["timeout", "backoff"]],
     )
     importance: int = Field(3, description="1 (trivial) to 5 (vital).")

@@ -10,7 +10,6 @@ from typing import Any, TypeVar
 
 from assocmem.engine.activity import ActivityFilter, activities, summarise
 from assocmem.engine.chains import find_chains
-from assocmem.engine.concept import normalise_concepts
 from assocmem.engine.documents import unit_concepts
 from assocmem.engine.errors import InvalidEvent, InvalidQuery
 from assocmem.engine.event import (
@@ -21,7 +20,13 @@ from assocmem.engine.event import (
     MEMORY_WRITTEN,
     Event,
 )
-from assocmem.engine.extraction import EXTRACTOR_VERSION, Extraction, extract, extract_concepts
+from assocmem.engine.extraction import (
+    EXTRACTOR_VERSION,
+    Extraction,
+    extract,
+    extract_concepts,
+    given_concepts,
+)
 from assocmem.engine.graph import neighbourhood
 from assocmem.engine.links import links_of
 from assocmem.engine.payload import check_text, validate_payload
@@ -65,7 +70,7 @@ class MemoryService:
         self.tenant = runtime.settings.tenant
         self.zone = zone_of(runtime.settings.timezone)
         self.live = LiveState(runtime.log, runtime.snapshots, self.tenant)
-        self.accesses = AccessRecorder(runtime.log, self.tenant, AGENT)
+        self.accesses = AccessRecorder(self._append, self.tenant, AGENT)
 
     # --- writes ------------------------------------------------------------------------------
 
@@ -154,7 +159,7 @@ class MemoryService:
         now = datetime.now(zone) if body.now is None else datetime.fromtimestamp(body.now, zone)
         window = read_window(body.text, body.time, body.start, body.end, body.auto_time, now)
         concepts = (
-            normalise_concepts(body.concepts)
+            given_concepts(body.concepts)
             if body.concepts
             else extract_concepts(window.text)
             if window.text and window.text.strip()
@@ -211,7 +216,7 @@ class MemoryService:
             }
 
     def graph(self, concepts: list[str], depth: int) -> dict[str, Any]:
-        seeds = list(normalise_concepts(concepts))
+        seeds = list(given_concepts(concepts))
         with self.live.served() as state:
             edges = _checked(lambda: neighbourhood(state, seeds, depth))
             return {
@@ -348,7 +353,7 @@ def _extraction(text: str, concepts: list[str] | None, where: str) -> Extraction
     except InvalidEvent as exc:
         raise BadRequest(str(exc)) from exc
     if concepts is not None:
-        given = normalise_concepts(concepts)
+        given = given_concepts(concepts)
         return Extraction(given, len(given), len(given))
     return extract(text)
 
@@ -363,7 +368,7 @@ def _ts(ts: float | None, where: str) -> float:
 
 def _query_concepts(concepts: list[str] | None, text: str | None) -> tuple[str, ...]:
     if concepts:
-        return normalise_concepts(concepts)
+        return given_concepts(concepts)
     if text and text.strip():
         return extract_concepts(text)
     raise BadRequest(

@@ -18,11 +18,12 @@ import re
 import numpy as np
 import Stemmer
 
-from .concept import MAX_CONCEPT_LENGTH, normalise_concept
+from .concept import MAX_CONCEPT_LENGTH, normalise_concept, normalise_concepts
 from .word_table import WordTable
 
-EXTRACTOR_VERSION = "tfidf-2"
-"""Stored in each event, so a replay can tell which extractor made its concepts."""
+EXTRACTOR_VERSION = "tfidf-3"
+"""Stored in each event, so a replay can tell which extractor made its concepts. Since
+tfidf-3, a named one-word concept takes the form extraction gives that word."""
 LONG_TEXT = 80
 """Characters above which text is ranked into tiers instead of all-core."""
 CORE_SHARE, IMPORTANT_SHARE = 0.2, 0.4
@@ -124,6 +125,18 @@ def extract_concepts(text: str, limit: int = DEFAULT_LIMIT) -> tuple[str, ...]:
         seen.setdefault(concept, None)
         if len(seen) >= limit:
             break
+    return tuple(seen)
+
+
+def given_concepts(raw: list[str] | tuple[str, ...]) -> tuple[str, ...]:
+    """Concepts a caller names, in the form extraction gives the same word, so that a note
+    tagged "Timeouts" meets the text "timed out": a name that extraction reads as one concept
+    becomes that concept. Any other name (a phrase, a stop word, a single letter) is kept as
+    given, case-folded."""
+    seen: dict[str, None] = {}
+    for name in normalise_concepts(raw):
+        terms = {concept for concept, _ in _terms(name)}
+        seen.setdefault(terms.pop() if len(terms) == 1 else name, None)
     return tuple(seen)
 
 

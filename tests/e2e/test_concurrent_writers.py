@@ -16,7 +16,7 @@ from assocmem.api.client import Client
 url, name, total, batch = sys.argv[1], sys.argv[2], int(sys.argv[3]), 250
 with Client(url) as client:
     for start in range(0, total, batch):
-        client.write_many([{"text": f"{name} note {i}", "concepts": ["shared", name]} for i in range(start, start + batch)])
+        client.write_many([{"text": f"{name} note {i}", "concepts": ["common", name]} for i in range(start, start + batch)])
 """
 NOTES_EACH = 2000
 
@@ -32,9 +32,9 @@ def test_two_writers_at_once_lose_nothing(tmp_path: Path) -> None:
         with Client(up.url) as client:
             assert client.state()["memories"] == 2 * NOTES_EACH
             edges = {
-                (e["source"], e["target"]): e["count"] for e in client.graph(["shared"])["edges"]
+                (e["source"], e["target"]): e["count"] for e in client.graph(["common"])["edges"]
             }
-        assert edges == {("shared", "w0"): NOTES_EACH, ("shared", "w1"): NOTES_EACH}
+        assert edges == {("common", "w0"): NOTES_EACH, ("common", "w1"): NOTES_EACH}
     finally:
         up.stop()
 

@@ -37,13 +37,13 @@ def client(settings: Settings) -> Iterator[Client]:
 
 
 def test_list_and_boolean_query_parameters_reach_the_api(client: Client) -> None:
-    client.write("pool sizing", concepts=["redis", "pool"])
-    client.write("stream trimming", concepts=["redis", "stream"])
-    client.feedback([client.read(concepts=["redis"])["items"][0]["id"]], 1.0, concepts=["redis"])
+    client.write("pool sizing", concepts=["queue", "pool"])
+    client.write("stream trimming", concepts=["queue", "stream"])
+    client.feedback([client.read(concepts=["queue"])["items"][0]["id"]], 1.0, concepts=["queue"])
     edges = {
         frozenset((e["source"], e["target"])) for e in client.graph(["pool", "stream"])["edges"]
     }
-    assert edges == {frozenset(("pool", "redis")), frozenset(("redis", "stream"))}
+    assert edges == {frozenset(("pool", "queue")), frozenset(("queue", "stream"))}
     assert client.state()["taught_links"] > 0
     assert client.state(without_feedback=True)["taught_links"] == 0
 
@@ -56,12 +56,12 @@ def test_a_refused_request_raises_bad_request_with_the_apis_reason(client: Clien
 
 
 def test_reads_wait_for_the_clients_own_writes_and_refuse_a_bad_after(client: Client) -> None:
-    first = client.write("pool sizing", concepts=["redis", "pool"])
-    batch = client.write_many([{"text": "stream trimming", "concepts": ["redis", "stream"]}])
+    first = client.write("pool sizing", concepts=["queue", "pool"])
+    batch = client.write_many([{"text": "stream trimming", "concepts": ["queue", "stream"]}])
     assert client.position == batch[0]["position"] != first["position"]
-    assert client.read(concepts=["redis"])["position"] == client.position
+    assert client.read(concepts=["queue"])["position"] == client.position
     with pytest.raises(BadRequest, match="not a stream position"):
-        client.read(concepts=["redis"], after="yesterday")
+        client.read(concepts=["queue"], after="yesterday")
     ms = int(client.position.split("-")[0])
     with pytest.raises(BadRequest, match="past the end of the log"):
         client.find_chain(["pool", "stream"], after=f"{ms + 1}-0")

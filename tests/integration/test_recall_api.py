@@ -55,14 +55,23 @@ def test_deep_read_returns_the_chain_and_a_memory_two_links_away(http: TestClien
     jitter_only = write(http, "jitter spreads load", ["jitter", "load"])
     assert jitter_only not in by_id(read(http, concepts=["timeout"]))
     deep = read(http, concepts=["timeout", "jitter"], depth="deep")
-    assert deep["chains"][0]["path"] == ["timeout", "retry", "backoff", "jitter"]
-    assert deep["chains"][0]["hidden"] == ["retry", "backoff"]
+    assert deep["chains"][0]["path"] == ["timeout", "retri", "backoff", "jitter"]
+    assert deep["chains"][0]["hidden"] == ["retri", "backoff"]
     assert all(hop["evidence"] for hop in deep["chains"][0]["hops"])
     chain = http.post("/v1/chain", json={"concepts": ["timeout", "jitter"]}).json()
-    assert chain["chains"][0]["path"] == ["timeout", "retry", "backoff", "jitter"]
+    assert chain["chains"][0]["path"] == ["timeout", "retri", "backoff", "jitter"]
     two_away = read(http, concepts=["timeout"], depth="deep")
     assert "backoff" in two_away["chain_concepts"] or "jitter" in two_away["chain_concepts"]
     assert any(item["source"] == "chain" and "chain" in item for item in two_away["items"])
+
+
+def test_named_concepts_and_text_meet_in_either_direction(http: TestClient) -> None:
+    tagged = write(http, "the billing API gave up", ["Timeouts", "Billing"])
+    extracted = write(http, "the search API retries twice")
+    found = by_id(read(http, text="timed out", depth="fast"))
+    assert found[tagged]["source"] == "direct"
+    found = by_id(read(http, concepts=["Retry"], depth="fast"))
+    assert found[extracted]["source"] == "direct"
 
 
 def test_a_typo_finds_the_memory_as_fuzzy(http: TestClient) -> None:

@@ -1,7 +1,12 @@
 from __future__ import annotations
 
 from assocmem.engine.concept import normalise_concepts
-from assocmem.engine.extraction import _chinese_idf, _english_frequencies, extract_concepts
+from assocmem.engine.extraction import (
+    _chinese_idf,
+    _english_frequencies,
+    extract_concepts,
+    given_concepts,
+)
 
 
 def test_english_inflections_meet_and_stop_words_go() -> None:
@@ -19,6 +24,17 @@ def test_identifiers_are_kept_whole() -> None:
 
 def test_explicit_concepts_are_normalised_and_deduplicated() -> None:
     assert normalise_concepts([" Redis ", "redis", "Event  Log", ""]) == ("redis", "event log")
+
+
+def test_a_named_concept_takes_the_form_extraction_gives_its_word() -> None:
+    """A note tagged "Timeouts" is found by the text "timed out", and the reverse."""
+    assert given_concepts(["Timeouts", "timed out", "timeout"]) == extract_concepts("timed out")
+    assert given_concepts(["Staging", "C++", "2024"]) == extract_concepts("staging C++ 2024")
+
+
+def test_a_named_concept_extraction_would_drop_or_split_is_kept_as_given() -> None:
+    assert given_concepts(["a", "B", "the", "42"]) == ("a", "b", "the", "42")
+    assert given_concepts(["Machine  Learning", "机器学习"]) == ("machine learning", "机器学习")
 
 
 def test_timeout_timeouts_and_timed_out_meet() -> None:
