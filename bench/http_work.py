@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -36,7 +35,7 @@ import numpy as np
 import orjson
 from recall import DEPTHS, queries, wait_for_snapshot, wait_until_served, write_all
 from skeleton import load_corpus
-from work import WARM_UP, callgrind_parser, instructions
+from work import WARM_UP, callgrind_parser, instructions, require_corpus_and_valgrind
 
 from assocmem.api.client import Client
 from assocmem.api.run_file import read_run_file
@@ -241,10 +240,7 @@ def main() -> None:
     if args.client:
         run_client(args.client[0], Path(args.client[1]))
         return
-    if args.corpus is None:
-        parser.error("the corpus path is required")
-    if shutil.which("valgrind") is None:
-        raise SystemExit("valgrind is not installed: apt-get install valgrind")
+    require_corpus_and_valgrind(parser, args)
     with tempfile.TemporaryDirectory(prefix="assocmem-http-work-") as home:
         process, banner = spawn_up(Path(home) / "data")
         try:

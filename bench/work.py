@@ -165,6 +165,13 @@ def report(plan: dict, counts: list[int]) -> None:
         )
 
 
+def require_corpus_and_valgrind(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    if args.corpus is None:
+        parser.error("the corpus path is required")
+    if shutil.which("valgrind") is None:
+        raise SystemExit("valgrind is not installed: apt-get install valgrind")
+
+
 def callgrind_parser(doc: str | None) -> argparse.ArgumentParser:
     """The options of the benchmarks that count reads under callgrind (this one, http_work.py)."""
     parser = argparse.ArgumentParser(
@@ -191,10 +198,7 @@ def main() -> None:
     if args.measure:
         measure(args.measure)
         return
-    if args.corpus is None:
-        parser.error("the corpus path is required")
-    if shutil.which("valgrind") is None:
-        raise SystemExit("valgrind is not installed: apt-get install valgrind")
+    require_corpus_and_valgrind(parser, args)
     with tempfile.TemporaryDirectory(prefix="assocmem-work-") as tmp:
         workdir = Path(tmp)
         plan = build(args.corpus, args.notes, args.reads, args.seed, args.modes, workdir)
