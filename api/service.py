@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable, Iterator
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from assocmem.engine.activity import ActivityFilter, activities, summarise
@@ -20,18 +20,13 @@ from assocmem.engine.event import (
     MEMORY_WRITTEN,
     Event,
 )
-from assocmem.engine.extraction import (
-    EXTRACTOR_VERSION,
-    Extraction,
-    extract,
-    extract_concepts,
-    given_concepts,
-)
+from assocmem.engine.extraction import EXTRACTOR_VERSION, Extraction, extract, given_concepts
 from assocmem.engine.graph import neighbourhood
 from assocmem.engine.links import links_of
 from assocmem.engine.payload import check_text, validate_payload
 from assocmem.engine.position import is_valid_position, parse_position
 from assocmem.engine.prompt import MAX_BUDGET, MIN_BUDGET, prompt_text
+from assocmem.engine.question import parse_question
 from assocmem.engine.recall import Query, recall
 from assocmem.engine.state import State
 from assocmem.workers.errors import PositionAhead
@@ -158,16 +153,19 @@ class MemoryService:
         zone = zone_of(body.tz) if body.tz else self.zone
         now = datetime.now(zone) if body.now is None else datetime.fromtimestamp(body.now, zone)
         window = read_window(body.text, body.time, body.start, body.end, body.auto_time, now)
+        question = window.question
         concepts = (
             given_concepts(body.concepts)
             if body.concepts
-            else extract_concepts(window.text)
-            if window.text and window.text.strip()
+            else question.concepts
+            if question is not None
             else ()
         )
         if not concepts and window.range is None:
             raise BadRequest(
                 "concepts and text are both empty: expected concepts or text to extract them from"
+                if question is None
+                else f"text {body.text!r} has no content words: expected words that name a topic"
             )
         if body.token_budget is not None and not MIN_BUDGET <= body.token_budget <= MAX_BUDGET:
             raise BadRequest(
@@ -183,6 +181,8 @@ class MemoryService:
                 time_range=window.range,
                 history=body.history,
                 kinds=tuple(body.kinds) if body.kinds else ("memory", "activity"),
+                time_concepts=question.time_concepts if question is not None else (),
+                prefers_recent=question is not None and question.prefers_recent,
             )
         )
         live = body.as_of is None and not body.without_feedback
@@ -367,10 +367,14 @@ def _ts(ts: float | None, where: str) -> float:
 
 
 def _query_concepts(concepts: list[str] | None, text: str | None) -> tuple[str, ...]:
+    """Named concepts, or the content concepts of a question's text (question words out)."""
     if concepts:
         return given_concepts(concepts)
     if text and text.strip():
-        return extract_concepts(text)
+        found = parse_question(text, datetime.now(UTC)).concepts
+        if found:
+            return found
+        raise BadRequest(f"text {text!r} has no content words: expected words that name a topic")
     raise BadRequest(
         "concepts and text are both empty: expected concepts or text to extract them from"
     )

@@ -6,8 +6,9 @@ import dataclasses
 import zoneinfo
 from datetime import datetime, timedelta
 
+from assocmem.engine.question import Question, parse_question
 from assocmem.engine.recall import TimeRange
-from assocmem.engine.timeexpr import AUTO_TIME_THRESHOLD, TimeMatch, parse_time
+from assocmem.engine.timeexpr import TimeMatch, parse_time
 
 from .errors import BadRequest
 
@@ -26,8 +27,8 @@ class Window:
     range: TimeRange | None
     match: TimeMatch | None = None
     applied: bool = False
-    text: str | None = None
-    """The query text left once an applied expression is cut out."""
+    question: Question | None = None
+    """The question the text asks (its content concepts), when there is text."""
 
 
 def read_window(
@@ -38,23 +39,24 @@ def read_window(
     auto_time: bool,
     now: datetime,
 ) -> Window:
-    if start is not None or end is not None:
-        return Window(_bounds(start, end), text=text)
+    explicit = start is not None or end is not None
+    question = (
+        parse_question(text, now, auto_time and not explicit and not expression)
+        if text and text.strip()
+        else None
+    )
+    if explicit:
+        return Window(_bounds(start, end), question=question)
     if expression:
         match = _parse(expression, now)
-        return Window(TimeRange(match.start.timestamp(), match.end.timestamp()), match, True, text)
-    if text and auto_time:
-        match = parse_time(text, now)
-        if match is not None:
-            applied = match.confidence >= AUTO_TIME_THRESHOLD
-            time_range = TimeRange(match.start.timestamp(), match.end.timestamp())
-            return Window(
-                time_range if applied else None,
-                match,
-                applied,
-                match.without(text) if applied else text,
-            )
-    return Window(None, text=text)
+        time_range = TimeRange(match.start.timestamp(), match.end.timestamp())
+        return Window(time_range, match, True, question)
+    if question is not None and question.time is not None:
+        match = question.time
+        time_range = TimeRange(match.start.timestamp(), match.end.timestamp())
+        applied = question.is_time_applied
+        return Window(time_range if applied else None, match, applied, question)
+    return Window(None, question=question)
 
 
 def listing_window(

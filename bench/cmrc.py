@@ -1,10 +1,12 @@
 """Chinese recall on CMRC 2018 at sentence level, next to a BM25 baseline, in one script.
 
-Every sentence of every paragraph is a memory; every question is a read; the
-target is the sentence holding the answer. R@k = the target among the first k.
-Both systems see the same sentences; BM25 (rank_bm25's Okapi) ranks over
-jieba tokens of each sentence, assocmem over its extracted concepts (the same
-extraction the API runs at append time), through the pure engine.
+Every sentence of every paragraph is a memory; every question is a read, through the
+read path the API runs (time expressions parsed, question words dropped); the target is
+the sentence holding the answer. R@k = the target among the first k. Both systems see the
+same sentences; BM25 (bm25s, Lucene's variant) ranks over jieba tokens of each sentence,
+assocmem over its extracted concepts (the same extraction the API runs at append time),
+through the pure engine. Pairs are reported with a bootstrap interval of the difference;
+so is time parsing on against off.
 
     .venv/bin/python bench/cmrc.py ../shared/data/zh/cmrc2018_trial.json
 """
@@ -19,14 +21,14 @@ from pathlib import Path
 import jieba
 import numpy as np
 import orjson
-from rank_bm25 import BM25Okapi
-from skeleton import written_event  # bench/ is on sys.path when a script here runs
+from retrieval import Bm25, Question, ask, build_state, describe, hits, paired
 
-from assocmem.engine.extraction import CHINESE_STOP_WORDS, extract_concepts
-from assocmem.engine.fold import fold_from_zero
-from assocmem.engine.recall import Query, recall
+from assocmem.engine.extraction import CHINESE_STOP_WORDS
 
 _SENTENCE = re.compile(r"[^。！？!?]+[。！？!?]?")
+NOW = 1_700_000_000.0
+"""The reads' clock (2023-11-14); every sentence is written a year before it."""
+WRITTEN = NOW - 365 * 86_400.0
 
 
 def sentences_and_questions(path: Path) -> tuple[list[str], list[tuple[str, int]]]:
@@ -50,54 +52,36 @@ def sentences_and_questions(path: Path) -> tuple[list[str], list[tuple[str, int]
 
 
 def tokens(text: str) -> list[str]:
-    return [
-        w
-        for w in jieba.lcut(text)
-        if w.strip() and w not in CHINESE_STOP_WORDS and len(w.strip()) > 0
-    ]
-
-
-def recall_at(ranks: list[int | None], k: int) -> float:
-    return sum(1 for r in ranks if r is not None and r < k) / len(ranks)
+    return [w for w in jieba.lcut(text) if w.strip() and w not in CHINESE_STOP_WORDS]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("data", type=Path, help="cmrc2018_trial.json (SQuAD format)")
+    parser.add_argument("data", type=Path, help="cmrc2018_trial.json or _dev.json (SQuAD format)")
     args = parser.parse_args()
-    sentences, questions = sentences_and_questions(args.data)
-    print(f"{len(sentences):,} sentences, {len(questions):,} questions")
-
-    bm25 = BM25Okapi([tokens(s) for s in sentences])
-    bm25_ranks: list[int | None] = []
-    for question, target in questions:
-        scores = bm25.get_scores(tokens(question))
-        order = np.argsort(-scores, kind="stable")[:5]
-        bm25_ranks.append(next((r for r, n in enumerate(order) if n == target), None))
-
-    state = fold_from_zero(written_event(text, 0.0, n) for n, text in enumerate(sentences))
-    print(
-        f"BM25 (jieba tokens)     R@1 {recall_at(bm25_ranks, 1):.3f}  R@5 {recall_at(bm25_ranks, 5):.3f}"
-    )
-    for depth in ("fast", "standard", "deep"):
-        ranks: list[int | None] = []
-        latencies = []
-        for question, target in questions:
-            concepts = extract_concepts(question)
-            if not concepts:
-                ranks.append(None)
-                continue
+    sentences, pairs = sentences_and_questions(args.data)
+    print(f"{len(sentences):,} sentences, {len(pairs):,} questions")
+    state = build_state(sentences, [WRITTEN] * len(sentences), progress=False)
+    bm25 = Bm25(sentences, tokens)
+    questions = [Question(text, frozenset({target}), NOW) for text, target in pairs]
+    for k in (1, 5):
+        baseline = [hits(q.answers, bm25.ask(q, k), k) for q in questions]
+        for depth in ("fast", "standard", "deep"):
             start = time.perf_counter()
-            result = recall(state, Query(concepts, depth=depth, limit=5, now=0.0))
-            latencies.append((time.perf_counter() - start) * 1000)
-            ids = [int(item.memory.id.split("-")[0]) - 1 for item in result.items]
-            ranks.append(next((r for r, n in enumerate(ids) if n == target), None))
-        print(
-            f"assocmem {depth:<8}       R@1 {recall_at(ranks, 1):.3f}  R@5 {recall_at(ranks, 5):.3f}"
-            f"  (engine p50 {np.percentile(latencies, 50):.2f} ms)"
-        )
+            scores = [hits(q.answers, ask(state, q, depth, k), k) for q in questions]
+            elapsed = (time.perf_counter() - start) / len(questions) * 1000
+            label = f"R@{k} {depth}, time parsing on"
+            print(describe(label, paired(baseline, scores), ("BM25", "assocmem")), end="")
+            print(f"  engine {elapsed:.2f} ms/read")
+        timeless = [
+            hits(q.answers, ask(state, q, "standard", k, auto_time=False), k) for q in questions
+        ]
+        on = [hits(q.answers, ask(state, q, "standard", k), k) for q in questions]
+        print(describe(f"R@{k} standard, time off vs on", paired(timeless, on), ("off", "on")))
+    dated = [q for q in questions if np.any([c.isdigit() for c in q.text])]
+    print(f"({len(dated)} questions carry a digit, e.g. a year)")
 
 
 if __name__ == "__main__":

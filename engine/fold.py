@@ -123,7 +123,7 @@ def _feedback_given(state: State, event: Event) -> None:
     outcome = float(event.data["outcome"])
     memories = [state.memories[m] for m in event.data["memory_ids"] if m in state.memories]
     query = [state.intern(c) for c in event.data["concepts"]]
-    targets = {state.intern(c) for memory in memories for c in memory.concepts[: memory.matched]}
+    targets = {state.intern(c) for memory in memories for c in memory.concepts[: memory.core]}
     moved: set[tuple[int, int]] = set()
     for q in query:
         for t in sorted(targets):

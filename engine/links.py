@@ -1,10 +1,14 @@
-"""Link strength: PPMI of the co-occurrence counts plus the learned delta from feedback.
+"""Link strength: PPMI of the written co-occurrence counts and the taught deltas together.
 
 A raw count makes the most common words everybody's strongest neighbour;
 PPMI (positive pointwise mutual information, with the context distribution
 smoothed by 0.75 as in Levy, Goldberg & Dagan 2015) asks whether two concepts
-meet more often than chance. It is derived per row from the exact counts and
-marginals, so it is always in step with the fold and never stored.
+meet more often than chance. Feedback counts as if the two concepts had been written
+together TAUGHT_COUNT more times per unit of learned delta: a rating that links a
+telling question concept to a rare concept makes a strong link, and one that links a
+concept everybody uses (a speaker's name in every question) or links to one makes a
+weak one, however often it is repeated. Derived per row from the exact counts, deltas
+and marginals, so it is always in step with the fold and never stored.
 """
 
 from __future__ import annotations
@@ -21,6 +25,10 @@ ROW_CACHE = 4096
 """Concept rows whose strengths a state keeps between reads, the least recently read dropped first."""
 ROW_TOP = 64
 """Strongest links kept per row: expansion and chains never look further down."""
+TAUGHT_COUNT = 2.0
+"""Co-occurrences one unit of learned delta counts as."""
+MIN_TAUGHT_STRENGTH = 0.1
+"""Strength of a taught link whose PPMI is nil: a taught link is always followed."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -29,8 +37,9 @@ class Row:
 
     targets: np.ndarray
     strength: np.ndarray
-    """PPMI + learned delta: what expansion and chains rank by."""
+    """PPMI of written + taught counts: what expansion and chains rank by."""
     ppmi: np.ndarray
+    """PPMI of the written counts alone."""
     count: np.ndarray
     learned: np.ndarray
 
@@ -68,7 +77,7 @@ class LinkWeights:
     def ppmi(self, i: int, targets: np.ndarray, counts: np.ndarray) -> np.ndarray:
         if not len(targets) or self.marginals[i] == 0:
             return np.zeros(len(targets))
-        with np.errstate(divide="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore"):
             pmi = np.log(counts * self.context_total / (self.marginals[i] * self.context[targets]))
         return np.where(counts > 0, np.maximum(pmi, 0.0), 0.0)
 
@@ -89,7 +98,9 @@ class LinkWeights:
         followed = (weight >= floor) | ((learned > 0) & (weight > 0))
         targets, counts, learned = targets[followed], counts[followed], learned[followed]
         ppmi = self.ppmi(i, targets, counts)
-        strength = ppmi + learned
+        together = np.maximum(counts + TAUGHT_COUNT * learned, 0.0)
+        strength = self.ppmi(i, targets, together)
+        strength = np.where(learned > 0, np.maximum(strength, MIN_TAUGHT_STRENGTH), strength)
         keep = strength > 0
         targets, counts, learned, ppmi, strength = (
             a[keep] for a in (targets, counts, learned, ppmi, strength)

@@ -1,8 +1,9 @@
-"""Ranking: relevance x importance-aware time decay x importance x valence x accesses.
+"""Ranking: relevance first, then bounded priors (recency, importance, valence, accesses).
 
-Decay never goes below DECAY_FLOOR, so relevance decides between an old
-memory that matches and a new one that does not; among memories that match
-alike, the newer, more important, better rated and more used one wins.
+Each prior moves a score by a few per cent at most, so it orders memories that match
+alike (the newer, more important, better rated, more used one first) and never buries a
+clearly better match: a strong match from last year beats a weak one from last week. A
+query that asks for recency ("latest", "recently", 最近) weighs recency more.
 """
 
 from __future__ import annotations
@@ -11,21 +12,21 @@ import numpy as np
 
 from .state import IMPORTANT, SUPPLEMENT, State
 
-STAGE_BANDS = {
-    "direct": (0.36, 1.0),
-    "fuzzy": (0.3, 0.5),
-    "association": (0.0, 0.3),
-    "chain": (0.0, 0.18),
-    "time": (0.0, 0.1),
-}
-"""Relevance range of each stage: direct > fuzzy > association > chain > time only, each
-scaled within its band by match quality or link strength."""
 TIER_WEIGHTS = np.array([1.0, 0.85, 0.6])
 """Core, important, supplement (indexed by tier): a supplement match verifies more than it finds."""
 assert TIER_WEIGHTS[SUPPLEMENT] < TIER_WEIGHTS[IMPORTANT]
-DECAY_FLOOR = 0.6
+RECENCY_WEIGHT = 0.1
+"""Share of its score the oldest memory loses to the newest, other things equal."""
+RECENT_QUERY_RECENCY_WEIGHT = 0.5
+"""The same, for a query that asks for the latest or most recent memories."""
 HALF_LIFE_DAYS = 30.0
-"""Half-life of the decaying part for importance 1; each importance step doubles it."""
+"""Half-life of recency for importance 1; each importance step doubles it."""
+IMPORTANCE_WEIGHT = 0.025
+"""Score change per importance step away from the default 3 (1-5: -5% to +5%)."""
+VALENCE_WEIGHT = 0.05
+"""Score change at valence 1 (or -1): feedback orders a rated memory among its matches."""
+ACCESS_WEIGHT, ACCESS_CAP = 0.02, 0.05
+"""Score gain per e-fold of reads that returned the memory, and its cap."""
 BM25_K1, BM25_B = 1.2, 0.3
 """A low b: long memories carry more words by nature and should not be pushed down for it."""
 DAY = 86_400.0
@@ -57,15 +58,16 @@ def length_norm(state: State, rows: np.ndarray, average: float) -> np.ndarray:
     return norm / best
 
 
-def factors(state: State, rows: np.ndarray, now: float) -> np.ndarray:
-    """Everything but relevance, per memory row."""
+def priors(state: State, rows: np.ndarray, now: float, recency_weight: float) -> np.ndarray:
+    """Everything but relevance, per memory row: a factor near 1."""
     importance = state.importance.values[rows].astype(np.float64)
     age_days = np.maximum(now - state.ts.values[rows], 0.0) / DAY
     half_life = HALF_LIFE_DAYS * 2.0 ** (importance - 1)
-    decay = DECAY_FLOOR + (1 - DECAY_FLOOR) * 0.5 ** (age_days / half_life)
-    valence = 1.0 + 0.5 * state.valence.values[rows].astype(np.float64)
-    accesses = 1.0 + 0.1 * np.log1p(np.minimum(state.accesses.values[rows], 1000))
-    return decay * (0.6 + 0.1 * importance) * valence * accesses
+    recency = 1.0 - recency_weight * (1.0 - 0.5 ** (age_days / half_life))
+    standing = 1.0 + IMPORTANCE_WEIGHT * (importance - 3)
+    valence = 1.0 + VALENCE_WEIGHT * state.valence.values[rows].astype(np.float64)
+    use = 1.0 + np.minimum(ACCESS_WEIGHT * np.log1p(state.accesses.values[rows]), ACCESS_CAP)
+    return recency * standing * valence * use
 
 
 def top(rows: np.ndarray, scores: np.ndarray, limit: int) -> list[tuple[int, float]]:

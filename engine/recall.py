@@ -1,4 +1,5 @@
-"""Reads: query concepts -> matching stages -> ranked items, each saying how it was found.
+"""Reads: query concepts -> evidence from each stage -> ranked items, each saying how it
+was found.
 
 Stages, by depth:
 - fast: `direct` (the memory carries a query concept) and `fuzzy` (it carries a
@@ -7,8 +8,11 @@ Stages, by depth:
   PPMI + learned delta);
 - deep: + `chain` (concepts personalised PageRank reaches in several steps),
   with the chains between the query concepts.
-A time range (given, or parsed from the query text) keeps only memories in the
-range and adds the unmatched ones in it as `time` items.
+Every stage adds evidence to one relevance (engine.evidence), so a memory that two strong
+links lead to can outrank one that matches a common word only. A time range (given, or
+parsed from the query text) ranks the memories in it first, those written in it or
+naming it, and adds the unmatched ones in it as `time` items; it never hides a memory
+that matches the rest of the query.
 """
 
 from __future__ import annotations
@@ -20,9 +24,19 @@ import numpy as np
 
 from .chains import Chain, chain_along, chains_between, local_graph, pagerank
 from .errors import InvalidQuery
+from .evidence import CHAIN, DIRECT, FUZZY, LINK, NONE, TIME, Evidence
 from .links import LinkWeights, links_of
 from .match import Match, resolve
-from .rank import STAGE_BANDS, TIER_WEIGHTS, factors, idf, length_norm, mean_length, top
+from .rank import (
+    RECENCY_WEIGHT,
+    RECENT_QUERY_RECENCY_WEIGHT,
+    TIER_WEIGHTS,
+    idf,
+    length_norm,
+    mean_length,
+    priors,
+    top,
+)
 from .state import CORE, SUPPLEMENT, Memory, State
 
 DEFAULT_FLOOR = 2.0
@@ -35,9 +49,20 @@ MAX_CHAIN_CONCEPTS = 8
 """Concepts PageRank adds in a deep read."""
 DEPTHS = ("fast", "standard", "deep")
 KINDS = ("memory", "activity")
-ASSOCIATION_BONUS = 0.05
-"""Share of its association relevance a directly matched memory gets on top."""
 SOURCES = ("direct", "fuzzy", "association", "chain", "time")
+"""Item sources, indexed by the kind of evidence that found the memory (engine.evidence)."""
+FUZZY_SHARE = 0.8
+"""Evidence a near miss of similarity 1 would give, against a direct match's 1."""
+LINK_SHARE = 0.5
+"""Evidence the strongest link can give for a query concept, against carrying it."""
+LINK_HALF = 1.0
+"""Link strength (PPMI + learned delta) that gives half of LINK_SHARE."""
+CHAIN_SHARE = 0.25
+"""Evidence the concept PageRank reaches most can give, against carrying the query concept."""
+TIME_MISS = 0.5
+"""Factor on the score of a memory outside a read's time range (it still matches)."""
+TIME_ONLY = 0.02
+"""Relevance of a memory in the time range that matches nothing else."""
 
 __all__ = ["Query", "Recall", "Item", "Via", "recall"]
 
@@ -61,6 +86,11 @@ class Query:
     history: bool = False
     """Also return memories a newer one superseded."""
     kinds: tuple[str, ...] = KINDS
+    time_concepts: tuple[str, ...] = ()
+    """Concepts naming the time range (a year, a month): a memory carrying one is about that
+    time, whenever it was written."""
+    prefers_recent: bool = False
+    """The question asks for the latest memories: recency weighs more."""
 
     def __post_init__(self) -> None:
         if not self.concepts and self.time_range is None:
@@ -117,91 +147,64 @@ class Recall:
     time_range: TimeRange | None = None
 
 
-DIRECT, FUZZY, ASSOCIATION, CHAIN, TIME, COVERAGE = range(6)
-"""Rows of _Stages.totals: the stages in the order of SOURCES, then the direct matches'
-query coverage."""
-
-
-class _Stages:
-    """Per stage, the (rows, values) each matched or followed concept adds.
-
-    Only the memories some stage touched are scored: a read costs what its postings
-    hold, not what the whole state holds (at 50,000 memories, full-size arrays per
-    stage were most of a fast read).
-    """
-
-    def __init__(self) -> None:
-        self.parts: list[tuple[int, np.ndarray, np.ndarray]] = []
-
-    def add(self, stage: int, rows: np.ndarray, values: np.ndarray | float) -> None:
-        if len(rows):
-            self.parts.append((stage, rows, np.broadcast_to(values, rows.shape)))
-
-    def candidates(self, size: int) -> np.ndarray:
-        """Ascending rows some stage touched, of `size` memories."""
-        touched = np.zeros(size, dtype=bool)
-        for _, rows, _ in self.parts:
-            touched[rows] = True
-        return np.flatnonzero(touched)
-
-    def totals(self, candidates: np.ndarray, size: int) -> np.ndarray:
-        """6 x len(candidates): each stage's summed values per candidate."""
-        at = np.empty(size, dtype=np.int64)
-        at[candidates] = np.arange(len(candidates))
-        totals = np.zeros((COVERAGE + 1, len(candidates)))
-        for stage, rows, values in self.parts:
-            # A concept's postings hold each row once, so a plain fancy-index add is exact
-            # (and many times faster than np.add.at).
-            totals[stage, at[rows]] += values
-        return totals
-
-
 def recall(state: State, query: Query) -> Recall:
     n = len(state.rows)
     now = query.now if query.now is not None else float(state.ts.values.max()) if n else 0.0
     matches = resolve(state, query.concepts)
-    stages = _Stages()
-    _match(state, matches, stages)
-    seeds = list(dict.fromkeys(m.concept for m in matches))
+    slots = {q: k for k, q in enumerate(dict.fromkeys(m.query for m in matches))}
+    weights = [0.0] * len(slots)
+    for m in matches:
+        weights[slots[m.query]] = max(weights[slots[m.query]], idf(state, m.concept))
+    evidence = Evidence(weights)
+    average_length = mean_length(state)
+    _match(state, matches, slots, evidence, average_length)
+    seed_slots: dict[int, int] = {}
+    for m in sorted(matches, key=lambda m: -weights[slots[m.query]]):
+        seed_slots.setdefault(m.concept, slots[m.query])
+    seeds = list(seed_slots)
     vias: dict[int, list[Via]] = {}
     chains: list[Chain] = []
     reached: dict[int, float] = {}
     paths: dict[int, Chain] = {}
     if query.depth != "fast" and seeds:
-        weights = links_of(state)
-        vias = _expand(state, weights, seeds, query.floor)
-        _spread(
-            state,
-            {j: max(v.strength for v in vs) for j, vs in vias.items()},
-            stages,
-            ASSOCIATION,
-            1,
-        )
+        links = links_of(state)
+        vias = _expand(state, links, seed_slots, weights, query.floor)
+        _associate(state, vias, seed_slots, evidence, average_length)
         if query.depth == "deep":
-            graph = local_graph(weights, seeds, query.floor)
+            graph = local_graph(links, seeds, query.floor)
             reached = _pagerank_concepts(graph, seeds, set(vias))
-            _spread(state, reached, stages, CHAIN, CORE + 1)
-            chains = chains_between(state, graph, seeds)
             paths = _paths(state, graph, seeds, reached)
+            _chain(state, reached, paths, seed_slots, evidence, average_length)
+            chains = chains_between(state, graph, seeds)
+    in_range = None
     if query.time_range is not None:
-        stages.add(TIME, _in_range(state, query.time_range), 1.0)
-    candidates = stages.candidates(n)
-    relevance, source = _combine(stages.totals(candidates, n))
-    keep = relevance > 0
-    if query.time_range is not None:
-        ts = state.ts.values[candidates]
-        keep &= (ts >= query.time_range.start) & (ts < query.time_range.end)
+        in_range = _about(state, query.time_range, query.time_concepts)
+        evidence.add(-1, TIME, in_range, 1.0)
+    candidates = evidence.candidates(n)
+    relevance, label = evidence.relevance(candidates, n)
+    keep = label != NONE
+    if in_range is not None:
+        inside = np.isin(candidates, in_range, assume_unique=True)
+        relevance = np.where(inside, np.maximum(relevance, TIME_ONLY), relevance * TIME_MISS)
     if set(query.kinds) != set(KINDS):
         keep &= _is_activity(state, candidates) == (query.kinds == ("activity",))
     if not query.history:
         keep &= state.alive.values[candidates]
-    rows, relevance, source = candidates[keep], relevance[keep], source[keep]
-    scores = relevance * factors(state, rows, now)
+    rows, relevance, label = candidates[keep], relevance[keep], label[keep]
+    recency = RECENT_QUERY_RECENCY_WEIGHT if query.prefers_recent else RECENCY_WEIGHT
+    scores = relevance * priors(state, rows, now, recency)
     best = top(np.arange(len(rows)), scores, query.limit)
-    seed_set = set(seeds)
+    seed_names = {state.concepts[j] for j in seeds}
     items = tuple(
         _item(
-            state, int(rows[k]), round(score, 6), SOURCES[source[k]], vias, matches, seed_set, paths
+            state,
+            int(rows[k]),
+            round(score, 6),
+            SOURCES[label[k]],
+            vias,
+            matches,
+            seed_names,
+            paths,
         )
         for k, score in best
     )
@@ -220,61 +223,106 @@ def recall(state: State, query: Query) -> Recall:
     )
 
 
-def _match(state: State, matches: list[Match], stages: _Stages) -> None:
-    """BM25-like relevance of direct and near-miss matches, normalised to 0-1."""
-    best_idf: dict[str, float] = {}
-    for m in matches:
-        best_idf[m.query] = max(best_idf.get(m.query, 0.0), idf(state, m.concept))
-    total = sum(best_idf.values()) or 1.0
-    average_length = mean_length(state)
+def _match(
+    state: State,
+    matches: list[Match],
+    slots: dict[str, int],
+    evidence: Evidence,
+    average_length: float,
+) -> None:
+    """Direct and near-miss evidence: tier x BM25 length norm (x similarity for a near miss)."""
     for m in matches:
         rows, tiers = state.postings.of(m.concept)
-        weight = idf(state, m.concept) / total
-        gain = weight * TIER_WEIGHTS[tiers] * length_norm(state, rows, average_length)
-        stages.add(DIRECT if m.is_exact else FUZZY, rows, gain * m.similarity)
-        stages.add(COVERAGE, rows, weight)
+        value = TIER_WEIGHTS[tiers] * length_norm(state, rows, average_length)
+        if m.is_exact:
+            evidence.add(slots[m.query], DIRECT, rows, value)
+        else:
+            evidence.add(slots[m.query], FUZZY, rows, value * FUZZY_SHARE * m.similarity)
 
 
 def _expand(
-    state: State, weights: LinkWeights, seeds: list[int], floor: float
+    state: State,
+    links: LinkWeights,
+    seed_slots: dict[int, int],
+    weights: list[float],
+    floor: float,
 ) -> dict[int, list[Via]]:
-    """The strongest MAX_EXPANSION concepts one followed link away from the seeds."""
+    """The MAX_EXPANSION concepts one followed link away from the seeds that give the most
+    evidence: strong links from telling query concepts first."""
     found: dict[int, list[Via]] = {}
-    seed_set = set(seeds)
-    for seed in seeds:
-        row = weights.row(seed, floor)
-        for n in range(min(len(row.targets), MAX_EXPANSION + len(seeds))):
+    gain: dict[int, float] = {}
+    for seed, slot in seed_slots.items():
+        row = links.row(seed, floor)
+        for n in range(min(len(row.targets), MAX_EXPANSION + len(seed_slots))):
             j = int(row.targets[n])
-            if j in seed_set:
+            if j in seed_slots:
                 continue
             count, learned = int(row.count[n]), float(row.learned[n])
+            strength = float(row.strength[n])
             via = Via(
                 concept=state.concepts[j],
                 source=state.concepts[seed],
                 weight=max(0.0, count + learned),
                 count=count,
                 learned=learned,
-                strength=round(float(row.strength[n]), 6),
+                strength=round(strength, 6),
                 ppmi=round(float(row.ppmi[n]), 6),
             )
             found.setdefault(j, []).append(via)
-    strongest = sorted(
-        found, key=lambda j: (-max(v.strength for v in found[j]), state.concepts[j])
-    )[:MAX_EXPANSION]
+            gain[j] = max(gain.get(j, 0.0), weights[slot] * link_share(strength))
+    strongest = sorted(found, key=lambda j: (-gain[j], state.concepts[j]))[:MAX_EXPANSION]
     return {j: sorted(found[j], key=lambda v: (-v.strength, v.source)) for j in strongest}
 
 
-def _spread(
-    state: State, weights: dict[int, float], stages: _Stages, stage: int, max_tier: int
+def link_share(strength: float) -> float:
+    """Evidence a link of `strength` gives for the concept it starts from (0 to LINK_SHARE)."""
+    return LINK_SHARE * strength / (strength + LINK_HALF)
+
+
+def _associate(
+    state: State,
+    vias: dict[int, list[Via]],
+    seed_slots: dict[int, int],
+    evidence: Evidence,
+    average_length: float,
 ) -> None:
-    """Each concept's normalised weight to the memories carrying it in a tier below max_tier."""
-    if not weights:
-        return
-    strongest = max(weights.values()) or 1.0
-    for j, weight in weights.items():
+    """A memory carrying an expanded concept (in a tier that matches) holds evidence for each
+    query concept the concept is linked from."""
+    for j, links in vias.items():
         rows, tiers = state.postings.of(j)
-        usable = tiers <= min(max_tier, SUPPLEMENT - 1)
-        stages.add(stage, rows[usable], weight / strongest * TIER_WEIGHTS[tiers[usable]])
+        usable = tiers < SUPPLEMENT
+        rows, tiers = rows[usable], tiers[usable]
+        shape = TIER_WEIGHTS[tiers] * length_norm(state, rows, average_length)
+        strongest: dict[int, float] = {}
+        for via in links:
+            slot = seed_slots[state.concept_index[via.source]]
+            strongest[slot] = max(strongest.get(slot, 0.0), via.strength)
+        for slot, strength in strongest.items():
+            evidence.add(slot, LINK, rows, shape * link_share(strength))
+
+
+def _chain(
+    state: State,
+    reached: dict[int, float],
+    paths: dict[int, Chain],
+    seed_slots: dict[int, int],
+    evidence: Evidence,
+    average_length: float,
+) -> None:
+    """Concepts PageRank reached several links away: evidence for the query concept their
+    chain starts from, by their rank."""
+    if not reached:
+        return
+    strongest = max(reached.values()) or 1.0
+    for j, rank in reached.items():
+        if j not in paths:
+            continue
+        slot = seed_slots[state.concept_index[paths[j].path[0]]]
+        rows, tiers = state.postings.of(j)
+        usable = tiers <= CORE
+        rows, tiers = rows[usable], tiers[usable]
+        value = CHAIN_SHARE * rank / strongest * length_norm(state, rows, average_length)
+        evidence.add(slot, CHAIN, rows, value)
 
 
 def _pagerank_concepts(graph: nx.Graph, seeds: list[int], expanded: set[int]) -> dict[int, float]:
@@ -294,43 +342,15 @@ def _paths(
     return {j: chain_along(state, graph, paths[j]) for j in reached if j in paths}
 
 
-def _combine(totals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Relevance and source index per candidate: the first stage that found it labels it.
-
-    Each stage has a band (rank.STAGE_BANDS): any direct match outranks any association
-    before the other factors, however weak the match and strong the link.
-    """
-    # Coverage counts twice: a memory carrying every query concept beats one carrying the
-    # rarest only, whatever their tiers.
-    coverage = np.minimum(totals[COVERAGE], 1.0)
-    direct = np.minimum(totals[DIRECT] * coverage, 1.0)
-    fuzzy = np.minimum(totals[FUZZY] * coverage, 1.0)
-    association = np.minimum(totals[ASSOCIATION], 1.0) * STAGE_BANDS["association"][1]
-    chain = np.minimum(totals[CHAIN], 1.0) * STAGE_BANDS["chain"][1]
-    time = totals[TIME] * STAGE_BANDS["time"][1]
-    found = np.stack([direct, fuzzy, association, chain, time]) > 0
-    source = np.where(found.any(axis=0), found.argmax(axis=0), TIME)
-    by_source = np.stack(
-        [
-            _band("direct", direct) + ASSOCIATION_BONUS * association,
-            _band("fuzzy", fuzzy),
-            association,
-            chain,
-            time,
-        ]
-    )
-    relevance = np.where(found.any(axis=0), by_source[source, np.arange(len(source))], 0.0)
-    return relevance, source
-
-
-def _band(stage: str, value: np.ndarray) -> np.ndarray:
-    low, high = STAGE_BANDS[stage]
-    return low + (high - low) * value
-
-
-def _in_range(state: State, time_range: TimeRange) -> np.ndarray:
+def _about(state: State, time_range: TimeRange, concepts: tuple[str, ...]) -> np.ndarray:
+    """Rows written in the range, or carrying a concept that names it (an event of that time)."""
     ts = state.ts.values
-    return np.flatnonzero((ts >= time_range.start) & (ts < time_range.end))
+    rows = [np.flatnonzero((ts >= time_range.start) & (ts < time_range.end))]
+    for name in concepts:
+        index = state.concept_index.get(name)
+        if index is not None:
+            rows.append(state.postings.of(index)[0])
+    return np.unique(np.concatenate(rows)).astype(np.int64)
 
 
 def _is_activity(state: State, rows: np.ndarray) -> np.ndarray:

@@ -1,0 +1,203 @@
+"""Recall quality on real text: assocmem's read path next to BM25, question by question.
+
+Memories are commit messages of the git project in log order, each written as
+"<author>: <message>" at its commit time (an author is a speaker: a name that half the
+memories of a conversation carry). Every read runs at "now" = the newest memory, as when
+an agent asks right after the conversation, so recency can bury an old answer.
+
+Benchmarks (each prints its table; `--only` picks some):
+- known-item: 2-3 telling words of a memory, often in a question naming its author, the
+  targets spread over every age; R@10 per age;
+- citations: a later commit's sentence about an earlier one it cites, the citation cut out
+  (described), or the cited subject and date (cited: a date to use as evidence);
+- association: a memory asked for by its neighbours' concepts only (it carries none of
+  them): fast cannot find it, standard and deep must follow links;
+- feedback: the questions split in two by a seeded hash; the answers of one half rated
+  helpful; R@10 of the other half before and after, for the questions whose answers no
+  rating touched, with links-only and valence-only ablations.
+
+    .venv/bin/python bench/quality.py ../shared/data/corpus_en.jsonl --notes 20000
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+from questions import associations, citations, known_items
+from retrieval import (
+    AGE_BUCKETS,
+    Bm25,
+    Question,
+    ask,
+    build_state,
+    describe,
+    english_tokens,
+    hits,
+    paired,
+    seeded_half,
+)
+from skeleton import load_corpus
+
+from assocmem.engine.event import FEEDBACK_GIVEN, Event
+from assocmem.engine.fold import fold
+from assocmem.engine.question import parse_question
+from assocmem.engine.snapshot import dump_state, load_state
+from assocmem.engine.state import State
+
+DEPTHS = ("fast", "standard", "deep")
+BENCHMARKS = ("known-item", "citations", "association", "feedback")
+
+
+def compare(
+    label: str, state: State, bm25: Bm25 | None, questions: list[Question], kinds: tuple[str, ...]
+) -> None:
+    """R@10 at each depth, and BM25's, overall and per kind of question."""
+    print(f"\n{label}: {len(questions)} questions, e.g. {questions[0].text!r}")
+    start = time.perf_counter()
+    scores = {d: [hits(q.answers, ask(state, q, d)) for q in questions] for d in DEPTHS}
+    elapsed = (time.perf_counter() - start) / (len(questions) * len(DEPTHS)) * 1000
+    baseline = [hits(q.answers, bm25.ask(q)) for q in questions] if bm25 else [0.0] * len(questions)
+    for depth in DEPTHS:
+        print(describe(f"  R@10 {depth}", paired(baseline, scores[depth]), ("BM25", "assocmem")))
+    if len(kinds) > 1:
+        for kind in kinds:
+            at = [n for n, q in enumerate(questions) if q.kind == kind]
+            if at:
+                result = paired([baseline[n] for n in at], [scores["standard"][n] for n in at])
+                print(describe(f"    {kind} (standard)", result, ("BM25", "assocmem")))
+    fast, standard = scores["fast"], scores["standard"]
+    print(describe("  standard vs fast", paired(fast, standard), ("fast", "standard")))
+    print(f"  engine read, mean over depths: {elapsed:.2f} ms")
+
+
+def rate(state: State, questions: list[Question], now: float, unhelpful: bool) -> list[int]:
+    """Fold the ratings of each question's read: its answers helpful (+1) and, with
+    `unhelpful`, the other memories the read returned unhelpful (-1); the rated rows."""
+    clock = datetime.fromtimestamp(now, UTC)
+    events: list[Event] = []
+    rated: list[int] = []
+    ms = int(state.position.split("-")[0])
+
+    def add(rows: list[int], outcome: float, concepts: tuple[str, ...]) -> None:
+        ids = [state.rows[r].id for r in rows]
+        data = {"memory_ids": ids, "outcome": outcome, "concepts": list(concepts)}
+        position = f"{ms + len(events) + 1}-0"
+        events.append(Event(FEEDBACK_GIVEN, "default", "bench", now, data, position=position))
+        rated.extend(rows)
+
+    for q in questions:
+        concepts = q.concepts or parse_question(q.text, clock).concepts
+        if not concepts:
+            continue
+        shown = ask(state, q, "standard") if unhelpful else []
+        add(sorted(q.answers), 1.0, concepts)
+        wrong = [r for r in shown if r not in q.answers]
+        if wrong:
+            add(wrong, -1.0, concepts)
+    rejected = fold(state, events)
+    assert not rejected, rejected[:3]
+    return rated
+
+
+def feedback_protocol(state: State, questions: list[Question], seed: int, unhelpful: bool) -> None:
+    rated_half = [q for q in questions if seeded_half(q.text, seed) == 0]
+    held = [q for q in questions if seeded_half(q.text, seed) == 1]
+    before = [hits(q.answers, ask(state, q, "standard")) for q in held]
+    rated = set(rate(state, rated_half, questions[0].now, unhelpful))
+    untouched = [n for n, q in enumerate(held) if not q.answers & rated]
+    print(
+        f"\nfeedback: {len(rated_half)} questions rated (their answers helpful"
+        f"{', the other memories shown unhelpful' if unhelpful else ''}),"
+        f" {len(held)} held out, {len(untouched)} of them with answers no rating touched"
+    )
+
+    def report(label: str) -> None:
+        after = [hits(q.answers, ask(state, q, "standard")) for q in held]
+        print(describe(f"  {label}, all held out", paired(before, after), ("before", "after")))
+        for kind in sorted({q.kind for q in held}):
+            at = [n for n in untouched if held[n].kind == kind]
+            result = paired([before[n] for n in at], [after[n] for n in at])
+            print(describe(f"    untouched, {kind}", result, ("before", "after")))
+        result = paired([before[n] for n in untouched], [after[n] for n in untouched])
+        print(describe("    untouched, all", result, ("before", "after")))
+
+    report("links + valence")
+    valence = {r: state.rows[r].valence for r in rated}
+    for r in rated:
+        state.set_valence(state.rows[r], 0.0)
+    report("links only")
+    for r, v in valence.items():
+        state.set_valence(state.rows[r], v)
+    learned, state.learned = state.learned, {}
+    state.learned_version += 1
+    report("valence only")
+    state.learned = learned
+    state.learned_version += 1
+
+
+def cached_state(path: Path | None, texts: list[str], times: list[float]) -> State:
+    if path is not None and path.exists():
+        state = load_state(path.read_bytes())
+        if len(state.rows) == len(texts):
+            return state
+    state = build_state(texts, times)
+    if path is not None:
+        path.write_bytes(dump_state(state))
+    return state
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("corpus", type=Path, help="corpus_en.jsonl (one JSON commit per line)")
+    parser.add_argument("--notes", type=int, default=20_000, help="newest commits written")
+    parser.add_argument("--questions", type=int, default=600, help="questions per benchmark")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--only", default=",".join(BENCHMARKS), help="comma-separated benchmarks")
+    parser.add_argument(
+        "--state-cache",
+        type=Path,
+        help="file to keep the folded state in between runs (rebuilt when missing)",
+    )
+    args = parser.parse_args()
+    only = set(args.only.split(","))
+    if only - set(BENCHMARKS):
+        parser.error(f"--only {args.only!r}: expected some of {', '.join(BENCHMARKS)}")
+    rows = load_corpus(args.corpus, args.notes)[::-1]  # the corpus is newest first
+    texts = [f"{r['author']}: {r['text'][:2000]}" for r in rows]
+    start = time.perf_counter()
+    times = [float(r["ts"]) for r in rows]
+    state = cached_state(args.state_cache, texts, times)
+    bm25 = Bm25(texts, english_tokens)
+    now = float(rows[-1]["ts"])
+    print(
+        f"{len(rows):,} memories, {len(state.concepts):,} concepts, built in"
+        f" {time.perf_counter() - start:.0f} s; now = the newest memory"
+        f" ({datetime.fromtimestamp(now, UTC):%Y-%m-%d})"
+    )
+    authors = [r["author"] for r in rows]
+    messages = [r["text"][:2000] for r in rows]
+    known = known_items(state, messages, authors, args.questions, now, args.seed)
+    hashes = [r["id"] for r in rows]
+    described = citations(messages, hashes, now, "described", args.questions, args.seed)
+    cited = citations(messages, hashes, now, "cited", args.questions, args.seed)
+    if "known-item" in only:
+        compare("known-item", state, bm25, known, AGE_BUCKETS)
+    if "citations" in only:
+        compare("citations, described", state, bm25, described, ())
+        compare("citations, cited with date", state, bm25, cited, ())
+    if "association" in only:
+        linked = associations(state, args.questions, now, args.seed)
+        compare("association", state, bm25, linked, ())
+    if "feedback" in only:
+        questions = [*known, *described]
+        feedback_protocol(cached_state(args.state_cache, texts, times), questions, args.seed, False)
+        feedback_protocol(cached_state(args.state_cache, texts, times), questions, args.seed, True)
+
+
+if __name__ == "__main__":
+    main()

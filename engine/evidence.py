@@ -1,0 +1,77 @@
+"""Evidence per query concept: how strongly each candidate memory answers each concept of a
+query, and the one relevance all stages add up to.
+
+A query concept is answered directly (the memory carries it), as a near miss (a typo, an
+inflection), through a link (the memory carries a concept linked to it) or along a chain
+(a concept several links away). Relevance is the idf-weighted mean, over the query's
+concepts, of the best evidence the memory holds for each: BM25 with term frequency 1,
+extended the way translation models extend it (a linked concept is partial evidence for
+the concept it is linked to). So a memory carrying two strongly linked concepts can
+outrank one that matches only a common word, and one matching the telling concepts
+outranks both.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+DIRECT, FUZZY, LINK, CHAIN, TIME = range(5)
+"""Kinds of evidence, in the order that labels an item: the first kind that found it."""
+NONE = TIME + 1
+
+
+class Evidence:
+    """Parts of evidence (query concept, kind, rows, values in 0-1) gathered by a read.
+
+    Only the memories some part touched are scored: a read costs what its postings hold,
+    not what the whole state holds.
+    """
+
+    def __init__(self, weights: list[float]) -> None:
+        self.weights = np.asarray(weights, dtype=np.float64)
+        """Per query concept (slot), how telling it is (its idf)."""
+        self.parts: list[tuple[int, int, np.ndarray, np.ndarray]] = []
+
+    def add(self, slot: int, kind: int, rows: np.ndarray, values: np.ndarray | float) -> None:
+        """`rows` hold each memory at most once (one concept's postings)."""
+        if len(rows):
+            self.parts.append((slot, kind, rows, np.broadcast_to(values, rows.shape)))
+
+    def candidates(self, size: int) -> np.ndarray:
+        """Ascending rows some part touched, of `size` memories."""
+        touched = np.zeros(size, dtype=bool)
+        for _, _, rows, _ in self.parts:
+            touched[rows] = True
+        return np.flatnonzero(touched)
+
+    def relevance(self, candidates: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+        """Per candidate: relevance in 0-1, and the first kind of evidence that found it.
+
+        Within a query concept, direct and near-miss evidence count by their best, and links
+        and chains add up like independent clues (noisy-or: 1 - prod(1 - v)); the concept
+        counts the stronger of the two.
+        """
+        at = np.empty(size, dtype=np.int64)
+        at[candidates] = np.arange(len(candidates))
+        relevance = np.zeros(len(candidates))
+        label = np.full(len(candidates), NONE, dtype=np.int8)
+        total = float(self.weights.sum()) or 1.0
+        by_slot: dict[int, list[tuple[int, np.ndarray, np.ndarray]]] = {}
+        for slot, kind, rows, values in self.parts:
+            index = at[rows]
+            label[index] = np.minimum(label[index], kind)
+            by_slot.setdefault(slot, []).append((kind, index, values))
+        for slot, parts in by_slot.items():
+            best = np.zeros(len(candidates))
+            missed: np.ndarray | None = None
+            for kind, index, values in parts:
+                if kind in (DIRECT, FUZZY):
+                    best[index] = np.maximum(best[index], values)
+                elif kind != TIME:
+                    missed = np.zeros(len(candidates)) if missed is None else missed
+                    missed[index] += np.log1p(-values)
+            if missed is not None:
+                best = np.maximum(best, -np.expm1(missed))
+            if slot >= 0:
+                relevance += self.weights[slot] * best
+        return relevance / total, label
