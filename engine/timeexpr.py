@@ -173,8 +173,8 @@ def _month_of(name: str) -> int:
 
 
 def _cn_month_range(m: re.Match[str], now: datetime) -> tuple[datetime, datetime]:
-    year = int(m["y"]) if m["y"] else now.year
     first, last = _number(m["m1"]), _number(m["m2"])
+    year = int(m["y"]) if m["y"] else now.year if m["this"] else _past_month(now, first)
     return _month(year, first, now), _month(year, last + 1, now)
 
 
@@ -219,7 +219,7 @@ def _iso(m: re.Match[str], now: datetime) -> tuple[datetime, datetime]:
 
 _PATTERNS: list[tuple[str, Handler]] = [
     # Chinese, most specific first
-    (rf"(?:(?P<y>\d{{4}})年|今年)?(?P<m1>{_CN_NUM})月(?:份)?(?:到|至|~|-|—)(?P<m2>{_CN_NUM})月(?:份)?", _cn_month_range),
+    (rf"(?:(?P<y>\d{{4}})年|(?P<this>今年))?(?P<m1>{_CN_NUM})月(?:份)?(?:到|至|~|-|—)(?P<m2>{_CN_NUM})月(?:份)?", _cn_month_range),
     (rf"(?:(?P<y>\d{{4}})年|(?P<this>今年))?(?P<m>{_CN_NUM})月(?:份)?(?:(?P<d>{_CN_NUM})[日号])?", _cn_date),
     (r"(?P<y>\d{4})年", lambda m, now: _year(now, int(m["y"]))),
     (r"大前天", lambda m, now: _days_back(now, 3)),

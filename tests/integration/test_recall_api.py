@@ -81,13 +81,14 @@ def test_a_typo_finds_the_memory_as_fuzzy(http: TestClient) -> None:
     assert result["matches"][0]["concept"] == "reconcil"
 
 
-def test_time_expression_in_the_query_keeps_that_day_only(http: TestClient) -> None:
+def test_time_expression_in_the_query_ranks_that_day_first(http: TestClient) -> None:
     now = time.time()
     yesterday = write(http, "deployed the billing service", ts=now - DAY)
-    write(http, "deployed the search service", ts=now - 10 * DAY)
+    earlier = write(http, "deployed the search service", ts=now - 10 * DAY)
     result = read(http, text="what did I deploy yesterday")
     assert result["time"]["applied"] and result["time"]["expression"] == "yesterday"
-    assert [i["id"] for i in result["items"]] == [yesterday]
+    assert [i["id"] for i in result["items"]] == [yesterday, earlier]
+    assert result["items"][1]["score"] < result["items"][0]["score"] / 1.5
     described = read(http, text="the article mentioned yesterday's deploy")
     assert not described["time"]["applied"]
     assert len(described["items"]) == 2

@@ -60,6 +60,24 @@ def test_direct_hits_rank_above_associations() -> None:
     assert sources == sorted(sources, key=lambda s: s != "direct")
 
 
+def test_two_strong_links_outrank_a_match_of_a_common_word_only() -> None:
+    """One scoring space: 'ana' is in almost every note (a speaker's name), 'adoption' in two.
+    A note carrying two concepts strongly linked to 'adoption' beats the notes that match
+    'ana' only, though it never names either."""
+    notes = [["ana", f"chat{n}"] for n in range(20)]
+    notes += [["adoption", "agency", "family"], ["adoption", "agency", "family"]]
+    notes += [["agency", "family", "dream"]]
+    state = fold_from_zero([written(n + 1, c) for n, c in enumerate(notes)])
+    items = recall(state, Query(("ana", "adoption"))).items
+    assert [i.memory.id for i in items[:2]] == ["22-0", "21-0"]  # carry adoption: newest first
+    assert (items[2].memory.id, items[2].source) == ("23-0", "association")
+    assert {(v.source, v.concept) for v in items[2].via} == {
+        ("adoption", "agency"),
+        ("adoption", "family"),
+    }
+    assert all(i.matched == ("ana",) for i in items[3:])
+
+
 @pytest.mark.parametrize(
     "kwargs, message",
     [
@@ -125,6 +143,49 @@ def test_deep_read_reaches_two_steps_and_returns_the_chain_between_query_concept
     assert [c.path for c in between] == [("a", "b", "c", "d")]
     assert between[0].hidden == ("b", "c")
     assert between[0].hops[0].evidence == ("2-0", "1-0")
+
+
+def test_a_strong_old_match_outranks_a_weak_new_one() -> None:
+    day = 86_400.0
+    old = dataclasses.replace(written(1, ["invoice", "tax", "vat"], importance=1), ts=0.0)
+    fresh = [
+        dataclasses.replace(written(n, ["invoice", f"misc{n}"], importance=5), ts=3000 * day)
+        for n in range(2, 40)
+    ]
+    state = fold_from_zero([old, *fresh])  # now = the newest memory: the old one is 8 years old
+    result = recall(state, Query(("invoice", "tax", "vat"), depth="fast"))
+    assert result.items[0].memory.id == "1-0"
+
+
+def test_a_rated_memory_does_not_enter_a_read_it_does_not_match() -> None:
+    notes = [written(1, ["deploy", "staging"]), written(2, ["invoice", "tax"])]
+    rated = [feedback(3 + n, ["2-0"], 1.0, ["invoice"]) for n in range(5)]
+    state = fold_from_zero([*notes, *rated])
+    assert state.memories["2-0"].valence > 0.9
+    assert by_rank(recall(state, Query(("deploy",)))) == ["1-0"]
+
+
+def test_unhelpful_feedback_lowers_a_good_match_without_hiding_it() -> None:
+    notes = [written(1, ["deploy", "staging"]), written(2, ["deploy", "staging"])]
+    state = fold_from_zero([*notes, feedback(3, ["2-0"], -1.0, ["deploy"])])
+    assert by_rank(recall(state, Query(("deploy", "staging")))) == ["1-0", "2-0"]
+
+
+def test_a_time_range_ranks_first_but_never_empties_the_answer() -> None:
+    from assocmem.engine.recall import TimeRange
+
+    day = 86_400.0
+    launch = dataclasses.replace(written(1, ["launch", "rocket"]), ts=100 * day)
+    about = dataclasses.replace(written(2, ["launch", "2008", "satellite"]), ts=300 * day)
+    inside = dataclasses.replace(written(3, ["lunch", "menu"]), ts=10 * day)
+    state = fold_from_zero([launch, about, inside])
+    year_2008 = TimeRange(0.0, 50 * day)  # no launch was written in it
+    result = recall(state, Query(("launch",), time_range=year_2008, time_concepts=("2008",)))
+    assert [(i.memory.id, i.source) for i in result.items] == [
+        ("2-0", "direct"),  # about 2008: it names the year
+        ("1-0", "direct"),  # written at another time, still a match
+        ("3-0", "time"),  # in the range, matching nothing else
+    ]
 
 
 def test_old_relevant_memory_outranks_new_irrelevant_one() -> None:
