@@ -1,4 +1,9 @@
-"""The HTTP app: built by `create_app` with an explicit route list and one lifespan."""
+"""The HTTP app: built by `create_app` with an explicit route list and one lifespan.
+
+Endpoints turn request bodies into the application's plain values, call it with the
+caller's principal, and turn its results into JSON (responses.py) and its domain errors
+into RFC 9457 problem responses. No rule lives here.
+"""
 
 from __future__ import annotations
 
@@ -9,18 +14,35 @@ from collections.abc import AsyncIterator, Callable
 from typing import Annotated, Any
 
 import orjson
-from fastapi import FastAPI, Query, Request
+from fastapi import Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 
+from assocmem.engine.errors import EngineError
 from assocmem.engine.extraction import warm_up
-from assocmem.workers.errors import StoreError, StoreUnavailable
+from assocmem.engine.principal import Principal
+from assocmem.workers.application import Application
+from assocmem.workers.errors import (
+    ApplicationError,
+    StoreError,
+    StoreUnavailable,
+    UnknownMemory,
+)
 from assocmem.workers.native_threads import limit_native_threads
+from assocmem.workers.requests import (
+    ActivityEntry,
+    ActivityQuery,
+    ChainRequest,
+    Document,
+    Note,
+    Rating,
+    ReadRequest,
+)
 from assocmem.workers.runtime import Runtime
 from assocmem.workers.settings import Settings
 
-from .errors import ApiError
+from . import responses
 from .schemas import (
     ActivityIn,
     ChainIn,
@@ -31,7 +53,9 @@ from .schemas import (
     MemoryIn,
     ReadIn,
 )
-from .service import MemoryService
+
+LOCAL_AGENT = "local"
+"""The agent of every request until credentials name one (the tenants issue)."""
 
 
 class OrjsonResponse(JSONResponse):
@@ -41,26 +65,26 @@ class OrjsonResponse(JSONResponse):
         return orjson.dumps(content)
 
 
-def create_app(settings: Settings) -> FastAPI:
+def create_app(settings: Settings, runtime: Runtime | None = None) -> FastAPI:
+    """The app over `runtime` (by default connected to the settings' Redis at start-up)."""
+
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         limit_native_threads()
-        runtime = Runtime.connect(settings)
-        service = app.state.service = MemoryService(runtime)
+        connected = runtime or Runtime.connect(settings)
+        application = app.state.application = Application(connected)
+        app.state.settings = settings
         stop = threading.Event()
-        threads = [
-            threading.Thread(target=service.live.keep_fresh, args=(stop,), daemon=True),
-            threading.Thread(target=service.accesses.run, args=(stop,), daemon=True),
-            threading.Thread(target=warm_up, daemon=True),
-        ]
-        for thread in threads:
-            thread.start()
+        application.start(stop)
+        application.live(settings.tenant)  # the default tenant is folded from the start
+        warming = threading.Thread(target=warm_up, daemon=True)
+        warming.start()
         yield
         stop.set()
-        for thread in threads:
+        for thread in [*application.threads, warming]:
             thread.join(timeout=10)
-        runtime.data.close()
-        runtime.queue_connection.close()
+        if runtime is None:
+            connected.close()
 
     app = FastAPI(
         title="assocmem",
@@ -71,11 +95,21 @@ def create_app(settings: Settings) -> FastAPI:
     )
     for path, endpoint, method, status in _ROUTES:
         app.add_api_route(path, _responding(endpoint, status), methods=[method], status_code=status)
-    app.add_exception_handler(ApiError, _api_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(ApplicationError, _application_error)
+    app.add_exception_handler(EngineError, _application_error)
     app.add_exception_handler(StoreUnavailable, _store_unavailable)
     app.add_exception_handler(StoreError, _store_error)
     return app
+
+
+def principal_of(request: Request) -> Principal:
+    """Who is asking. Until credentials arrive, every request acts for the configured tenant
+    as the local agent; tests override this dependency to act for others."""
+    return Principal(request.app.state.settings.tenant, LOCAL_AGENT)
+
+
+Caller = Annotated[Principal, Depends(principal_of)]
 
 
 def _responding(endpoint: Callable[..., dict[str, Any]], status: int) -> Callable[..., Response]:
@@ -91,7 +125,8 @@ def _responding(endpoint: Callable[..., dict[str, Any]], status: int) -> Callabl
 
         @functools.wraps(endpoint)
         async def respond_here(*args: Any, **kwargs: Any) -> Response:
-            if _service(kwargs["request"]).live.settled():
+            live = _application(kwargs["request"]).live(kwargs["caller"].tenant)
+            if live.settled():
                 return OrjsonResponse(endpoint(*args, **kwargs), status_code=status)
             # Loading the state or folding a backlog takes seconds: not on the loop.
             content = await run_in_threadpool(endpoint, *args, **kwargs)
@@ -106,42 +141,56 @@ def _responding(endpoint: Callable[..., dict[str, Any]], status: int) -> Callabl
     return respond
 
 
-def _service(request: Request) -> MemoryService:
-    return request.app.state.service  # type: ignore[no-any-return]
+def _application(request: Request) -> Application:
+    return request.app.state.application  # type: ignore[no-any-return]
 
 
-def write_memory(body: MemoryIn, request: Request) -> dict[str, Any]:
+def _note(body: MemoryIn) -> Note:
+    return Note(body.text, body.concepts, body.importance, body.ts, body.supersedes, body.key)
+
+
+def write_memory(body: MemoryIn, request: Request, caller: Caller) -> dict[str, Any]:
     """Append one memory. Concepts are extracted from the text unless given."""
-    return _service(request).write([body])[0]
+    return responses.written_view(_application(request).write(caller, [_note(body)])[0])
 
 
-def write_memories(body: MemoryBatchIn, request: Request) -> dict[str, Any]:
+def write_memories(body: MemoryBatchIn, request: Request, caller: Caller) -> dict[str, Any]:
     """Append up to 1000 memories atomically, in order."""
-    return {"items": _service(request).write(body.items)}
+    written = _application(request).write(caller, [_note(item) for item in body.items])
+    return {"items": [responses.written_view(w) for w in written]}
 
 
-def read(body: ReadIn, request: Request) -> dict[str, Any]:
+def read(body: ReadIn, request: Request, caller: Caller) -> dict[str, Any]:
     """Memories for the query's concepts, direct and through links, each with the path that brought it."""
-    return _service(request).read(body)
+    values = ReadRequest(**body.model_dump())
+    return responses.read_view(_application(request).read(caller, values))
 
 
-def find_chain(body: ChainIn, request: Request) -> dict[str, Any]:
+def find_chain(body: ChainIn, request: Request, caller: Caller) -> dict[str, Any]:
     """The strongest chains of links between the given concepts, with the hidden concepts between."""
-    return _service(request).chain(body)
+    values = ChainRequest(body.concepts, body.text, body.floor, body.after)
+    return responses.chains_view(_application(request).chain(caller, values))
 
 
-def set_importance(memory_id: str, body: ImportanceIn, request: Request) -> dict[str, Any]:
+def set_importance(
+    memory_id: str, body: ImportanceIn, request: Request, caller: Caller
+) -> dict[str, Any]:
     """Change a memory's importance (1-5); it scales its rank and slows its decay."""
-    return _service(request).set_importance(memory_id, body)
+    position = _application(request).set_importance(caller, memory_id, body.importance)
+    return {"position": str(position), "id": memory_id, "importance": body.importance}
 
 
-def log_activity(body: ActivityIn, request: Request) -> dict[str, Any]:
+def log_activity(body: ActivityIn, request: Request, caller: Caller) -> dict[str, Any]:
     """Append an activity-log entry (episodic memory); its concepts also feed the links."""
-    return _service(request).log_activity(body)
+    entry = ActivityEntry(
+        body.text, body.category, body.tags, body.source, body.importance, body.ts, body.key
+    )
+    return responses.written_view(_application(request).log_activity(caller, entry))
 
 
 def list_activities(
     request: Request,
+    caller: Caller,
     date: Annotated[str | None, Query(description="One day, YYYY-MM-DD")] = None,
     when: Annotated[
         str | None, Query(description="A time expression: 'last week', '上个月', 'since March'")
@@ -155,13 +204,13 @@ def list_activities(
     tz: Annotated[str | None, Query(description="IANA time zone")] = None,
 ) -> dict[str, Any]:
     """Activity entries in a day or range (default: the last 7 days), newest first."""
-    return _service(request).activities(
-        date, start, end, when, category, keyword, source, limit, tz
-    )
+    query = ActivityQuery(date, start, end, when, category, keyword, source, limit, tz)
+    return responses.activities_view(_application(request).activities(caller, query))
 
 
 def summarise_activities(
     request: Request,
+    caller: Caller,
     period: Annotated[str, Query(description="day, week or month")] = "day",
     when: Annotated[str | None, Query(description="A time expression")] = None,
     start: float | None = None,
@@ -170,44 +219,42 @@ def summarise_activities(
     tz: str | None = None,
 ) -> dict[str, Any]:
     """Per day, week or month: entry count, categories, top concepts and the most important entries."""
-    return _service(request).summary(period, start, end, when, category, tz)
+    query = ActivityQuery(None, start, end, when, category, tz=tz, period=period)
+    return responses.summary_view(_application(request).summary(caller, query))
 
 
-def ingest_document(body: DocumentIn, request: Request) -> dict[str, Any]:
+def ingest_document(body: DocumentIn, request: Request, caller: Caller) -> dict[str, Any]:
     """Cut a document into sentences (or windows) and link the concepts within each."""
-    return _service(request).ingest(body)
+    document = Document(body.title, body.text, body.scope, body.source, body.key)
+    return responses.ingested_view(_application(request).ingest(caller, document))
 
 
-def give_feedback(body: FeedbackIn, request: Request) -> dict[str, Any]:
+def give_feedback(body: FeedbackIn, request: Request, caller: Caller) -> dict[str, Any]:
     """Teach the links between the query's concepts and the concepts of the memories an answer used."""
-    return _service(request).feedback(body)
+    rating = Rating(body.ids, body.outcome, body.concepts, body.text, body.key)
+    return responses.rated_view(_application(request).give_feedback(caller, rating))
 
 
 def graph(
     request: Request,
+    caller: Caller,
     concepts: Annotated[list[str], Query(description="1 to 20 seed concepts")],
-    depth: Annotated[int, Query(description="Steps from the seeds, 1 to 3")] = 1,
+    hops: Annotated[int, Query(description="Links followed from the seeds, 1 to 3")] = 1,
 ) -> dict[str, Any]:
     """The links around the given concepts: weight, co-occurrence count, learned delta, last change."""
-    return _service(request).graph(concepts, depth)
+    return responses.neighbourhood_view(_application(request).graph(caller, concepts, hops))
 
 
 def state(
-    request: Request, as_of: str | None = None, without_feedback: bool = False
+    request: Request, caller: Caller, as_of: str | None = None, without_feedback: bool = False
 ) -> dict[str, Any]:
     """Position, content hash and sizes of the served (or a rebuilt) state."""
-    return _service(request).state(as_of, without_feedback)
+    return responses.state_view(_application(request).state(caller, as_of, without_feedback))
 
 
-def health(request: Request) -> dict[str, Any]:
-    service = _service(request)
-    service.runtime.data.ping()
-    return {
-        "status": "ok",
-        "tenant": service.tenant,
-        "log_length": service.runtime.log.length(service.tenant),
-        "served_position": service.live.served_position,
-    }
+def health(request: Request, caller: Caller) -> dict[str, Any]:
+    """The store answers; the log's length and the position this process has folded up to."""
+    return responses.health_view(_application(request).health(caller))
 
 
 _ROUTES = [
@@ -239,11 +286,6 @@ def _problem(status: int, title: str, detail: str) -> OrjsonResponse:
     return OrjsonResponse(body, status_code=status, media_type="application/problem+json")
 
 
-async def _api_error(request: Request, exc: Exception) -> OrjsonResponse:
-    assert isinstance(exc, ApiError)
-    return _problem(exc.status, "Invalid request" if exc.status < 500 else "Server error", str(exc))
-
-
 async def _validation_error(request: Request, exc: Exception) -> OrjsonResponse:
     assert isinstance(exc, RequestValidationError)
     parts = []
@@ -252,6 +294,11 @@ async def _validation_error(request: Request, exc: Exception) -> OrjsonResponse:
         value = error.get("input")
         parts.append(f"{field or 'body'} {value!r} is invalid: {error['msg']}")
     return _problem(422, "Invalid request", "; ".join(parts))
+
+
+async def _application_error(request: Request, exc: Exception) -> OrjsonResponse:
+    status = 404 if isinstance(exc, UnknownMemory) else 422
+    return _problem(status, "Invalid request", str(exc))
 
 
 async def _store_unavailable(request: Request, exc: Exception) -> OrjsonResponse:

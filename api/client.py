@@ -14,7 +14,7 @@ import orjson
 import urllib3
 from urllib3.connection import HTTPConnection
 
-from assocmem.engine.position import is_after
+from assocmem.engine.position import Position
 
 from .errors import ApiError, BadRequest, ServiceDown
 
@@ -143,8 +143,8 @@ class Client:
         body = {"ids": ids, "outcome": outcome, "concepts": concepts, "text": text, "key": key}
         return self._call("POST", "/v1/feedback", json=body)
 
-    def graph(self, concepts: list[str], depth: int = 1) -> dict[str, Any]:
-        return self._call("GET", "/v1/graph", params={"concepts": concepts, "depth": depth})
+    def graph(self, concepts: list[str], hops: int = 1) -> dict[str, Any]:
+        return self._call("GET", "/v1/graph", params={"concepts": concepts, "hops": hops})
 
     def state(self, as_of: str | None = None, without_feedback: bool = False) -> dict[str, Any]:
         params: dict[str, Any] = {"without_feedback": without_feedback}
@@ -199,7 +199,7 @@ class Client:
         positions = [answer.get("position"), *answer.get("positions", [])]
         positions += [item.get("position") for item in answer.get("items", [])]
         for position in filter(None, positions):
-            if self.position is None or is_after(position, self.position):
+            if self.position is None or Position.parse(position) > Position.parse(self.position):
                 self.position = position
 
 

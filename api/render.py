@@ -21,12 +21,11 @@ def _weight(value: float) -> str:
 
 def recalled(r: dict[str, Any]) -> str:
     expanded = (
-        ", ".join(f"{c} ({_weight(w)})" for c, w in r["expanded_concepts"].items()) or "(none)"
+        ", ".join(f"{e['concept']} ({_weight(e['strength'])})" for e in r["expanded_concepts"])
+        or "(none)"
     )
-    lines = [
-        f"at {r['position']}  {r['depth']}  query: {', '.join(r['query_concepts']) or '(time only)'}"
-        f"  expanded: {expanded}",
-    ]
+    query = ", ".join(c["concept"] for c in r["query_concepts"]) or "(time only)"
+    lines = [f"at {r['position']}  {r['depth']}  query: {query}  expanded: {expanded}"]
     for m in r["matches"]:
         lines.append(f"  near miss: {m['query']} ~ {m['concept']} ({m['similarity']:g})")
     if r.get("time"):
@@ -124,7 +123,7 @@ def fed_back(r: dict[str, Any]) -> str:
 
 
 def edges(r: dict[str, Any]) -> str:
-    lines = [f"at {r['position']}  around: {', '.join(r['concepts'])}  depth {r['depth']}"]
+    lines = [f"at {r['position']}  around: {', '.join(r['concepts'])}  hops {r['hops']}"]
     if not r["edges"]:
         lines.append("  (no links)")
     for e in r["edges"]:

@@ -1,4 +1,4 @@
-"""Request bodies of the HTTP API (responses are plain JSON built in `views`)."""
+"""Request bodies of the HTTP API (responses are plain JSON built in `responses`)."""
 
 from __future__ import annotations
 

@@ -41,8 +41,10 @@ from retrieval import (
 )
 from skeleton import load_corpus
 
-from assocmem.engine.event import FEEDBACK_GIVEN, Event
+from assocmem.engine.event import Event
+from assocmem.engine.events import FEEDBACK_GIVEN
 from assocmem.engine.fold import fold
+from assocmem.engine.position import Position
 from assocmem.engine.question import parse_question
 from assocmem.engine.snapshot import dump_state, load_state
 from assocmem.engine.state import State
@@ -79,13 +81,13 @@ def rate(state: State, questions: list[Question], now: float, unhelpful: bool) -
     clock = datetime.fromtimestamp(now, UTC)
     events: list[Event] = []
     rated: list[int] = []
-    ms = int(state.position.split("-")[0])
+    ms = state.position.ms
 
     def add(rows: list[int], outcome: float, concepts: tuple[str, ...]) -> None:
         ids = [state.rows[r].id for r in rows]
         data = {"memory_ids": ids, "outcome": outcome, "concepts": list(concepts)}
-        position = f"{ms + len(events) + 1}-0"
-        events.append(Event(FEEDBACK_GIVEN, "default", "bench", now, data, position=position))
+        position = Position(ms + len(events) + 1, 0)
+        events.append(Event(FEEDBACK_GIVEN.name, "default", "bench", now, data, position=position))
         rated.extend(rows)
 
     for q in questions:

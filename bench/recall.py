@@ -23,14 +23,15 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
-import redis
 from skeleton import load_corpus  # bench/ is on sys.path when a script here runs
 
 from assocmem.api.client import Client
 from assocmem.api.run_file import read_run_file
 from assocmem.api.spawn import banner_url, spawn_up
 from assocmem.engine.extraction import _TOKEN, extract_concepts
-from assocmem.workers.keys import latest_snapshot_key
+from assocmem.engine.position import Position
+from assocmem.workers.runtime import Runtime
+from assocmem.workers.settings import load_settings
 
 DEPTHS = ("fast", "standard", "deep")
 MODES = ("discriminative", "salient", "any")
@@ -60,7 +61,7 @@ def wait_until_served(client: Client, position: str) -> float:
     while True:
         health = client.health()
         served = health.get("served_position") or "0-0"
-        if tuple(map(int, served.split("-"))) >= tuple(map(int, position.split("-"))):
+        if Position.parse(served) >= Position.parse(position):
             return time.perf_counter() - start
         time.sleep(0.5)
 
@@ -68,10 +69,11 @@ def wait_until_served(client: Client, position: str) -> float:
 def wait_for_snapshot(redis_url: str, position: str) -> float:
     """Until the workers have folded everything: reads are measured in steady state, not while
     a fold job competes for the same two cores."""
-    client = redis.Redis.from_url(redis_url)
+    runtime = Runtime.connect(load_settings({"REDIS_URL": redis_url}))
     start = time.perf_counter()
-    while (client.get(latest_snapshot_key("default")) or b"0-0").decode() != position:
+    while str(runtime.snapshots.latest_position("default")) != position:
         time.sleep(1.0)
+    runtime.close()
     return time.perf_counter() - start
 
 

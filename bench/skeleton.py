@@ -13,28 +13,23 @@ import orjson
 
 from assocmem.api.client import Client
 from assocmem.api.spawn import banner_url, spawn_up
-from assocmem.engine.event import MEMORY_WRITTEN, Event
-from assocmem.engine.extraction import EXTRACTOR_VERSION, extract, extract_concepts
+from assocmem.engine.event import Event
+from assocmem.engine.events import MEMORY_WRITTEN
+from assocmem.engine.extraction import extract, extract_concepts
 from assocmem.engine.fold import fold_from_zero
+from assocmem.engine.position import ZERO, Position
 from assocmem.workers.fold_job import fold_and_publish
-from assocmem.workers.keys import latest_snapshot_key, snapshot_ladder_key
-from assocmem.workers.replay import decode_entries
+from assocmem.workers.rebuild import decode_entries
 from assocmem.workers.runtime import Runtime
 from assocmem.workers.settings import load_settings
+from assocmem.workers.stores import iter_entries
 
 
 def written_event(text: str, ts: float, n: int) -> Event:
     """The memory.written event the API would append for the n-th note (from 0), in-process:
     concepts extracted, position "n+1-0"."""
-    found = extract(text)
-    data = {
-        "text": text,
-        "concepts": list(found.concepts),
-        "tiers": found.tiers,
-        "importance": 3,
-        "extractor": EXTRACTOR_VERSION,
-    }
-    return Event(MEMORY_WRITTEN, "default", "bench", ts, data, position=f"{n + 1}-0")
+    data = MEMORY_WRITTEN.payload(text=text, extraction=extract(text), importance=3)
+    return Event(MEMORY_WRITTEN.name, "default", "bench", ts, data, position=Position(n + 1, 0))
 
 
 def load_corpus(path: Path, limit: int) -> list[dict]:
@@ -92,12 +87,12 @@ def bench_reads(client: Client, rows: list[dict], reads: int, seed: int) -> None
 
 def bench_fold(redis_url: str) -> None:
     runtime = Runtime.connect(load_settings({"REDIS_URL": redis_url}))
-    entries = [e for chunk in runtime.log.iter_entries("default", "0-0") for e in chunk]
+    entries = [e for chunk in iter_entries(runtime.log, "default", ZERO) for e in chunk]
     start = time.perf_counter()
     events, _ = decode_entries(entries)
     state = fold_from_zero(events)
     engine = time.perf_counter() - start
-    runtime.data.delete(latest_snapshot_key("default"), snapshot_ladder_key("default"))
+    runtime.snapshots.drop("default")
     start = time.perf_counter()
     fold_and_publish(runtime, "default", force=True)
     job = time.perf_counter() - start

@@ -41,13 +41,14 @@ import orjson
 from recall import DEPTHS, MODES, queries  # bench/ is on sys.path when a script here runs
 from skeleton import load_corpus, written_event
 
-from assocmem.api import views
-from assocmem.api.timing import Window
+from assocmem.api import responses
 from assocmem.engine.extraction import extract_concepts
 from assocmem.engine.fold import fold_from_zero
 from assocmem.engine.recall import Query, recall
 from assocmem.engine.snapshot import dump_state, load_state
+from assocmem.engine.time_window import Window
 from assocmem.workers.native_threads import limit_native_threads
+from assocmem.workers.results import Read
 
 WARM_UP = 30
 """Deep reads before each query model's rows, as bench/recall.py does."""
@@ -64,7 +65,11 @@ def build(corpus: Path, notes: int, reads: int, seed: int, modes: list[str], wor
         event = written_event(row["text"][:2000], float(row["ts"]), n)
         events.append(event)
         written.append(
-            {"id": event.position, "concepts": event.data["concepts"], "tiers": event.data["tiers"]}
+            {
+                "id": str(event.position),
+                "concepts": event.data["concepts"],
+                "tiers": event.data["tiers"],
+            }
         )
         if (n + 1) % 10_000 == 0:
             print(f"  extracted {n + 1:,} ({(n + 1) / (time.perf_counter() - start):,.0f}/s)")
@@ -97,7 +102,7 @@ def measure(workdir: Path) -> None:
         depth = "deep" if row["depth"] == "warm-up" else row["depth"]
         for concepts in row["queries"]:
             result = recall(state, Query(tuple(concepts), depth=depth, now=plan["now"]))
-            orjson.dumps(views.recall_view(result, Window(None)))
+            orjson.dumps(responses.read_view(Read(result, Window(None), None)))
             os.getppid()
 
 

@@ -38,12 +38,16 @@ class Hop:
     count: int
     learned: float
     evidence: tuple[str, ...]
+    source_label: str
+    target_label: str
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Chain:
     path: tuple[str, ...]
     hops: tuple[Hop, ...]
+    labels: tuple[str, ...]
+    """The words people read for `path`."""
 
     @property
     def total(self) -> float:
@@ -147,9 +151,13 @@ def chain_along(state: State, graph: nx.Graph, path: list[int]) -> Chain:
                 edge["count"],
                 edge["learned"],
                 _evidence(state, i, j),
+                state.labels[i],
+                state.labels[j],
             )
         )
-    return Chain(tuple(state.concepts[n] for n in path), tuple(hops))
+    return Chain(
+        tuple(state.concepts[n] for n in path), tuple(hops), tuple(state.labels[n] for n in path)
+    )
 
 
 def _evidence(state: State, i: int, j: int) -> tuple[str, ...]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from .errors import InvalidQuery
-from .extraction import extract_concepts
+from .extraction import extract_terms
 
 SCOPES = ("sentence", "window")
 WINDOW_WORDS = 40
@@ -28,7 +28,16 @@ def units_of(text: str, scope: str) -> list[str]:
     return [" ".join(words[n : n + WINDOW_WORDS]) for n in range(0, len(words), WINDOW_WORDS)]
 
 
-def unit_concepts(text: str, scope: str) -> list[list[str]]:
-    """The concepts of each unit that has at least two (a single concept links nothing)."""
-    units = (list(extract_concepts(u, UNIT_CONCEPTS)) for u in units_of(text, scope))
-    return [u for u in units if len(u) >= 2]
+def unit_terms(text: str, scope: str) -> tuple[list[list[str]], dict[str, str]]:
+    """The concepts of each unit that has at least two (a single concept links nothing), and
+    the word the document first wrote for each concept, where the two differ."""
+    units: list[list[str]] = []
+    labels: dict[str, str] = {}
+    for unit in units_of(text, scope):
+        terms = extract_terms(unit, UNIT_CONCEPTS)
+        if len(terms) >= 2:
+            units.append(list(terms))
+            for concept, word in terms.items():
+                if word != concept:
+                    labels.setdefault(concept, word)
+    return units, labels

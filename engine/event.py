@@ -7,33 +7,12 @@ inside the payload: Redis assigns it and it is the event's identity.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
 from typing import Any
 
 import orjson
 
-from .errors import InvalidEvent, UnknownEventType, UnsupportedVersion
-
-MEMORY_WRITTEN = "memory.written"
-FEEDBACK_GIVEN = "feedback.given"
-MEMORY_ACCESSED = "memory.accessed"
-IMPORTANCE_SET = "memory.importance_set"
-ACTIVITY_LOGGED = "activity.logged"
-DOCUMENT_INGESTED = "document.ingested"
-
-CURRENT_VERSIONS: dict[str, int] = {
-    MEMORY_WRITTEN: 1,
-    FEEDBACK_GIVEN: 1,
-    MEMORY_ACCESSED: 1,
-    IMPORTANCE_SET: 1,
-    ACTIVITY_LOGGED: 1,
-    DOCUMENT_INGESTED: 1,
-}
-"""The schema version this code writes, per event type."""
-
-Upcaster = Callable[[dict[str, Any]], dict[str, Any]]
-UPCASTERS: dict[tuple[str, int], Upcaster] = {}
-"""(type, version) -> function turning that version's payload into version + 1."""
+from .errors import InvalidEvent
+from .position import Position
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -46,12 +25,14 @@ class Event:
     user: str | None = None
     key: str | None = None
     v: int = 0
-    position: str = ""
-    """Assigned by the log on append; empty for an event not yet appended."""
+    position: Position | None = None
+    """Assigned by the log on append; None for an event not yet appended."""
 
     def __post_init__(self) -> None:
         if self.v == 0:
-            object.__setattr__(self, "v", CURRENT_VERSIONS.get(self.type, 1))
+            from .event_type import event_type  # the records import this module
+
+            object.__setattr__(self, "v", event_type(self.type).version)
 
 
 def encode_event(event: Event) -> bytes:
@@ -68,7 +49,7 @@ def encode_event(event: Event) -> bytes:
     return orjson.dumps(envelope)
 
 
-def decode_event(raw: bytes, position: str) -> Event:
+def decode_event(raw: bytes, position: Position) -> Event:
     """Decode one stored envelope and upcast its payload to the current version."""
     try:
         envelope = orjson.loads(raw)
@@ -102,21 +83,9 @@ def decode_event(raw: bytes, position: str) -> Event:
     )
 
 
-def upcast(event_type: str, version: int, data: dict[str, Any]) -> tuple[dict[str, Any], int]:
-    current = CURRENT_VERSIONS.get(event_type)
-    if current is None:
-        raise UnknownEventType(
-            f"event type {event_type!r} is unknown: expected one of {sorted(CURRENT_VERSIONS)}"
-        )
-    if version > current:
-        raise UnsupportedVersion(
-            f"{event_type} version {version} is newer than this code: expected at most {current}"
-        )
-    while version < current:
-        step = UPCASTERS.get((event_type, version))
-        if step is None:
-            raise UnsupportedVersion(
-                f"{event_type} version {version} has no upcaster to {version + 1}"
-            )
-        data, version = step(data), version + 1
-    return data, version
+def upcast(event_type_name: str, version: int, data: dict[str, Any]) -> tuple[dict[str, Any], int]:
+    """`data` of `version` as the current version of its event type."""
+    from .event_type import event_type
+
+    record = event_type(event_type_name)
+    return record.upcast(version, data), record.version

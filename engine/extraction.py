@@ -64,6 +64,8 @@ class Extraction:
     core: int
     matched: int
     """Core + important."""
+    labels: dict[str, str] = dataclasses.field(default_factory=dict)
+    """Concept -> the word the text wrote for it (its first), where the two differ."""
 
     @property
     def tiers(self) -> list[int]:
@@ -120,12 +122,18 @@ def warm_up() -> None:
 
 def extract_concepts(text: str, limit: int = DEFAULT_LIMIT) -> tuple[str, ...]:
     """The distinct concepts of `text`, in first-seen order, at most `limit`."""
-    seen: dict[str, None] = {}
-    for concept, _ in _terms(text):
-        seen.setdefault(concept, None)
+    return tuple(extract_terms(text, limit))
+
+
+def extract_terms(text: str, limit: int = DEFAULT_LIMIT) -> dict[str, str]:
+    """The distinct concepts of `text`, in first-seen order, at most `limit`, each with the
+    word the text first wrote for it."""
+    seen: dict[str, str] = {}
+    for concept, surface in _terms(text):
+        seen.setdefault(concept, surface)
         if len(seen) >= limit:
             break
-    return tuple(seen)
+    return seen
 
 
 def given_concepts(raw: list[str] | tuple[str, ...]) -> tuple[str, ...]:
@@ -133,18 +141,32 @@ def given_concepts(raw: list[str] | tuple[str, ...]) -> tuple[str, ...]:
     tagged "Timeouts" meets the text "timed out": a name that extraction reads as one concept
     becomes that concept. Any other name (a phrase, a stop word, a single letter) is kept as
     given, case-folded."""
-    seen: dict[str, None] = {}
+    return tuple(given_terms(raw))
+
+
+def given_terms(raw: list[str] | tuple[str, ...]) -> dict[str, str]:
+    """`given_concepts`, each with the name the caller gave it (case-folded)."""
+    seen: dict[str, str] = {}
     for name in normalise_concepts(raw):
         terms = {concept for concept, _ in _terms(name)}
-        seen.setdefault(terms.pop() if len(terms) == 1 else name, None)
-    return tuple(seen)
+        seen.setdefault(terms.pop() if len(terms) == 1 else name, name)
+    return seen
+
+
+def named(terms: dict[str, str]) -> Extraction:
+    """An all-core extraction of given or short-text terms, with their labels."""
+    concepts = tuple(terms)
+    return Extraction(concepts, len(concepts), len(concepts), _labels(terms))
+
+
+def _labels(terms: dict[str, str]) -> dict[str, str]:
+    return {concept: surface for concept, surface in terms.items() if surface != concept}
 
 
 def extract(text: str, limit: int = LONG_LIMIT) -> Extraction:
     """Concepts of `text` in tiers: all core for short text, TF-IDF ranked for long text."""
     if len(text) <= LONG_TEXT:
-        concepts = extract_concepts(text, DEFAULT_LIMIT)
-        return Extraction(concepts, len(concepts), len(concepts))
+        return named(extract_terms(text, DEFAULT_LIMIT))
     counts: dict[str, int] = {}
     surfaces: dict[str, str] = {}
     for concept, surface in _terms(text):
@@ -156,7 +178,7 @@ def extract(text: str, limit: int = LONG_LIMIT) -> Extraction:
     n = len(ranked)
     core = max(1, math.ceil(n * CORE_SHARE)) if n else 0
     matched = min(n, core + math.ceil(n * IMPORTANT_SHARE))
-    return Extraction(tuple(ranked), core, matched)
+    return Extraction(tuple(ranked), core, matched, _labels({c: surfaces[c] for c in ranked}))
 
 
 def _idfs(words: list[str]) -> list[float]:

@@ -5,10 +5,12 @@ from __future__ import annotations
 import dataclasses
 
 from .errors import InvalidQuery
+from .link_rule import link_weight
+from .position import Position
 from .state import State, pair
 
 MAX_SEEDS = 20
-MAX_DEPTH = 3
+MAX_HOPS = 3
 DEFAULT_EDGES_PER_CONCEPT = 25
 """Strongest edges kept around each concept reached."""
 
@@ -20,25 +22,27 @@ class Edge:
     weight: float
     count: int
     learned: float
-    changed_at: str
+    changed_at: Position
+    source_label: str
+    target_label: str
 
 
-def check_graph_request(seeds: list[str], depth: int) -> None:
+def check_graph_request(seeds: list[str], hops: int) -> None:
     if not 1 <= len(seeds) <= MAX_SEEDS:
         raise InvalidQuery(f"concepts has {len(seeds)} items: expected 1 to {MAX_SEEDS}")
-    if not 1 <= depth <= MAX_DEPTH:
-        raise InvalidQuery(f"depth {depth} is out of range: expected 1 to {MAX_DEPTH}")
+    if not 1 <= hops <= MAX_HOPS:
+        raise InvalidQuery(f"hops {hops} is out of range: expected 1 to {MAX_HOPS}")
 
 
 def neighbourhood(
-    state: State, seeds: list[str], depth: int, per_concept: int = DEFAULT_EDGES_PER_CONCEPT
+    state: State, seeds: list[str], hops: int, per_concept: int = DEFAULT_EDGES_PER_CONCEPT
 ) -> list[Edge]:
-    """Edges reachable from `seeds` in at most `depth` steps, strongest first per concept."""
-    check_graph_request(seeds, depth)
+    """Edges reachable from `seeds` in at most `hops` steps, strongest first per concept."""
+    check_graph_request(seeds, hops)
     frontier = [state.concept_index[s] for s in seeds if s in state.concept_index]
     visited = set(frontier)
     edges: dict[tuple[int, int], Edge] = {}
-    for _ in range(depth):
+    for _ in range(hops):
         following: list[int] = []
         for i in frontier:
             for j in _strongest(state, i, per_concept):
@@ -52,6 +56,8 @@ def neighbourhood(
                         link.count,
                         link.learned,
                         link.changed_at,
+                        state.labels[i],
+                        state.labels[j],
                     ),
                 )
                 if j not in visited:
@@ -68,7 +74,9 @@ def _strongest(state: State, i: int, limit: int) -> list[int]:
     weights = dict(
         zip(matrix.indices[start:end].tolist(), matrix.data[start:end].tolist(), strict=True)
     )
-    for j, learned in state.learned.get(i, {}).items():
-        weights[j] = weights.get(j, 0) + learned
-    ranked = sorted(weights, key=lambda j: (-max(0.0, weights[j]), state.concepts[j]))
+    learned = state.learned.get(i, {})
+    for j in learned:
+        weights.setdefault(j, 0)
+    strength = {j: link_weight(float(c), learned.get(j, 0.0)) for j, c in weights.items()}
+    ranked = sorted(strength, key=lambda j: (-strength[j], state.concepts[j]))
     return ranked[:limit]

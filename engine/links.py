@@ -18,6 +18,7 @@ from collections import OrderedDict
 
 import numpy as np
 
+from .link_rule import is_followed
 from .state import State
 
 CONTEXT_SMOOTHING = 0.75
@@ -42,12 +43,6 @@ class Row:
     """PPMI of the written counts alone."""
     count: np.ndarray
     learned: np.ndarray
-
-
-def follows(count: float, learned: float, floor: float) -> bool:
-    """A written link needs the floor; a taught link (positive learned delta) is always followed."""
-    weight = count + learned
-    return weight >= floor or (learned > 0 and weight > 0)
 
 
 class LinkWeights:
@@ -94,8 +89,7 @@ class LinkWeights:
             targets = np.concatenate([targets, np.array(extra, dtype=np.int64)])
             counts = np.concatenate([counts, np.zeros(len(extra))])
             learned = np.array([learned_row.get(int(j), 0.0) for j in targets])
-        weight = counts + learned
-        followed = (weight >= floor) | ((learned > 0) & (weight > 0))
+        followed = is_followed(counts, learned, floor)
         targets, counts, learned = targets[followed], counts[followed], learned[followed]
         ppmi = self.ppmi(i, targets, counts)
         together = np.maximum(counts + TAUGHT_COUNT * learned, 0.0)

@@ -1,27 +1,40 @@
-"""Stream positions ("<ms>-<seq>", Redis entry ids): parsing and ordering."""
+"""Stream positions ("<ms>-<seq>", Redis entry ids) as one small ordered, hashable type.
+
+A position is parsed once, where an entry is decoded or an append returns; from there
+on it compares as a pair of integers and prints back as "<ms>-<seq>".
+"""
 
 from __future__ import annotations
 
 import re
-
-ZERO = "0-0"
-"""The position before the first event."""
+from typing import NamedTuple
 
 _POSITION = re.compile(r"^(\d{1,20})-(\d{1,20})$")
+MAX_PART = 2**64 - 1
+"""Redis entry ids are two unsigned 64-bit numbers."""
 
 
-def parse_position(position: str) -> tuple[int, int]:
-    match = _POSITION.match(position)
-    if match is None:
-        raise ValueError(
-            f"position {position!r} is malformed: expected '<ms>-<seq>', e.g. 1700000000000-0"
-        )
-    return int(match.group(1)), int(match.group(2))
+class Position(NamedTuple):
+    ms: int
+    seq: int
+
+    def __str__(self) -> str:
+        return f"{self.ms}-{self.seq}"
+
+    @classmethod
+    def parse(cls, text: str | bytes) -> Position:
+        """The position `text` names; ValueError if it is not "<ms>-<seq>" within Redis's range."""
+        raw = text.decode() if isinstance(text, bytes) else text
+        match = _POSITION.match(raw)
+        if match is None:
+            raise ValueError(
+                f"position {raw!r} is malformed: expected '<ms>-<seq>', e.g. 1700000000000-0"
+            )
+        ms, seq = int(match.group(1)), int(match.group(2))
+        if ms > MAX_PART or seq > MAX_PART:
+            raise ValueError(f"position {raw!r} is out of range: expected parts below 2^64")
+        return cls(ms, seq)
 
 
-def is_valid_position(position: str) -> bool:
-    return _POSITION.match(position) is not None
-
-
-def is_after(position: str, other: str) -> bool:
-    return parse_position(position) > parse_position(other)
+ZERO = Position(0, 0)
+"""The position before the first event."""

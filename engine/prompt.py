@@ -59,7 +59,7 @@ def prompt_text(result: Recall, budget: int) -> PromptText:
         for n, item in enumerate(result.items):
             if levels[n] != level - 1:
                 continue
-            block = _block(item, level)
+            block = _block(item, level, result.labels)
             if block is None:
                 levels[n] = level if blocks[n] else levels[n]
                 continue
@@ -85,7 +85,8 @@ def prompt_text(result: Recall, budget: int) -> PromptText:
 def _header(result: Recall) -> str:
     lines = []
     if result.expanded_concepts:
-        lines.append("Related concepts: " + ", ".join(result.expanded_concepts))
+        labels = (result.labels.get(c, c) for c in result.expanded_concepts)
+        lines.append("Related concepts: " + ", ".join(labels))
     for chain in result.chains:
         lines.append(f"Chain: {' -> '.join(chain.path)} (weakest link {chain.total:.2f})")
     return "\n".join(lines)
@@ -96,7 +97,7 @@ def _render(header: str, blocks: list[tuple[str, int, str] | None]) -> str:
     return "\n".join([header, *texts] if header else texts)
 
 
-def _block(item: Item, level: int) -> str | None:
+def _block(item: Item, level: int, labels: dict[str, str]) -> str | None:
     """The memory at `level` (1 = topic .. 4 = body); None when that layer adds nothing."""
     memory = item.memory
     day = datetime.fromtimestamp(memory.ts, UTC).date().isoformat()
@@ -104,7 +105,8 @@ def _block(item: Item, level: int) -> str | None:
     summary = _cut(_SENTENCE_END.split(memory.text.strip(), 1)[0], SUMMARY_CHARACTERS)
     body = memory.text.strip()
     head = f"- [{day}] "
-    concepts = "\n  concepts: " + ", ".join(memory.concepts[: memory.matched])
+    words = (labels.get(c, c) for c in memory.concepts[: memory.matched])
+    concepts = "\n  concepts: " + ", ".join(words)
     if level == 1:
         return head + topic
     if level == 2:

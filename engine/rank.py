@@ -38,24 +38,24 @@ def idf(state: State, concept: int) -> float:
     return float(np.log(1.0 + (n - df + 0.5) / (df + 0.5)))
 
 
-def mean_length(state: State) -> float:
-    """Mean length of all memories; lengths are set once per memory, so it is kept per size."""
+def length_norms(state: State) -> np.ndarray:
+    """Per memory, BM25's length normalisation (term frequency 1), scaled so a one-concept
+    memory gets 1. Lengths are set once per memory, so the array is kept per state size."""
     size = len(state.rows)
-    cached = state.derived.get("mean_length")
+    cached = state.derived.get("length_norms")
     if cached is None or cached[0] != size:  # type: ignore[index]
-        mean = float(state.length.values.mean()) if size else 1.0
-        cached = state.derived["mean_length"] = (size, mean)
+        lengths = state.length.values.astype(np.float64)
+        average = float(lengths.mean()) if size else 1.0
+        norm = (BM25_K1 + 1) / (1 + BM25_K1 * (1 - BM25_B + BM25_B * lengths / average))
+        best = (BM25_K1 + 1) / (1 + BM25_K1 * (1 - BM25_B + BM25_B / average))
+        cached = state.derived["length_norms"] = (size, norm / best)
     return cached[1]  # type: ignore[index,no-any-return]
 
 
-def length_norm(state: State, rows: np.ndarray, average: float) -> np.ndarray:
-    """BM25's length normalisation (term frequency 1), scaled so a one-concept memory scores 1.
-
-    `average` is the mean length over all memories (the caller computes it once per read)."""
-    lengths = state.length.values[rows].astype(np.float64)
-    norm = (BM25_K1 + 1) / (1 + BM25_K1 * (1 - BM25_B + BM25_B * lengths / average))
-    best = (BM25_K1 + 1) / (1 + BM25_K1 * (1 - BM25_B + BM25_B / average))
-    return norm / best
+PRIOR_LOW = (1 - RECENT_QUERY_RECENCY_WEIGHT) * (1 - 2 * IMPORTANCE_WEIGHT) * (1 - VALENCE_WEIGHT)
+PRIOR_HIGH = (1 + 2 * IMPORTANCE_WEIGHT) * (1 + VALENCE_WEIGHT) * (1 + ACCESS_CAP)
+"""Bounds of `priors`: a memory whose relevance is below PRIOR_LOW / PRIOR_HIGH of the
+k-th best cannot reach the top k, whatever its priors."""
 
 
 def priors(state: State, rows: np.ndarray, now: float, recency_weight: float) -> np.ndarray:
@@ -68,6 +68,14 @@ def priors(state: State, rows: np.ndarray, now: float, recency_weight: float) ->
     valence = 1.0 + VALENCE_WEIGHT * state.valence.values[rows].astype(np.float64)
     use = 1.0 + np.minimum(ACCESS_WEIGHT * np.log1p(state.accesses.values[rows]), ACCESS_CAP)
     return recency * standing * valence * use
+
+
+def contenders(relevance: np.ndarray, limit: int) -> np.ndarray:
+    """Indices of the relevances that can still reach the top `limit` once priors apply."""
+    if len(relevance) <= limit:
+        return np.arange(len(relevance))
+    kth = -np.partition(-relevance, limit - 1)[limit - 1]
+    return np.flatnonzero(relevance >= kth * PRIOR_LOW / PRIOR_HIGH)
 
 
 def top(rows: np.ndarray, scores: np.ndarray, limit: int) -> list[tuple[int, float]]:

@@ -18,6 +18,7 @@ that matches the rest of the query.
 from __future__ import annotations
 
 import dataclasses
+from typing import TypeVar
 
 import networkx as nx
 import numpy as np
@@ -25,15 +26,17 @@ import numpy as np
 from .chains import Chain, chain_along, chains_between, local_graph, pagerank
 from .errors import InvalidQuery
 from .evidence import CHAIN, DIRECT, FUZZY, LINK, NONE, TIME, Evidence
-from .links import LinkWeights, links_of
+from .link_rule import link_weight
+from .links import LinkWeights, Row, links_of
 from .match import Match, resolve
+from .position import Position
 from .rank import (
     RECENCY_WEIGHT,
     RECENT_QUERY_RECENCY_WEIGHT,
     TIER_WEIGHTS,
+    contenders,
     idf,
-    length_norm,
-    mean_length,
+    length_norms,
     priors,
     top,
 )
@@ -65,6 +68,8 @@ TIME_ONLY = 0.02
 """Relevance of a memory in the time range that matches nothing else."""
 
 __all__ = ["Query", "Recall", "Item", "Via", "recall"]
+
+T = TypeVar("T", float, np.ndarray)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -114,6 +119,8 @@ class Via:
     concept: str
     source: str
     """The query concept the link starts from."""
+    label: str
+    source_label: str
     weight: float
     """Count + learned delta (what the floor is checked against)."""
     count: int
@@ -136,7 +143,7 @@ class Item:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Recall:
-    position: str
+    position: Position
     query_concepts: tuple[str, ...]
     depth: str
     matches: tuple[Match, ...]
@@ -145,6 +152,8 @@ class Recall:
     chains: tuple[Chain, ...] = ()
     chain_concepts: dict[str, float] = dataclasses.field(default_factory=dict)
     time_range: TimeRange | None = None
+    labels: dict[str, str] = dataclasses.field(default_factory=dict)
+    """Concept -> the word people read, for every concept the result names."""
 
 
 def recall(state: State, query: Query) -> Recall:
@@ -156,8 +165,8 @@ def recall(state: State, query: Query) -> Recall:
     for m in matches:
         weights[slots[m.query]] = max(weights[slots[m.query]], idf(state, m.concept))
     evidence = Evidence(weights)
-    average_length = mean_length(state)
-    _match(state, matches, slots, evidence, average_length)
+    norms = length_norms(state)
+    _match(state, matches, slots, evidence, norms)
     seed_slots: dict[int, int] = {}
     for m in sorted(matches, key=lambda m: -weights[slots[m.query]]):
         seed_slots.setdefault(m.concept, slots[m.query])
@@ -169,20 +178,20 @@ def recall(state: State, query: Query) -> Recall:
     if query.depth != "fast" and seeds:
         links = links_of(state)
         vias = _expand(state, links, seed_slots, weights, query.floor)
-        _associate(state, vias, seed_slots, evidence, average_length)
+        _associate(state, vias, seed_slots, evidence, norms)
         if query.depth == "deep":
             graph = local_graph(links, seeds, query.floor)
             reached = _pagerank_concepts(graph, seeds, set(vias))
             paths = _paths(state, graph, seeds, reached)
-            _chain(state, reached, paths, seed_slots, evidence, average_length)
+            _chain(state, reached, paths, seed_slots, evidence, norms)
             chains = chains_between(state, graph, seeds)
     in_range = None
     if query.time_range is not None:
         in_range = _about(state, query.time_range, query.time_concepts)
         evidence.add(-1, TIME, in_range, 1.0)
     candidates = evidence.candidates(n)
-    relevance, label = evidence.relevance(candidates, n)
-    keep = label != NONE
+    relevance, found_by = evidence.relevance(candidates, n)
+    keep = found_by != NONE
     if in_range is not None:
         inside = np.isin(candidates, in_range, assume_unique=True)
         relevance = np.where(inside, np.maximum(relevance, TIME_ONLY), relevance * TIME_MISS)
@@ -190,7 +199,9 @@ def recall(state: State, query: Query) -> Recall:
         keep &= _is_activity(state, candidates) == (query.kinds == ("activity",))
     if not query.history:
         keep &= state.alive.values[candidates]
-    rows, relevance, label = candidates[keep], relevance[keep], label[keep]
+    rows, relevance, found_by = candidates[keep], relevance[keep], found_by[keep]
+    near = contenders(relevance, query.limit)
+    rows, relevance, found_by = rows[near], relevance[near], found_by[near]
     recency = RECENT_QUERY_RECENCY_WEIGHT if query.prefers_recent else RECENCY_WEIGHT
     scores = relevance * priors(state, rows, now, recency)
     best = top(np.arange(len(rows)), scores, query.limit)
@@ -200,7 +211,7 @@ def recall(state: State, query: Query) -> Recall:
             state,
             int(rows[k]),
             round(score, 6),
-            SOURCES[label[k]],
+            SOURCES[found_by[k]],
             vias,
             matches,
             seed_names,
@@ -220,7 +231,22 @@ def recall(state: State, query: Query) -> Recall:
         chains=tuple(chains),
         chain_concepts={state.concepts[j]: round(r, 6) for j, r in reached.items()},
         time_range=query.time_range,
+        labels=_labels(state, query.concepts, matches, vias, reached, items),
     )
+
+
+def _labels(
+    state: State,
+    concepts: tuple[str, ...],
+    matches: list[Match],
+    vias: dict[int, list[Via]],
+    reached: dict[int, float],
+    items: tuple[Item, ...],
+) -> dict[str, str]:
+    names = [*concepts, *(m.name for m in matches), *(c for i in items for c in i.memory.concepts)]
+    found = {name: state.label(name) for name in names}
+    found |= {state.concepts[j]: state.labels[j] for j in (*vias, *reached)}
+    return found
 
 
 def _match(
@@ -228,12 +254,12 @@ def _match(
     matches: list[Match],
     slots: dict[str, int],
     evidence: Evidence,
-    average_length: float,
+    norms: np.ndarray,
 ) -> None:
     """Direct and near-miss evidence: tier x BM25 length norm (x similarity for a near miss)."""
     for m in matches:
         rows, tiers = state.postings.of(m.concept)
-        value = TIER_WEIGHTS[tiers] * length_norm(state, rows, average_length)
+        value = TIER_WEIGHTS[tiers] * norms[rows]
         if m.is_exact:
             evidence.add(slots[m.query], DIRECT, rows, value)
         else:
@@ -249,32 +275,41 @@ def _expand(
 ) -> dict[int, list[Via]]:
     """The MAX_EXPANSION concepts one followed link away from the seeds that give the most
     evidence: strong links from telling query concepts first."""
-    found: dict[int, list[Via]] = {}
+    found: dict[int, list[tuple[int, Row, int]]] = {}
     gain: dict[int, float] = {}
     for seed, slot in seed_slots.items():
         row = links.row(seed, floor)
-        for n in range(min(len(row.targets), MAX_EXPANSION + len(seed_slots))):
-            j = int(row.targets[n])
-            if j in seed_slots:
-                continue
-            count, learned = int(row.count[n]), float(row.learned[n])
-            strength = float(row.strength[n])
-            via = Via(
+        reach = min(len(row.targets), MAX_EXPANSION + len(seed_slots))
+        shares = weights[slot] * link_share(row.strength[:reach])
+        for n, j in enumerate(row.targets[:reach].tolist()):
+            if j not in seed_slots:
+                found.setdefault(j, []).append((seed, row, n))
+                gain[j] = max(gain.get(j, 0.0), float(shares[n]))
+    strongest = sorted(found, key=lambda j: (-gain[j], state.concepts[j]))[:MAX_EXPANSION]
+    return {j: _vias(state, j, found[j]) for j in strongest}
+
+
+def _vias(state: State, j: int, links: list[tuple[int, Row, int]]) -> list[Via]:
+    vias = []
+    for seed, row, n in links:
+        count, learned = int(row.count[n]), float(row.learned[n])
+        vias.append(
+            Via(
                 concept=state.concepts[j],
                 source=state.concepts[seed],
-                weight=max(0.0, count + learned),
+                label=state.labels[j],
+                source_label=state.labels[seed],
+                weight=float(link_weight(float(count), learned)),
                 count=count,
                 learned=learned,
-                strength=round(strength, 6),
+                strength=round(float(row.strength[n]), 6),
                 ppmi=round(float(row.ppmi[n]), 6),
             )
-            found.setdefault(j, []).append(via)
-            gain[j] = max(gain.get(j, 0.0), weights[slot] * link_share(strength))
-    strongest = sorted(found, key=lambda j: (-gain[j], state.concepts[j]))[:MAX_EXPANSION]
-    return {j: sorted(found[j], key=lambda v: (-v.strength, v.source)) for j in strongest}
+        )
+    return sorted(vias, key=lambda v: (-v.strength, v.source))
 
 
-def link_share(strength: float) -> float:
+def link_share(strength: T) -> T:
     """Evidence a link of `strength` gives for the concept it starts from (0 to LINK_SHARE)."""
     return LINK_SHARE * strength / (strength + LINK_HALF)
 
@@ -284,7 +319,7 @@ def _associate(
     vias: dict[int, list[Via]],
     seed_slots: dict[int, int],
     evidence: Evidence,
-    average_length: float,
+    norms: np.ndarray,
 ) -> None:
     """A memory carrying an expanded concept (in a tier that matches) holds evidence for each
     query concept the concept is linked from."""
@@ -292,7 +327,7 @@ def _associate(
         rows, tiers = state.postings.of(j)
         usable = tiers < SUPPLEMENT
         rows, tiers = rows[usable], tiers[usable]
-        shape = TIER_WEIGHTS[tiers] * length_norm(state, rows, average_length)
+        shape = TIER_WEIGHTS[tiers] * norms[rows]
         strongest: dict[int, float] = {}
         for via in links:
             slot = seed_slots[state.concept_index[via.source]]
@@ -307,7 +342,7 @@ def _chain(
     paths: dict[int, Chain],
     seed_slots: dict[int, int],
     evidence: Evidence,
-    average_length: float,
+    norms: np.ndarray,
 ) -> None:
     """Concepts PageRank reached several links away: evidence for the query concept their
     chain starts from, by their rank."""
@@ -321,7 +356,7 @@ def _chain(
         rows, tiers = state.postings.of(j)
         usable = tiers <= CORE
         rows, tiers = rows[usable], tiers[usable]
-        value = CHAIN_SHARE * rank / strongest * length_norm(state, rows, average_length)
+        value = CHAIN_SHARE * rank / strongest * norms[rows]
         evidence.add(slot, CHAIN, rows, value)
 
 

@@ -19,9 +19,10 @@ import scipy.sparse
 
 from .cooccurrence import COUNT_DTYPE
 from .errors import CorruptSnapshot
+from .position import Position
 from .state import Memory, State
 
-SNAPSHOT_FORMAT = 2
+SNAPSHOT_FORMAT = 3
 """Bumped when the byte layout changes; older snapshots are then rebuilt from the log."""
 _ARRAYS = (("indptr", "<i8"), ("indices", "<i4"), ("data", "<i4"))
 
@@ -31,12 +32,14 @@ def encode_state(state: State) -> bytes:
     matrix = state.counts.matrix()
     header = {
         "format": SNAPSHOT_FORMAT,
-        "position": state.position,
+        "position": str(state.position),
         "concepts": state.concepts,
+        "surfaces": [[i, list(s.items())] for i, s in enumerate(state.surfaces) if s],
+        "labels": [[i, w] for i, w in enumerate(state.labels) if w != state.concepts[i]],
         "documents": state.documents,
         "memories": [_memory_row(state, m) for m in state.rows],
         "learned": sorted(
-            [i, j, v, state.learned_at[(i, j)]]
+            [i, j, v, str(state.learned_at[(i, j)])]
             for i, row in state.learned.items()
             for j, v in row.items()
             if i < j
@@ -112,10 +115,14 @@ def _memory_row(state: State, m: Memory) -> list[Any]:
 
 def _state_from(header: dict[str, Any], arrays: dict[str, np.ndarray]) -> State:
     state = State()
-    state.position = header["position"]
+    state.position = Position.parse(header["position"])
     state.documents = header["documents"]
     for concept in header["concepts"]:
         state.intern(concept)
+    for index, surfaces in header["surfaces"]:
+        state.surfaces[index] = dict(surfaces)
+    for index, label in header["labels"]:
+        state.labels[index] = label
     for row in header["memories"]:
         mid, text, indices, core, matched, agent, user, ts, importance, valence = row[:10]
         accesses, superseded_by, kind, meta = row[10:]
@@ -131,5 +138,5 @@ def _state_from(header: dict[str, Any], arrays: dict[str, np.ndarray]) -> State:
         scipy.sparse.csr_array((data, arrays["indices"], arrays["indptr"]), shape=(size, size))
     )
     for i, j, value, position in header["learned"]:
-        state.set_learned(i, j, value, position)
+        state.set_learned(i, j, value, Position.parse(position))
     return state

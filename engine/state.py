@@ -19,7 +19,8 @@ from typing import Any
 import numpy as np
 
 from .cooccurrence import Cooccurrence
-from .position import ZERO
+from .link_rule import is_taught, link_weight
+from .position import ZERO, Position
 
 CORE, IMPORTANT, SUPPLEMENT = 0, 1, 2
 """Concept tiers of a memory: core terms drive expansion and chains, core + important drive
@@ -61,15 +62,15 @@ class Memory:
 class Link:
     count: int
     learned: float
-    changed_at: str
+    changed_at: Position
 
     @property
     def weight(self) -> float:
-        return max(0.0, self.count + self.learned)
+        return float(link_weight(float(self.count), self.learned))
 
     @property
     def is_taught(self) -> bool:
-        return self.learned > 0
+        return is_taught(self.learned)
 
 
 def pair(i: int, j: int) -> tuple[int, int]:
@@ -128,16 +129,21 @@ class State:
     """Mutable state owned by whoever folds into it; `fold` is its only writer."""
 
     def __init__(self) -> None:
-        self.position: str = ZERO
+        self.position: Position = ZERO
         self.memories: dict[str, Memory] = {}
         self.rows: list[Memory] = []
         self.activity_rows: list[int] = []
         self.concepts: list[str] = []
         self.concept_index: dict[str, int] = {}
+        self.surfaces: list[dict[str, int]] = []
+        """Per concept, each word agents wrote for it and in how many memories (or units)."""
+        self.labels: list[str] = []
+        """Per concept, the word people read: the surface written most often (ties: the
+        first to get there); the concept itself until a surface is written."""
         self.postings = Postings()
         self.counts = Cooccurrence()
         self.learned: dict[int, dict[int, float]] = {}
-        self.learned_at: dict[tuple[int, int], str] = {}
+        self.learned_at: dict[tuple[int, int], Position] = {}
         self.learned_version = 0
         self.documents = 0
         self.derived: dict[str, object] = {}
@@ -157,9 +163,26 @@ class State:
             index = len(self.concepts)
             self.concepts.append(concept)
             self.concept_index[concept] = index
+            self.surfaces.append({})
+            self.labels.append(concept)
             self.postings.grow(index + 1)
             self.counts.grow(index + 1)
         return index
+
+    def note_surfaces(self, indices: list[int], labels: dict[str, str]) -> None:
+        """One more use of each concept's surface (its label in `labels`, else itself)."""
+        for index in indices:
+            concept = self.concepts[index]
+            surface = labels.get(concept, concept)
+            counts = self.surfaces[index]
+            counts[surface] = counts.get(surface, 0) + 1
+            if counts[surface] > counts.get(self.labels[index], 0):
+                self.labels[index] = surface
+
+    def label(self, concept: str) -> str:
+        """The word people read for `concept` (the concept itself when unknown)."""
+        index = self.concept_index.get(concept)
+        return self.labels[index] if index is not None else concept
 
     def add_memory(self, memory: Memory) -> list[int]:
         """Register `memory` (row, postings, columns); return its concepts' indices."""
@@ -202,13 +225,13 @@ class State:
         return Link(
             count=self.counts.count(i, j),
             learned=self.learned.get(i, {}).get(j, 0.0),
-            changed_at=max(learned_at, written_at, key=_position_key),
+            changed_at=max(learned_at, written_at),
         )
 
-    def last_together(self, i: int, j: int) -> str:
+    def last_together(self, i: int, j: int) -> Position:
         """Position of the newest memory carrying both concepts (ZERO if none)."""
         both = self.together(i, j, 1)
-        return self.rows[both[0]].id if both else ZERO
+        return Position.parse(self.rows[both[0]].id) if both else ZERO
 
     def together(self, i: int, j: int, limit: int) -> list[int]:
         """Rows of the newest `limit` memories carrying both concepts, newest first.
@@ -245,7 +268,7 @@ class State:
             return []
         return [self.rows[r].id for r in self.postings.rows[index]]
 
-    def set_learned(self, i: int, j: int, value: float, position: str) -> None:
+    def set_learned(self, i: int, j: int, value: float, position: Position) -> None:
         for a, b in ((i, j), (j, i)):
             self.learned.setdefault(a, {})[b] = value
         self.learned_at[pair(i, j)] = position
@@ -256,8 +279,3 @@ class State:
 
     def taught_links(self) -> int:
         return sum(1 for row in self.learned.values() for v in row.values() if v) // 2
-
-
-def _position_key(position: str) -> tuple[int, int]:
-    ms, _, seq = position.partition("-")
-    return int(ms), int(seq)

@@ -46,5 +46,4 @@ def settings(redis_url: str, tmp_path: Path) -> Settings:
 def runtime(settings: Settings) -> Iterator[Runtime]:
     rt = Runtime.connect(settings)
     yield rt
-    rt.data.close()
-    rt.queue_connection.close()
+    rt.close()

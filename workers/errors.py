@@ -4,7 +4,10 @@ StoreError                  root: something went wrong talking to Redis or its d
  +-- StoreUnavailable       Redis cannot be reached
  +-- RedisLaunchError       the embedded redis-server could not be started
  +-- SettingError           a setting has a bad value
-PositionAhead               a read asked to wait for a position the log does not hold
+ApplicationError            root: a command or query cannot be carried out as asked
+ +-- InvalidRequest         a value of the request is wrong
+ +-- UnknownMemory          ids that name no memory of the tenant
+ +-- PositionAhead          a read asked to wait for a position the log does not hold
 """
 
 from __future__ import annotations
@@ -26,5 +29,17 @@ class SettingError(StoreError):
     """A setting has a bad value; the message names the key and the value."""
 
 
-class PositionAhead(Exception):
+class ApplicationError(Exception):
+    """A command or query cannot be carried out as asked (the HTTP app maps each to a status)."""
+
+
+class InvalidRequest(ApplicationError):
+    """A value of the request is wrong; the message names the field, the value and what was expected."""
+
+
+class UnknownMemory(ApplicationError):
+    """Ids that name no memory of the tenant."""
+
+
+class PositionAhead(ApplicationError):
     """A read's `after` is past the end of the log: not a position this log handed out."""

@@ -12,22 +12,16 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import time
 from collections.abc import Iterable, Iterator
 
-import orjson
-import redis
-
-from assocmem.engine.fold import Rejection
-from assocmem.engine.position import ZERO
+from assocmem.engine.position import ZERO, Position
 from assocmem.engine.snapshot import dump_state
 from assocmem.engine.state import State
 
-from .event_log import Entry
 from .heap import freeze_long_lived
-from .keys import dead_letter_key, fold_wanted_key, log_key
-from .replay import fold_entries, starting_state
+from .rebuild import fold_entries, starting_state
 from .runtime import Runtime, current_runtime
+from .stores import Entry, iter_entries
 
 log = logging.getLogger(__name__)
 
@@ -38,16 +32,12 @@ PROGRESS_EVERY = 50_000
 @dataclasses.dataclass(slots=True)
 class _Folded:
     state: State
-    base: str
+    base: Position
     """Position of the snapshot the state was folded from."""
     unpublished: int = 0
     """Events folded after `base`."""
     waiting_since: float | None = None
-    """time.monotonic() when the oldest unpublished event was folded."""
-
-
-_folded: dict[str, _Folded] = {}
-"""Per tenant, the state this process folded (workers run jobs in-process, unforked)."""
+    """The runtime's clock when the oldest unpublished event was folded."""
 
 
 def fold_tenant(tenant: str) -> dict[str, object]:
@@ -58,14 +48,15 @@ def fold_tenant(tenant: str) -> dict[str, object]:
 def fold_and_publish(runtime: Runtime, tenant: str, force: bool = False) -> dict[str, object]:
     """Fold the tail; publish a snapshot if enough events gathered (or `force`)."""
     # Clear the flag before reading: an append landing during this fold sets it again.
-    runtime.data.delete(fold_wanted_key(tenant))
+    runtime.log.clear_fold_wanted(tenant)
     expected = runtime.snapshots.latest_position(tenant)
-    folded = _folded.get(tenant)
+    cache: dict[str, _Folded] = runtime.folded
+    folded = cache.get(tenant)
     # The state this process folded continues the latest snapshot, unless another worker has
     # published since: reuse it rather than decode the whole snapshot again.
     if folded is None or folded.base != (expected or ZERO) or not _in_log(runtime, tenant, folded):
         folded = _Folded(starting_state(runtime.snapshots, tenant, None), expected or ZERO)
-    _folded.pop(tenant, None)
+    cache.pop(tenant, None)
     state = folded.state
     start = state.position
     marks = {"next": PROGRESS_EVERY}
@@ -80,22 +71,22 @@ def fold_and_publish(runtime: Runtime, tenant: str, force: bool = False) -> dict
             folded.unpublished += len(chunk)
             yield chunk
 
-    chunks = counted(runtime.log.iter_entries(tenant, state.position))
+    chunks = counted(iter_entries(runtime.log, tenant, state.position))
     rejections = fold_entries(state, chunks, progress=progress)
     freeze_long_lived()
-    dead_letter(runtime.data, tenant, rejections)
-    _folded[tenant] = folded  # only now: a failed fold or dead letter starts again next time
+    runtime.log.add_dead_letters(tenant, rejections)
+    cache[tenant] = folded  # only now: a failed fold or dead letter starts again next time
     if folded.unpublished and folded.waiting_since is None:
-        folded.waiting_since = time.monotonic()
+        folded.waiting_since = runtime.clock()
     if state.position == folded.base or not (force or _due(runtime, folded)):
         if state.position != folded.base:  # come back: the time limit may pass with no append
-            runtime.data.set(fold_wanted_key(tenant), 1)
-        return {"tenant": tenant, "published": False, "position": state.position}
+            runtime.log.want_fold(tenant)
+        return {"tenant": tenant, "published": False, "position": str(state.position)}
     published = runtime.snapshots.publish(tenant, dump_state(state), state.position, expected)
     if published:
-        _folded[tenant] = _Folded(state, state.position)
+        cache[tenant] = _Folded(state, state.position)
     else:
-        _folded.pop(tenant, None)
+        cache.pop(tenant, None)
     log.info(
         "fold %s: %s -> %s, published=%s, rejected=%d",
         tenant,
@@ -107,7 +98,7 @@ def fold_and_publish(runtime: Runtime, tenant: str, force: bool = False) -> dict
     return {
         "tenant": tenant,
         "published": published,
-        "position": state.position,
+        "position": str(state.position),
         "rejected": len(rejections),
     }
 
@@ -115,24 +106,11 @@ def fold_and_publish(runtime: Runtime, tenant: str, force: bool = False) -> dict
 def _in_log(runtime: Runtime, tenant: str, folded: _Folded) -> bool:
     """Whether the log still holds the last event folded (it is not a log rewritten since)."""
     position = folded.state.position
-    return position == ZERO or bool(runtime.data.xrange(log_key(tenant), position, position))
+    return position == ZERO or runtime.log.has(tenant, position)
 
 
 def _due(runtime: Runtime, folded: _Folded) -> bool:
     settings = runtime.settings
-    waited = time.monotonic() - (folded.waiting_since or time.monotonic())
+    now = runtime.clock()
+    waited = now - (folded.waiting_since if folded.waiting_since is not None else now)
     return folded.unpublished >= settings.snapshot_every or waited >= settings.snapshot_after
-
-
-def dead_letter(client: redis.Redis, tenant: str, rejections: list[Rejection]) -> None:
-    """Record rejected events under their own position, so a second fold records nothing twice."""
-    for rejection in rejections:
-        try:
-            client.xadd(
-                dead_letter_key(tenant),
-                {"reason": orjson.dumps(rejection.reason)},
-                id=rejection.position,
-            )
-        except redis.ResponseError as exc:
-            if "equal or smaller" not in str(exc):
-                raise

@@ -7,14 +7,13 @@ import logging
 import threading
 from collections.abc import Iterator
 
-from assocmem.engine.position import ZERO, is_after
+from assocmem.engine.position import ZERO, Position
 from assocmem.engine.state import State
 
 from .errors import PositionAhead
-from .event_log import EventLog
 from .heap import freeze_long_lived
-from .replay import fold_entries, starting_state
-from .snapshot_store import SnapshotStore
+from .rebuild import fold_entries, starting_state
+from .stores import EventLog, SnapshotStore, iter_entries
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +43,7 @@ class LiveState:
         self.lock = threading.RLock()
 
     @property
-    def served_position(self) -> str | None:
+    def served_position(self) -> Position | None:
         """The position folded up to so far (None before the first load); reads no Redis."""
         return self._state.position if self._state else None
 
@@ -55,26 +54,25 @@ class LiveState:
         self.lock.release()
         return True
 
-    def note_appended(self, position: str) -> None:
+    def note_appended(self, position: Position) -> None:
         """A write through this process: reads here wait for it without being told."""
         with self._appended_lock:
-            if is_after(position, self._appended):
-                self._appended = position
+            self._appended = max(self._appended, position)
 
     @contextlib.contextmanager
-    def served(self, after: str | None = None) -> Iterator[State]:
+    def served(self, after: Position | None = None) -> Iterator[State]:
         """The state folded at least up to `after` and to this process's own appends.
 
         Locked against folds while in use. Raises PositionAhead if `after` is not in the log.
         """
-        wanted = self._appended if after is None or is_after(self._appended, after) else after
-        if self._state is None or is_after(wanted, self._state.position):
+        wanted = self._appended if after is None else max(self._appended, after)
+        if self._state is None or wanted > self._state.position:
             self.refresh()
         with self.lock:
             assert self._state is not None
-            if is_after(wanted, self._state.position):
+            if wanted > self._state.position:
                 raise PositionAhead(
-                    f"after {wanted!r} is past the end of the log ({self._state.position})"
+                    f"after '{wanted}' is past the end of the log ({self._state.position})"
                 )
             yield self._state
 
@@ -85,7 +83,7 @@ class LiveState:
                 if self._state is None:
                     self._state = starting_state(self._store, self._tenant, None)
                     freeze_long_lived()
-        chunks = list(self._log.iter_entries(self._tenant, self._state.position))
+        chunks = list(iter_entries(self._log, self._tenant, self._state.position))
         if chunks:
             with self.lock:
                 fold_entries(self._state, chunks)

@@ -1,25 +1,36 @@
-"""Connections and stores built once from settings, shared by jobs, the scheduler and the API."""
+"""The stores, the job queue and the clock, built once from settings and shared by the
+application, the jobs and the scheduler."""
 
 from __future__ import annotations
 
 import dataclasses
-import functools
+import time
+from collections.abc import Callable
+from typing import Any
 
 import redis
 from rq import Queue
 from rq.serializers import JSONSerializer
 
-from .event_log import EventLog
 from .keys import QUEUE_NAME
+from .memory_stores import InMemoryEventLog, InMemorySnapshotStore
+from .redis_stores import RedisEventLog, RedisSnapshotStore
 from .settings import Settings
-from .snapshot_store import SnapshotStore
+from .stores import EventLog, SnapshotStore
 
 
 @dataclasses.dataclass
 class Runtime:
     settings: Settings
-    data: redis.Redis
-    queue_connection: redis.Redis
+    log: EventLog
+    snapshots: SnapshotStore
+    queue_connection: redis.Redis | None = None
+    """RQ's Redis; None for an in-memory runtime, which runs jobs by direct call."""
+    clock: Callable[[], float] = time.monotonic
+    """For intervals (how long an unpublished event has waited); tests pass their own."""
+    closers: list[Callable[[], None]] = dataclasses.field(default_factory=list)
+    folded: dict[str, Any] = dataclasses.field(default_factory=dict)
+    """Per tenant, the state the fold job last folded in this process (jobs run unforked)."""
 
     @classmethod
     def connect(cls, settings: Settings) -> Runtime:
@@ -29,18 +40,32 @@ class Runtime:
             )
         data = redis.Redis.from_url(settings.redis_url, health_check_interval=30)
         queue = redis.Redis.from_url(settings.resolved_queue_url(), health_check_interval=30)
-        return cls(settings, data, queue)
+        return cls(
+            settings,
+            RedisEventLog(data, settings.idempotency_ttl),
+            RedisSnapshotStore(data, settings.snapshots_kept),
+            queue,
+            closers=[data.close, queue.close],
+        )
 
-    @functools.cached_property
-    def log(self) -> EventLog:
-        return EventLog(self.data, self.settings.idempotency_ttl)
-
-    @functools.cached_property
-    def snapshots(self) -> SnapshotStore:
-        return SnapshotStore(self.data, self.settings.snapshots_kept)
+    @classmethod
+    def in_memory(cls, settings: Settings, clock: Callable[[], float] = time.monotonic) -> Runtime:
+        return cls(
+            settings,
+            InMemoryEventLog(),
+            InMemorySnapshotStore(settings.snapshots_kept),
+            None,
+            clock,
+        )
 
     def queue(self) -> Queue:
+        if self.queue_connection is None:
+            raise RuntimeError("an in-memory runtime has no job queue: call the job directly")
         return Queue(QUEUE_NAME, connection=self.queue_connection, serializer=JSONSerializer)
+
+    def close(self) -> None:
+        for close in self.closers:
+            close()
 
 
 _current: Runtime | None = None

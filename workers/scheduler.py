@@ -7,7 +7,7 @@ import threading
 
 from rq.exceptions import DuplicateJobError
 
-from .keys import fold_job_id, fold_wanted_key
+from .keys import fold_job_id
 from .runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -38,7 +38,7 @@ def schedule_folds(runtime: Runtime) -> list[str]:
     """One pass: enqueue folds for flagged tenants; returns the tenants enqueued."""
     enqueued = []
     for tenant in runtime.log.tenants():
-        if runtime.data.exists(fold_wanted_key(tenant)) and enqueue_fold(runtime, tenant):
+        if runtime.log.is_fold_wanted(tenant) and enqueue_fold(runtime, tenant):
             enqueued.append(tenant)
     return enqueued
 

@@ -35,7 +35,8 @@ def test_concepts_are_extracted_when_not_given(http: TestClient) -> None:
     written = http.post(
         "/v1/memories", json={"text": "The requests timed out after retries"}
     ).json()
-    assert "retri" in written["concepts"] and "request" in written["concepts"]
+    assert {"retri", "request"} <= set(written["concept_keys"])
+    assert {"retries", "requests"} <= set(written["concepts"])  # the words as written
     assert (
         http.post("/v1/read", json={"text": "retrying requests"}).json()["items"][0]["id"]
         == written["id"]
@@ -83,7 +84,7 @@ BAD_REQUESTS = [
         "as_of 'yesterday' is not a stream position",
     ),
     ("post", "/v1/read", {"json": {"concepts": ["a"], "limit": 0}}, "limit 0 is out of range"),
-    ("get", "/v1/graph", {"params": {"depth": 1}}, "concepts"),
+    ("get", "/v1/graph", {"params": {"hops": 1}}, "concepts"),
     (
         "get",
         "/v1/graph",
@@ -93,8 +94,8 @@ BAD_REQUESTS = [
     (
         "get",
         "/v1/graph",
-        {"params": {"concepts": ["a"], "depth": 4}},
-        "depth 4 is out of range: expected 1 to 3",
+        {"params": {"concepts": ["a"], "hops": 4}},
+        "hops 4 is out of range: expected 1 to 3",
     ),
     (
         "post",
@@ -141,11 +142,13 @@ def test_graph_reports_count_learned_and_last_change(http: TestClient) -> None:
         for c in (["a", "b"], ["a", "b"], ["b", "c"])
     ]
     fb = http.post("/v1/feedback", json={"ids": [ids[2]], "outcome": 1, "concepts": ["a"]}).json()
-    edges = http.get("/v1/graph", params={"concepts": ["a"], "depth": 1}).json()["edges"]
+    edges = http.get("/v1/graph", params={"concepts": ["a"], "hops": 1}).json()["edges"]
     assert edges == [
         {
             "source": "a",
             "target": "b",
+            "source_key": "a",
+            "target_key": "b",
             "weight": 3.0,
             "count": 2,
             "learned": 1.0,
@@ -154,6 +157,8 @@ def test_graph_reports_count_learned_and_last_change(http: TestClient) -> None:
         {
             "source": "a",
             "target": "c",
+            "source_key": "a",
+            "target_key": "c",
             "weight": 1.0,
             "count": 0,
             "learned": 1.0,
@@ -175,7 +180,7 @@ def test_the_api_folds_new_events_without_waiting_for_a_read(
     data = {"text": "written around the API", "concepts": ["x"], "importance": 3, "extractor": "t"}
     last = runtime.log.append("default", [Event("memory.written", "default", "a", 1.0, data)])[-1]
     deadline = time.monotonic() + 20
-    while http.get("/v1/health").json()["served_position"] != last.position:
+    while http.get("/v1/health").json()["served_position"] != str(last.position):
         assert time.monotonic() < deadline, "the background refresh never folded the new event"
         time.sleep(0.05)
 

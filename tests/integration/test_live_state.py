@@ -7,11 +7,12 @@ import time
 
 import pytest
 
+from assocmem.engine.position import Position
 from assocmem.workers.errors import PositionAhead
 from assocmem.workers.live_state import LiveState
 from assocmem.workers.runtime import Runtime
 
-from .test_fold_job import write
+from ..stores import write
 
 
 def live(runtime: Runtime) -> LiveState:
@@ -66,7 +67,6 @@ def test_the_background_fold_picks_up_new_entries_as_they_arrive(runtime: Runtim
 
 def test_after_past_the_end_of_the_log_is_refused(runtime: Runtime) -> None:
     [position] = write(runtime, ["a", "b"])
-    ms = int(position.split("-")[0])
     with pytest.raises(PositionAhead, match="past the end of the log"):
-        with live(runtime).served(after=f"{ms + 1}-0"):
+        with live(runtime).served(after=Position(position.ms + 1, 0)):
             pass

@@ -55,13 +55,14 @@ def test_deep_read_returns_the_chain_and_a_memory_two_links_away(http: TestClien
     jitter_only = write(http, "jitter spreads load", ["jitter", "load"])
     assert jitter_only not in by_id(read(http, concepts=["timeout"]))
     deep = read(http, concepts=["timeout", "jitter"], depth="deep")
-    assert deep["chains"][0]["path"] == ["timeout", "retri", "backoff", "jitter"]
-    assert deep["chains"][0]["hidden"] == ["retri", "backoff"]
+    assert deep["chains"][0]["path"] == ["timeout", "retry", "backoff", "jitter"]
+    assert deep["chains"][0]["path_keys"] == ["timeout", "retri", "backoff", "jitter"]
+    assert deep["chains"][0]["hidden"] == ["retry", "backoff"]
     assert all(hop["evidence"] for hop in deep["chains"][0]["hops"])
     chain = http.post("/v1/chain", json={"concepts": ["timeout", "jitter"]}).json()
-    assert chain["chains"][0]["path"] == ["timeout", "retri", "backoff", "jitter"]
+    assert chain["chains"][0]["path"] == ["timeout", "retry", "backoff", "jitter"]
     two_away = read(http, concepts=["timeout"], depth="deep")
-    assert "backoff" in two_away["chain_concepts"] or "jitter" in two_away["chain_concepts"]
+    assert {"backoff", "jitter"} & {c["concept"] for c in two_away["chain_concepts"]}
     assert any(item["source"] == "chain" and "chain" in item for item in two_away["items"])
 
 
@@ -78,7 +79,8 @@ def test_a_typo_finds_the_memory_as_fuzzy(http: TestClient) -> None:
     mid = write(http, "kubernetes operator reconcile loop")
     result = read(http, concepts=["reconcle"], depth="fast")
     assert result["items"][0]["id"] == mid and result["items"][0]["source"] == "fuzzy"
-    assert result["matches"][0]["concept"] == "reconcil"
+    assert result["matches"][0]["key"] == "reconcil"
+    assert result["matches"][0]["concept"] == "reconcile"  # the word as written
 
 
 def test_time_expression_in_the_query_ranks_that_day_first(http: TestClient) -> None:
@@ -111,7 +113,7 @@ def test_importance_and_accesses_change_the_ranking(http: TestClient) -> None:
     assert [i["id"] for i in read(http, concepts=["cache"])["items"]][0] == first
     for _ in range(3):
         http.post("/v1/read", json={"concepts": ["warming"]})
-    http.app.state.service.accesses.flush()
+    http.app.state.application.accesses.flush()
     accessed = by_id(read(http, concepts=["cache"]))
     assert accessed[second]["accesses"] == 3 and accessed[first]["accesses"] == 0
 

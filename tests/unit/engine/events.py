@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from assocmem.engine.event import FEEDBACK_GIVEN, MEMORY_WRITTEN, Event
+from assocmem.engine.event import Event
+from assocmem.engine.events import (
+    ACTIVITY_LOGGED,
+    DOCUMENT_INGESTED,
+    FEEDBACK_GIVEN,
+    IMPORTANCE_SET,
+    MEMORY_ACCESSED,
+    MEMORY_WRITTEN,
+)
+from assocmem.engine.position import Position
 
 
 def written(
@@ -14,14 +23,14 @@ def written(
         "importance": importance,
         "extractor": "test",
     }
-    return Event(MEMORY_WRITTEN, tenant, "agent", float(n), data, position=f"{n}-0")
+    return Event(MEMORY_WRITTEN.name, tenant, "agent", float(n), data, position=Position(n, 0))
 
 
 def feedback(
     n: int, ids: list[str], outcome: float, concepts: list[str], tenant: str = "t"
 ) -> Event:
     data = {"memory_ids": ids, "outcome": outcome, "concepts": concepts}
-    return Event(FEEDBACK_GIVEN, tenant, "agent", float(n), data, position=f"{n}-0")
+    return Event(FEEDBACK_GIVEN.name, tenant, "agent", float(n), data, position=Position(n, 0))
 
 
 def acceptance_notes() -> list[Event]:
@@ -31,7 +40,6 @@ def acceptance_notes() -> list[Event]:
 
 
 def activity(n: int, concepts: list[str], category: str = "work", tenant: str = "t") -> Event:
-    from assocmem.engine.event import ACTIVITY_LOGGED
 
     data = {
         "text": " ".join(concepts) + f" activity {n}",
@@ -41,25 +49,22 @@ def activity(n: int, concepts: list[str], category: str = "work", tenant: str = 
         "tags": [],
         "source": None,
     }
-    return Event(ACTIVITY_LOGGED, tenant, "agent", float(n), data, position=f"{n}-0")
+    return Event(ACTIVITY_LOGGED.name, tenant, "agent", float(n), data, position=Position(n, 0))
 
 
 def document(n: int, units: list[list[str]], tenant: str = "t") -> Event:
-    from assocmem.engine.event import DOCUMENT_INGESTED
 
     data = {"title": f"doc {n}", "source": None, "scope": "sentence", "units": units}
-    return Event(DOCUMENT_INGESTED, tenant, "agent", float(n), data, position=f"{n}-0")
+    return Event(DOCUMENT_INGESTED.name, tenant, "agent", float(n), data, position=Position(n, 0))
 
 
 def accessed(n: int, ids: list[str], tenant: str = "t") -> Event:
-    from assocmem.engine.event import MEMORY_ACCESSED
 
     data = {"memory_ids": ids, "hits": [1] * len(ids)}
-    return Event(MEMORY_ACCESSED, tenant, "agent", float(n), data, position=f"{n}-0")
+    return Event(MEMORY_ACCESSED.name, tenant, "agent", float(n), data, position=Position(n, 0))
 
 
 def importance_set(n: int, memory_id: str, importance: int, tenant: str = "t") -> Event:
-    from assocmem.engine.event import IMPORTANCE_SET
 
     data = {"memory_id": memory_id, "importance": importance}
-    return Event(IMPORTANCE_SET, tenant, "agent", float(n), data, position=f"{n}-0")
+    return Event(IMPORTANCE_SET.name, tenant, "agent", float(n), data, position=Position(n, 0))

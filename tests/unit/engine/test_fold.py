@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from assocmem.engine.event import Event
 from assocmem.engine.fold import fold, fold_from_zero
+from assocmem.engine.position import Position
 from assocmem.engine.snapshot import content_hash
 from assocmem.engine.state import State
 
@@ -16,7 +17,7 @@ def test_memory_written_counts_every_pair_of_its_concepts() -> None:
     state = fold_from_zero(acceptance_notes())
     assert link(state, "a", "b").count == 2
     assert link(state, "b", "c").count == 1
-    assert state.position == "6-0"
+    assert state.position == Position(6, 0)
     assert state.memories_with("a") == ["1-0", "2-0", "5-0"]
 
 
@@ -25,7 +26,7 @@ def test_feedback_moves_learned_delta_apart_from_counts() -> None:
     ab, ac = link(state, "a", "b"), link(state, "a", "c")
     assert (ab.count, ab.learned, ab.weight) == (2, 1.0, 3.0)
     assert (ac.count, ac.learned, ac.weight) == (0, 1.0, 1.0)
-    assert ac.changed_at == "7-0"
+    assert ac.changed_at == Position(7, 0)
     assert state.memories["3-0"].valence == 0.5
 
 
@@ -52,14 +53,14 @@ def test_bad_event_is_rejected_and_the_fold_goes_on() -> None:
         "agent",
         1.0,
         {"text": "", "concepts": [], "importance": 3},
-        position="1-0",
+        position=Position(1, 0),
     )
-    unknown = Event("no.such", "t", "agent", 2.0, {}, v=1, position="2-0")
+    unknown = Event("no.such", "t", "agent", 2.0, {}, v=1, position=Position(2, 0))
     state = State()
     rejections = fold(state, [bad, unknown, written(3, ["x", "y"])])
-    assert [r.position for r in rejections] == ["1-0", "2-0"]
+    assert [str(r.position) for r in rejections] == ["1-0", "2-0"]
     assert "text" in rejections[0].reason
-    assert state.position == "3-0" and list(state.memories) == ["3-0"]
+    assert state.position == Position(3, 0) and list(state.memories) == ["3-0"]
 
 
 def test_feedback_on_unknown_memory_moves_nothing() -> None:

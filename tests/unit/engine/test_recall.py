@@ -101,7 +101,7 @@ def test_expansion_keeps_only_the_strongest_links() -> None:
         for n in range(MAX_EXPANSION + 4)
         for k in range(n + 2)
     ]
-    events.sort(key=lambda e: int(e.position.split("-")[0]))
+    events.sort(key=lambda e: e.position)
     result = recall(fold_from_zero(events), Query(("hub",)))
     assert set(result.expanded_concepts) == {f"n{n:02d}" for n in range(4, MAX_EXPANSION + 4)}
 
@@ -235,10 +235,11 @@ def by_rank(result):
 
 
 def accessed_event(n, ids, hits):
-    from assocmem.engine.event import MEMORY_ACCESSED, Event
+    from assocmem.engine.event import Event
+    from assocmem.engine.position import Position
 
     data = {"memory_ids": ids, "hits": hits}
-    return Event(MEMORY_ACCESSED, "t", "agent", float(n), data, position=f"{n}-0")
+    return Event("memory.accessed", "t", "agent", float(n), data, position=Position(n, 0))
 
 
 def test_kinds_keep_only_memories_or_only_activity_entries() -> None:

@@ -13,7 +13,7 @@ def test_round_trip_keeps_links_memories_and_position() -> None:
     state = fold_from_zero([*acceptance_notes(), feedback(7, ["3-0"], 0.5, ["a"])])
     loaded = load_state(dump_state(state))
     assert content_hash(loaded) == content_hash(state)
-    assert loaded.position == "7-0"
+    assert str(loaded.position) == "7-0"
     assert loaded.memories["3-0"].valence == state.memories["3-0"].valence
 
 

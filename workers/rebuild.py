@@ -13,12 +13,18 @@ from collections.abc import Callable, Iterable
 from assocmem.engine.errors import CorruptSnapshot, InvalidEvent
 from assocmem.engine.event import Event, decode_event
 from assocmem.engine.fold import Rejection, fold
-from assocmem.engine.position import is_after
+from assocmem.engine.position import Position
 from assocmem.engine.snapshot import load_state
 from assocmem.engine.state import State
 
-from .event_log import Entry, EventLog
-from .snapshot_store import SnapshotStore
+from .stores import (
+    Entry,
+    EventLog,
+    SnapshotStore,
+    iter_entries,
+    latest_snapshot,
+    snapshot_at_or_before,
+)
 
 log = logging.getLogger(__name__)
 
@@ -27,7 +33,7 @@ Progress = Callable[[State], None]
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Rebuild:
-    upto: str | None = None
+    upto: Position | None = None
     """Fold the log up to this position (inclusive); None = to the end."""
     skip_types: frozenset[str] = frozenset()
     """Leave these event types out (forces a fold from zero: snapshots contain them)."""
@@ -52,12 +58,12 @@ def fold_log(
     state: State,
     log_: EventLog,
     tenant: str,
-    upto: str = "+",
+    upto: Position | None = None,
     skip_types: frozenset[str] = frozenset(),
     progress: Progress | None = None,
 ) -> list[Rejection]:
     """Fold every entry after `state.position` (up to `upto`) into `state`."""
-    chunks = log_.iter_entries(tenant, state.position, upto)
+    chunks = iter_entries(log_, tenant, state.position, upto)
     return fold_entries(state, chunks, skip_types, progress)
 
 
@@ -70,10 +76,10 @@ def fold_entries(
     """Fold chunks of log entries in order; entries at or before `state.position` are skipped."""
     rejections: list[Rejection] = []
     for chunk in chunks:
-        if not is_after(chunk[-1][0], state.position):
+        if chunk[-1][0] <= state.position:
             continue
         events, bad = decode_entries(chunk, skip_types)
-        rejections += [r for r in bad if is_after(r.position, state.position)]
+        rejections += [r for r in bad if r.position > state.position]
         rejections += fold(state, events)
         state.position = chunk[-1][0]
         if progress:
@@ -81,8 +87,12 @@ def fold_entries(
     return rejections
 
 
-def starting_state(store: SnapshotStore, tenant: str, upto: str | None) -> State:
-    found = store.latest(tenant) if upto is None else store.at_or_before(tenant, upto)
+def starting_state(store: SnapshotStore, tenant: str, upto: Position | None) -> State:
+    found = (
+        latest_snapshot(store, tenant)
+        if upto is None
+        else snapshot_at_or_before(store, tenant, upto)
+    )
     if found is None:
         return State()
     position, blob = found
@@ -97,5 +107,5 @@ def starting_state(store: SnapshotStore, tenant: str, upto: str | None) -> State
 
 def rebuild(log_: EventLog, store: SnapshotStore, tenant: str, spec: Rebuild = Rebuild()) -> State:
     state = State() if spec.skip_types else starting_state(store, tenant, spec.upto)
-    fold_log(state, log_, tenant, spec.upto or "+", spec.skip_types)
+    fold_log(state, log_, tenant, spec.upto, spec.skip_types)
     return state

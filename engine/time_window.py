@@ -1,25 +1,15 @@
-"""Time ranges of requests: explicit bounds, a time expression, or one found in the query text."""
+"""The time window of a request: explicit bounds, a time expression, or one found in the
+question's text; for a listing, a day, bounds, an expression or the last seven days."""
 
 from __future__ import annotations
 
 import dataclasses
-import zoneinfo
 from datetime import datetime, timedelta
 
-from assocmem.engine.question import Question, parse_question
-from assocmem.engine.recall import TimeRange
-from assocmem.engine.timeexpr import TimeMatch, parse_time
-
-from .errors import BadRequest
-
-
-def zone_of(name: str) -> zoneinfo.ZoneInfo:
-    try:
-        return zoneinfo.ZoneInfo(name)
-    except (zoneinfo.ZoneInfoNotFoundError, ValueError) as exc:
-        raise BadRequest(
-            f"tz {name!r} is unknown: expected an IANA time zone such as Asia/Shanghai"
-        ) from exc
+from .errors import InvalidQuery
+from .question import Question, parse_question
+from .recall import TimeRange
+from .timeexpr import TimeMatch, parse_time
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -67,7 +57,7 @@ def listing_window(
         try:
             first = datetime.fromisoformat(day).replace(tzinfo=now.tzinfo)
         except ValueError as exc:
-            raise BadRequest(f"date {day!r} is not a date: expected YYYY-MM-DD") from exc
+            raise InvalidQuery(f"date {day!r} is not a date: expected YYYY-MM-DD") from exc
         first = first.replace(hour=0, minute=0, second=0, microsecond=0)
         return TimeRange(first.timestamp(), (first + timedelta(days=1)).timestamp())
     if expression:
@@ -82,7 +72,7 @@ def listing_window(
 def _parse(expression: str, now: datetime) -> TimeMatch:
     match = parse_time(expression, now)
     if match is None:
-        raise BadRequest(
+        raise InvalidQuery(
             f"time {expression!r} is not a time expression: expected e.g. 'yesterday', "
             "'last week', 'since March', '上周', '最近三天'"
         )
@@ -91,7 +81,7 @@ def _parse(expression: str, now: datetime) -> TimeMatch:
 
 def _bounds(start: float | None, end: float | None) -> TimeRange:
     if start is None or end is None:
-        raise BadRequest("start and end go together: expected both, in unix seconds")
+        raise InvalidQuery("start and end go together: expected both, in unix seconds")
     if end <= start:
-        raise BadRequest(f"end {end} is not after start {start}: expected start < end")
+        raise InvalidQuery(f"end {end} is not after start {start}: expected start < end")
     return TimeRange(start, end)

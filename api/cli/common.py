@@ -1,0 +1,65 @@
+"""What every command shares: the client, output (text or --json), options and errors."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+import orjson
+
+from assocmem.workers.errors import StoreError
+
+from ..client import Client
+from ..errors import ApiError
+from ..run_file import service_url
+
+
+def split(value: str | None) -> list[str] | None:
+    return [part.strip() for part in value.split(",") if part.strip()] if value else None
+
+
+def client_of(ctx: click.Context) -> Client:
+    home = Path(os.environ.get("ASSOCMEM_HOME", ".assocmem"))
+    return Client(service_url(ctx.obj.get("url"), home))
+
+
+def emit(ctx: click.Context, response: Any, human: Callable[[Any], str]) -> None:
+    if ctx.obj.get("json"):
+        click.echo(orjson.dumps(response, option=orjson.OPT_INDENT_2).decode())
+    else:
+        click.echo(human(response))
+
+
+class Group(click.Group):
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (ApiError, StoreError) as exc:
+            raise click.ClickException(str(exc)) from exc
+
+
+def common(func: Callable[..., Any]) -> Callable[..., Any]:
+    func = click.option("--json", "as_json", is_flag=True, help="Print the API's JSON response.")(
+        func
+    )
+    func = click.option(
+        "--url",
+        envvar="ASSOCMEM_URL",
+        help="Service URL [env ASSOCMEM_URL; default: the local `up`'s].",
+    )(func)
+    return func
+
+
+AFTER = click.option(
+    "--after",
+    help="Answer from a state that includes this position (one a write printed), e.g. a write"
+    " made through another API replica.",
+)
+
+
+def remember(ctx: click.Context, url: str | None, as_json: bool) -> None:
+    ctx.ensure_object(dict)
+    ctx.obj.update(url=url, json=as_json)

@@ -1,0 +1,189 @@
+"""Memories: write, read, chain, rate and weigh them."""
+
+from __future__ import annotations
+
+import click
+
+from .. import render
+from .common import AFTER, client_of, common, emit, remember, split
+
+
+@click.command(
+    epilog="Example: assocmem write 'retry with backoff after a timeout' --concepts timeout,backoff"
+)
+@click.argument("text")
+@click.option(
+    "--concepts",
+    help="Comma-separated concepts; extracted from TEXT when absent. A one-word name takes"
+    " the form extraction gives it (Timeouts -> timeout), so it meets the word in text.",
+)
+@click.option(
+    "--importance", type=int, default=3, show_default=True, help="1 (trivial) to 5 (vital)."
+)
+@click.option("--supersedes", help="Comma-separated ids this memory replaces.")
+@click.option("--key", help="Idempotency key: a retried write with the same key is stored once.")
+@common
+@click.pass_context
+def write(
+    ctx: click.Context,
+    text: str,
+    concepts: str | None,
+    importance: int,
+    supersedes: str | None,
+    key: str | None,
+    url: str | None,
+    as_json: bool,
+) -> None:
+    """Write one memory; prints its id (its stream position) and its concepts."""
+    remember(ctx, url, as_json)
+    with client_of(ctx) as client:
+        response = client.write(
+            text, split(concepts), importance, key=key, supersedes=split(supersedes)
+        )
+        emit(ctx, response, render.written)
+
+
+@click.command(
+    epilog="Example: assocmem read 'why do requests time out' --depth deep\n\n"
+    "Example: assocmem read 'what did I deploy last week' --budget 300"
+)
+@click.argument("text", required=False)
+@click.option("--concepts", help="Comma-separated query concepts (else extracted from TEXT).")
+@click.option(
+    "--depth",
+    type=click.Choice(["fast", "standard", "deep"]),
+    help="fast: direct + fuzzy; standard: + one link step; deep: + multi-hop chains "
+    "[default: standard].",
+)
+@click.option("--floor", type=float, help="Count a written link needs to be followed [default: 2].")
+@click.option("--limit", type=int, help="Items returned [default: 10].")
+@click.option(
+    "--time", "when", help="Only memories in this time: 'last week', '上个月', 'since March'."
+)
+@click.option(
+    "--no-auto-time", is_flag=True, help="Do not turn a time expression in TEXT into a range."
+)
+@click.option("--tz", help="IANA time zone of time expressions [default: ASSOCMEM_TZ or UTC].")
+@click.option("--history", is_flag=True, help="Also show memories a newer one superseded.")
+@click.option(
+    "--budget", type=int, help="Also print the result as prompt text of at most this many tokens."
+)
+@click.option("--now", type=float, help="Rank as if at this unix time (reproducible scores).")
+@click.option("--no-record", is_flag=True, help="Do not count the results as accessed.")
+@AFTER
+@click.option("--as-of", help="Read the state folded up to this stream position.")
+@click.option(
+    "--without-feedback", is_flag=True, help="Read a state folded with all feedback left out."
+)
+@common
+@click.pass_context
+def read(
+    ctx: click.Context,
+    text: str | None,
+    concepts: str | None,
+    depth: str | None,
+    floor: float | None,
+    limit: int | None,
+    when: str | None,
+    no_auto_time: bool,
+    tz: str | None,
+    history: bool,
+    budget: int | None,
+    now: float | None,
+    no_record: bool,
+    after: str | None,
+    as_of: str | None,
+    without_feedback: bool,
+    url: str | None,
+    as_json: bool,
+) -> None:
+    """Recall memories: direct and fuzzy hits, then memories reached through links, each with its path."""
+    remember(ctx, url, as_json)
+    with client_of(ctx) as client:
+        response = client.read(
+            text,
+            split(concepts),
+            depth=depth,
+            floor=floor,
+            limit=limit,
+            time=when,
+            auto_time=False if no_auto_time else None,
+            tz=tz,
+            history=history or None,
+            token_budget=budget,
+            now=now,
+            record_access=False if no_record else None,
+            after=after,
+            as_of=as_of,
+            without_feedback=without_feedback or None,
+        )
+        emit(ctx, response, render.recalled)
+
+
+@click.command(epilog="Example: assocmem chain timeout jitter")
+@click.argument("concepts", nargs=-1, required=True)
+@click.option("--floor", type=float, help="Count a written link needs to be followed [default: 2].")
+@AFTER
+@common
+@click.pass_context
+def chain(
+    ctx: click.Context,
+    concepts: tuple[str, ...],
+    floor: float | None,
+    after: str | None,
+    url: str | None,
+    as_json: bool,
+) -> None:
+    """Find the chains of links between CONCEPTS (2 to 8), with the hidden concepts between them."""
+    remember(ctx, url, as_json)
+    with client_of(ctx) as client:
+        emit(ctx, client.find_chain(list(concepts), floor=floor, after=after), render.chains)
+
+
+@click.command(epilog="Example: assocmem importance 1700000000000-0 5")
+@click.argument("memory_id")
+@click.argument("importance", type=int)
+@common
+@click.pass_context
+def importance(
+    ctx: click.Context, memory_id: str, importance: int, url: str | None, as_json: bool
+) -> None:
+    """Set a memory's importance, 1 (trivial) to 5 (vital): it scales rank and slows decay."""
+    remember(ctx, url, as_json)
+    with client_of(ctx) as client:
+        response = client.set_importance(memory_id, importance)
+        emit(
+            ctx,
+            response,
+            lambda r: f"importance of {r['id']} is {r['importance']} at {r['position']}",
+        )
+
+
+@click.command(
+    epilog="Example: assocmem feedback --ids 1700000000000-0 --outcome 1 --concepts timeout"
+)
+@click.option("--ids", required=True, help="Comma-separated ids of the memories the answer used.")
+@click.option("--outcome", type=float, required=True, help="-1 (harmful) to 1 (fully helpful).")
+@click.option("--concepts", help="Comma-separated concepts of the query.")
+@click.option("--text", help="The query text, when --concepts is not given.")
+@click.option("--key", help="Idempotency key.")
+@common
+@click.pass_context
+def feedback(
+    ctx: click.Context,
+    ids: str,
+    outcome: float,
+    concepts: str | None,
+    text: str | None,
+    key: str | None,
+    url: str | None,
+    as_json: bool,
+) -> None:
+    """Teach links: helpful feedback strengthens query-to-memory links, unhelpful weakens them."""
+    remember(ctx, url, as_json)
+    with client_of(ctx) as client:
+        emit(
+            ctx,
+            client.feedback(split(ids) or [], outcome, split(concepts), text, key),
+            render.fed_back,
+        )

@@ -1,0 +1,81 @@
+"""Running the pipeline: everything at once (`up`), or the API and a worker apart."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from assocmem.workers.settings import load_settings
+
+
+@click.command(epilog="Example: assocmem up --data ./.assocmem --port 8765")
+@click.option(
+    "--data",
+    "home",
+    type=click.Path(path_type=Path),
+    envvar="ASSOCMEM_HOME",
+    default=".assocmem",
+    show_default=True,
+    help="Data directory (embedded Redis, logs) [env ASSOCMEM_HOME].",
+)
+@click.option(
+    "--port",
+    type=int,
+    envvar="ASSOCMEM_PORT",
+    default=8765,
+    show_default=True,
+    help="HTTP port; 0 picks a free one.",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(1, 16),
+    default=1,
+    show_default=True,
+    help="RQ worker processes.",
+)
+@click.option(
+    "--appendfsync",
+    type=click.Choice(["everysec", "always"]),
+    default=None,
+    help="Embedded Redis AOF fsync policy [default: everysec].",
+)
+def up(home: Path, port: int, workers: int, appendfsync: str | None) -> None:
+    """Run the whole pipeline: Redis (embedded unless REDIS_URL is set), API and workers.
+
+    Prints the URL it serves when ready; Ctrl-C stops everything. A later `up`
+    on the same --data finds the same memories and the same taught links.
+    """
+    from ..supervisor import run_pipeline
+
+    settings = load_settings(os.environ, home=home, port=port, appendfsync=appendfsync)
+    run_pipeline(
+        settings, workers, echo=lambda line: click.echo(line, err=False) or sys.stdout.flush()
+    )
+
+
+@click.command(epilog="Example: REDIS_URL=redis://127.0.0.1:6379/0 assocmem worker")
+@click.option("--burst", is_flag=True, help="Run the queued jobs, then exit.")
+def worker(burst: bool) -> None:
+    """Run one RQ worker (fold jobs) and the fold scheduler. Needs REDIS_URL."""
+    from assocmem.workers.runtime import Runtime
+    from assocmem.workers.worker import run_worker
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    run_worker(Runtime.connect(load_settings(os.environ)), burst=burst)
+
+
+@click.command(epilog="Example: REDIS_URL=redis://127.0.0.1:6379/0 assocmem serve --port 8765")
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", type=int, envvar="ASSOCMEM_PORT", default=8765, show_default=True)
+def serve(host: str, port: int) -> None:
+    """Run the HTTP API alone (OpenAPI docs at /docs). Needs REDIS_URL."""
+    import uvicorn
+
+    from ..app import create_app
+
+    settings = load_settings(os.environ, host=host, port=port)
+    uvicorn.run(create_app(settings), host=host, port=port, log_level="warning", access_log=False)

@@ -1,0 +1,17 @@
+"""The event types, one module (one record) each; importing this package registers them."""
+
+from .activity_logged import ACTIVITY_LOGGED
+from .document_ingested import DOCUMENT_INGESTED
+from .feedback_given import FEEDBACK_GIVEN
+from .importance_set import IMPORTANCE_SET
+from .memory_accessed import MEMORY_ACCESSED
+from .memory_written import MEMORY_WRITTEN
+
+__all__ = [
+    "ACTIVITY_LOGGED",
+    "DOCUMENT_INGESTED",
+    "FEEDBACK_GIVEN",
+    "IMPORTANCE_SET",
+    "MEMORY_ACCESSED",
+    "MEMORY_WRITTEN",
+]

@@ -1,0 +1,65 @@
+"""document.ingested: a document cut into units (sentences or windows) whose concepts feed
+the links; the document itself is never returned by a read. v2 adds `labels` for the
+concepts of all its units."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..errors import InvalidEvent
+from ..event_type import EventType, Payload, register
+from ..extraction import EXTRACTOR_VERSION
+from ..payload import check_concepts, check_label, check_labels
+from ..state import State
+from .memory_written import LINK_WINDOW, without_labels
+
+if TYPE_CHECKING:
+    from ..event import Event
+
+MAX_UNITS = 20_000
+"""Sentences or windows in one document.ingested event."""
+SCOPES = ("sentence", "window")
+
+
+def build(
+    title: str,
+    source: str | None,
+    scope: str,
+    units: list[list[str]],
+    labels: dict[str, str],
+) -> Payload:
+    named = {c for unit in units for c in unit}
+    return {
+        "title": title,
+        "source": source,
+        "scope": scope,
+        "units": units,
+        "labels": {c: w for c, w in labels.items() if c in named},
+        "extractor": EXTRACTOR_VERSION,
+    }
+
+
+def check(data: Payload) -> None:
+    check_label(data.get("title"), "title")
+    if data.get("scope") not in SCOPES:
+        raise InvalidEvent(f"scope {data.get('scope')!r} is invalid: expected one of {SCOPES}")
+    units = data.get("units")
+    if not isinstance(units, list) or not 1 <= len(units) <= MAX_UNITS:
+        raise InvalidEvent(f"units is invalid: expected a list of 1 to {MAX_UNITS} concept lists")
+    for n, unit in enumerate(units):
+        check_concepts(unit, f"units[{n}]")
+    check_labels(data.get("labels", {}), [c for unit in units for c in unit])
+
+
+def apply(state: State, event: Event) -> None:
+    labels = event.data.get("labels", {})
+    for unit in event.data["units"]:
+        indices = [state.intern(c) for c in unit]
+        state.note_surfaces(indices, labels)
+        state.counts.add_window(indices, LINK_WINDOW, len(state.concepts))
+    state.documents += 1
+
+
+DOCUMENT_INGESTED = register(
+    EventType("document.ingested", 2, check, apply, build, upcasters={1: without_labels})
+)

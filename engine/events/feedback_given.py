@@ -1,0 +1,56 @@
+"""feedback.given: an answer's memories rated for a question (its concepts), -1 to 1.
+
+Teaches a link from each question concept to each core concept of the rated memories
+(the learned delta moves by the outcome, never below minus the written count), and moves
+each rated memory's valence toward the outcome.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..errors import InvalidEvent
+from ..event_type import EventType, Payload, register
+from ..payload import MAX_FEEDBACK_IDS, check_concepts, check_ids, check_outcome
+from ..state import State, pair
+
+if TYPE_CHECKING:
+    from ..event import Event
+
+VALENCE_RATE = 0.5
+"""How far one feedback moves a memory's valence toward its outcome (0-1)."""
+
+
+def build(memory_ids: list[str], outcome: float, concepts: list[str]) -> Payload:
+    return {"memory_ids": list(memory_ids), "outcome": outcome, "concepts": list(concepts)}
+
+
+def check(data: Payload) -> None:
+    ids = data.get("memory_ids")
+    check_ids(ids, "ids", MAX_FEEDBACK_IDS)
+    if not ids:
+        raise InvalidEvent(f"ids has 0 items: expected 1 to {MAX_FEEDBACK_IDS}")
+    check_outcome(data.get("outcome"))
+    check_concepts(data.get("concepts"), minimum=1)
+
+
+def apply(state: State, event: Event) -> None:
+    assert event.position is not None
+    outcome = float(event.data["outcome"])
+    memories = [state.memories[m] for m in event.data["memory_ids"] if m in state.memories]
+    question = [state.intern(c) for c in event.data["concepts"]]
+    held = {state.intern(c) for memory in memories for c in memory.concepts[: memory.core]}
+    moved: set[tuple[int, int]] = set()
+    for q in question:
+        for t in sorted(held):
+            if q == t or pair(q, t) in moved:
+                continue
+            moved.add(pair(q, t))
+            learned = state.learned.get(q, {}).get(t, 0.0)
+            lowest = -float(state.counts.count(q, t))  # unlearns what was written, no more
+            state.set_learned(q, t, max(learned + outcome, lowest), event.position)
+    for memory in memories:
+        state.set_valence(memory, memory.valence + VALENCE_RATE * (outcome - memory.valence))
+
+
+FEEDBACK_GIVEN = register(EventType("feedback.given", 1, check, apply, build))

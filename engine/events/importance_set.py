@@ -1,0 +1,32 @@
+"""memory.importance_set: a memory's importance (1-5) changed."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..errors import InvalidEvent
+from ..event_type import EventType, Payload, register
+from ..payload import check_ids, check_importance
+from ..state import State
+
+if TYPE_CHECKING:
+    from ..event import Event
+
+
+def build(memory_id: str, importance: int) -> Payload:
+    return {"memory_id": memory_id, "importance": importance}
+
+
+def check(data: Payload) -> None:
+    check_ids([data.get("memory_id")], "memory_id", 1)
+    check_importance(data.get("importance"))
+
+
+def apply(state: State, event: Event) -> None:
+    memory = state.memories.get(event.data["memory_id"])
+    if memory is None:
+        raise InvalidEvent(f"memory_id {event.data['memory_id']!r} is unknown")
+    state.set_importance(memory, event.data["importance"])
+
+
+IMPORTANCE_SET = register(EventType("memory.importance_set", 1, check, apply, build))

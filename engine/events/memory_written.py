@@ -1,0 +1,106 @@
+"""memory.written: a note, with the concepts extracted when it was appended.
+
+v2 adds `labels` (concept -> the word the text wrote for it, where the two differ;
+optional); v1 payloads are read with none, so their concepts are shown as themselves.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..event_type import EventType, Payload, register
+from ..extraction import EXTRACTOR_VERSION, Extraction
+from ..payload import (
+    MAX_SUPERSEDES,
+    check_concepts,
+    check_ids,
+    check_importance,
+    check_labels,
+    check_text,
+    check_tiers,
+)
+from ..state import Memory, State
+
+if TYPE_CHECKING:
+    from ..event import Event
+
+LINK_WINDOW = 8
+"""A memory links each concept to the next LINK_WINDOW - 1 in its list: all pairs for short
+notes, linear (not quadratic) growth for long text."""
+LINKED_CONCEPTS = 24
+"""A memory's strongest concepts (core first) that make links: long text links its key terms,
+not its 150 words."""
+
+
+def build(
+    text: str, extraction: Extraction, importance: int, supersedes: list[str] | None = None
+) -> Payload:
+    data: Payload = {
+        "text": text,
+        "concepts": list(extraction.concepts),
+        "tiers": extraction.tiers,
+        "labels": dict(extraction.labels),
+        "importance": importance,
+        "extractor": EXTRACTOR_VERSION,
+    }
+    if supersedes:
+        data["supersedes"] = list(supersedes)
+    return data
+
+
+def check_note(data: Payload) -> None:
+    """What a memory.written and an activity.logged payload share."""
+    check_text(data.get("text"))
+    check_concepts(data.get("concepts"))
+    check_tiers(data.get("tiers"), data["concepts"])
+    check_labels(data.get("labels", {}), data["concepts"])
+    check_importance(data.get("importance"))
+
+
+def check(data: Payload) -> None:
+    check_note(data)
+    check_ids(data.get("supersedes", []), "supersedes", MAX_SUPERSEDES)
+
+
+def apply(state: State, event: Event) -> None:
+    memory = add_memory(state, event, "memory", None)
+    for old in event.data.get("supersedes", []):
+        if old in state.memories and old != memory.id:
+            state.supersede(state.memories[old], memory.id)
+
+
+def add_memory(state: State, event: Event, kind: str, meta: dict[str, Any] | None) -> Memory:
+    """Register the note's memory, its words, and the links among its key concepts."""
+    data = event.data
+    concepts = tuple(data["concepts"])
+    core, matched = data.get("tiers") or (len(concepts), len(concepts))
+    memory = Memory(
+        id=str(event.position),
+        text=data["text"],
+        concepts=concepts,
+        agent=event.agent,
+        user=event.user,
+        ts=event.ts,
+        importance=data["importance"],
+        core=core,
+        matched=matched,
+        kind=kind,
+        meta=meta,
+    )
+    indices = state.add_memory(memory)
+    state.note_surfaces(indices, data.get("labels", {}))
+    # Supplement terms only verify a match; they make no links.
+    state.counts.add_window(
+        indices[: min(matched, LINKED_CONCEPTS)], LINK_WINDOW, len(state.concepts)
+    )
+    return memory
+
+
+def without_labels(data: Payload) -> Payload:
+    """v1 -> v2: no words were stored, so each concept stands for itself."""
+    return {**data, "labels": {}}
+
+
+MEMORY_WRITTEN = register(
+    EventType("memory.written", 2, check, apply, build, upcasters={1: without_labels})
+)

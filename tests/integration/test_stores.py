@@ -1,0 +1,104 @@
+"""The store contract: the in-memory twins and the Redis stores behave alike."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+
+import pytest
+
+from assocmem.engine.fold import Rejection
+from assocmem.engine.position import ZERO, Position
+from assocmem.workers.runtime import Runtime
+from assocmem.workers.stores import iter_entries, latest_snapshot, snapshot_at_or_before
+
+from ..stores import KINDS, Clock, make_runtime, note, write
+
+
+@pytest.fixture(params=KINDS)
+def runtime(request: pytest.FixtureRequest) -> Iterator[Runtime]:
+    yield from make_runtime(request, request.param, Clock())
+
+
+def test_append_gives_increasing_positions_registers_the_tenant_and_flags_a_fold(
+    runtime: Runtime,
+) -> None:
+    assert runtime.log.tenants() == [] and not runtime.log.is_fold_wanted("default")
+    positions = write(runtime, ["a"], ["b"], ["c"])
+    assert positions == sorted(positions) and len(set(positions)) == 3
+    assert [p for p, _ in runtime.log.entries("default", ZERO)] == positions
+    assert runtime.log.is_fold_wanted("default")
+    assert runtime.log.tenants() == ["default"]
+    assert runtime.log.last_position("default") == positions[-1]
+    assert runtime.log.length("default") == 3 and runtime.log.has("default", positions[1])
+    assert not runtime.log.has("default", Position(positions[-1].ms + 1, 0))
+    runtime.log.clear_fold_wanted("default")
+    assert not runtime.log.is_fold_wanted("default")
+
+
+def test_the_same_idempotency_key_is_stored_once(runtime: Runtime) -> None:
+    first = runtime.log.append("default", [note(["x"], key="k1")])[0]
+    again = runtime.log.append("default", [note(["x"], key="k1"), note(["y"], key="k1")])
+    assert [a.position for a in again] == [first.position, first.position]
+    assert not first.is_duplicate and all(a.is_duplicate for a in again)
+    assert runtime.log.length("default") == 1
+
+
+def test_entries_are_read_after_a_position_exclusively_and_in_batches(runtime: Runtime) -> None:
+    positions = write(runtime, *([str(i)] for i in range(5)))
+    inside = runtime.log.entries("default", positions[1], upto=positions[3])
+    assert [p for p, _ in inside] == positions[2:4]
+    batches = list(iter_entries(runtime.log, "default", ZERO, batch=2))
+    assert [len(b) for b in batches] == [2, 2, 1]
+
+
+def test_tenants_keep_their_own_logs(runtime: Runtime) -> None:
+    write(runtime, ["a"], tenant="acme")
+    write(runtime, ["b"], ["c"], tenant="globex")
+    assert runtime.log.tenants() == ["acme", "globex"]
+    assert runtime.log.length("acme") == 1 and runtime.log.length("globex") == 2
+
+
+def test_a_waiting_reader_wakes_when_an_entry_arrives(runtime: Runtime) -> None:
+    assert not runtime.log.wait_for_entries("default", ZERO, 0.05)
+    timer = threading.Timer(0.1, lambda: write(runtime, ["late"]))
+    timer.start()
+    assert runtime.log.wait_for_entries("default", ZERO, 5.0)
+    timer.join()
+
+
+def test_a_raw_entry_is_stored_as_given(runtime: Runtime) -> None:
+    position = runtime.log.append_raw("default", b"{broken")
+    assert runtime.log.entries("default", ZERO) == [(position, b"{broken")]
+    assert runtime.log.is_fold_wanted("default")
+
+
+def test_a_dead_letter_recorded_twice_is_kept_once(runtime: Runtime) -> None:
+    [position] = write(runtime, ["a"])
+    rejection = Rejection(position, "event at 1-0 is not JSON")
+    runtime.log.add_dead_letters("default", [rejection])
+    runtime.log.add_dead_letters("default", [rejection])
+    assert runtime.log.dead_letters("default") == [rejection]
+
+
+def test_publish_is_a_compare_and_set_and_keeps_the_newest(runtime: Runtime) -> None:
+    snapshots = runtime.snapshots
+    assert snapshots.publish("default", b"one", Position(5, 0), expected=None)
+    assert not snapshots.publish("default", b"two", Position(6, 0), expected=None)
+    assert snapshots.publish("default", b"two", Position(6, 0), expected=Position(5, 0))
+    assert latest_snapshot(snapshots, "default") == (Position(6, 0), b"two")
+    assert snapshot_at_or_before(snapshots, "default", Position(5, 9)) == (Position(5, 0), b"one")
+    assert snapshot_at_or_before(snapshots, "default", Position(4, 0)) is None
+    snapshots.drop("default")
+    assert snapshots.latest_position("default") is None and snapshots.positions("default") == []
+
+
+def test_only_the_newest_snapshots_are_kept(runtime: Runtime) -> None:
+    snapshots = runtime.snapshots
+    kept = runtime.settings.snapshots_kept
+    expected = None
+    for n in range(1, kept + 3):
+        assert snapshots.publish("default", b"s%d" % n, Position(n, 0), expected)
+        expected = Position(n, 0)
+    assert snapshots.positions("default") == [Position(n, 0) for n in range(3, kept + 3)]
+    assert snapshots.load("default", Position(1, 0)) is None

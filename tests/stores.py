@@ -1,0 +1,50 @@
+"""Runtimes for tests: in memory (no Redis, an injected clock) or on a real redis-server."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from assocmem.engine.event import Event
+from assocmem.engine.position import Position
+from assocmem.workers.runtime import Runtime
+from assocmem.workers.settings import Settings
+
+KINDS = ("memory", "redis")
+
+
+class Clock:
+    """A clock tests move by hand: intervals pass without sleeping."""
+
+    def __init__(self, now: float = 1_000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+def make_runtime(request: pytest.FixtureRequest, kind: str, clock: Clock) -> Iterator[Runtime]:
+    if kind == "memory":
+        yield Runtime.in_memory(Settings(snapshot_every=1), clock)
+        return
+    settings: Settings = request.getfixturevalue("settings")
+    runtime = Runtime.connect(settings)
+    runtime.clock = clock
+    yield runtime
+    runtime.close()
+
+
+def note(concepts: list[str], key: str | None = None, tenant: str = "default") -> Event:
+    data = {"text": " ".join(concepts), "concepts": concepts, "importance": 3, "extractor": "t"}
+    return Event("memory.written", tenant, "agent", 1.0, data, key=key)
+
+
+def write(runtime: Runtime, *concept_sets: list[str], tenant: str = "default") -> list[Position]:
+    return [
+        a.position
+        for a in runtime.log.append(tenant, [note(c, tenant=tenant) for c in concept_sets])
+    ]

@@ -1,0 +1,462 @@
+"""The application: every command and query the surfaces offer (the HTTP app, the CLI
+through the client, jobs, an MCP server), over the two stores.
+
+Commands take plain values (workers/requests.py) and the caller's principal, make
+payloads through each event type's record, and append them; queries answer from the
+tenant's live state, created on first use, so one process serves any number of tenants.
+Failures are domain errors (engine.errors, workers.errors); only the HTTP app turns them
+into status codes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+import zoneinfo
+from collections.abc import Callable, Iterator
+from datetime import datetime
+from typing import Any
+
+from assocmem.engine.activity import ActivityFilter, activities, summarise
+from assocmem.engine.chains import find_chains
+from assocmem.engine.documents import unit_terms
+from assocmem.engine.errors import EngineError, InvalidEvent
+from assocmem.engine.event import Event
+from assocmem.engine.events import (
+    ACTIVITY_LOGGED,
+    DOCUMENT_INGESTED,
+    FEEDBACK_GIVEN,
+    IMPORTANCE_SET,
+    MEMORY_WRITTEN,
+)
+from assocmem.engine.extraction import Extraction, extract, given_terms, named
+from assocmem.engine.graph import neighbourhood
+from assocmem.engine.links import links_of
+from assocmem.engine.payload import check_text
+from assocmem.engine.position import Position
+from assocmem.engine.principal import Principal
+from assocmem.engine.prompt import MAX_BUDGET, MIN_BUDGET, prompt_text
+from assocmem.engine.question import parse_question
+from assocmem.engine.recall import Query, recall
+from assocmem.engine.snapshot import content_hash
+from assocmem.engine.state import State
+from assocmem.engine.time_window import listing_window, read_window
+
+from . import results
+from .access import AccessRecorder
+from .errors import InvalidRequest, UnknownMemory
+from .live_state import LiveState
+from .rebuild import Rebuild, rebuild
+from .requests import (
+    ActivityEntry,
+    ActivityQuery,
+    ChainRequest,
+    Document,
+    Note,
+    Rating,
+    ReadRequest,
+)
+from .runtime import Runtime
+from .stores import Appended
+
+MAX_BATCH = 1000
+"""Memories in one batch write."""
+UNITS_PER_EVENT = 2000
+"""A long document is appended as several document.ingested events of this many units."""
+
+
+class Application:
+    def __init__(self, runtime: Runtime, clock: Callable[[], float] = time.time) -> None:
+        self.runtime = runtime
+        self.clock = clock
+        """Event times and "now" of reads, unix seconds."""
+        self.zone = zone_of(runtime.settings.timezone)
+        self.accesses = AccessRecorder(self.append)
+        self._live: dict[str, LiveState] = {}
+        self._live_lock = threading.Lock()
+        self._stop: threading.Event | None = None
+        self.threads: list[threading.Thread] = []
+
+    # --- running -----------------------------------------------------------------------------
+
+    def start(self, stop: threading.Event) -> None:
+        """Keep every live state folded as entries arrive and log accesses, until `stop`."""
+        self._stop = stop
+        self._thread(self.accesses.run, stop)
+        for live in list(self._live.values()):
+            self._thread(live.keep_fresh, stop)
+
+    def live(self, tenant: str) -> LiveState:
+        """The tenant's live state, created (and kept fresh, once started) on first use."""
+        with self._live_lock:
+            live = self._live.get(tenant)
+            if live is None:
+                live = self._live[tenant] = LiveState(
+                    self.runtime.log, self.runtime.snapshots, tenant
+                )
+                if self._stop is not None:
+                    self._thread(live.keep_fresh, self._stop)
+            return live
+
+    def _thread(self, target: Callable[[threading.Event], None], stop: threading.Event) -> None:
+        thread = threading.Thread(target=target, args=(stop,), daemon=True)
+        thread.start()
+        self.threads.append(thread)
+
+    # --- commands ----------------------------------------------------------------------------
+
+    def write(self, principal: Principal, notes: list[Note]) -> list[results.Written]:
+        if not 1 <= len(notes) <= MAX_BATCH:
+            raise InvalidRequest(f"items has {len(notes)} entries: expected 1 to {MAX_BATCH}")
+        superseded = [i for note in notes for i in note.supersedes or []]
+        if superseded:
+            self._check_known(principal.tenant, superseded, "supersedes")
+        events = []
+        for n, note in enumerate(notes):
+            where = "" if len(notes) == 1 else f"items[{n}]."
+            extraction = _extraction(note.text, note.concepts, where)
+            data = _checked_payload(
+                where,
+                lambda note=note, extraction=extraction: MEMORY_WRITTEN.payload(
+                    text=note.text,
+                    extraction=extraction,
+                    importance=note.importance,
+                    supersedes=note.supersedes,
+                ),
+            )
+            events.append(
+                self._event(principal, MEMORY_WRITTEN.name, data, note.ts, note.key, where)
+            )
+        return [
+            _written(a, e) for a, e in zip(self._append(principal, events), events, strict=True)
+        ]
+
+    def log_activity(self, principal: Principal, entry: ActivityEntry) -> results.Written:
+        extraction = _extraction(entry.text, None, "")
+        data = _checked_payload(
+            "",
+            lambda: ACTIVITY_LOGGED.payload(
+                text=entry.text,
+                extraction=extraction,
+                importance=entry.importance,
+                category=entry.category,
+                tags=entry.tags,
+                source=entry.source,
+            ),
+        )
+        event = self._event(principal, ACTIVITY_LOGGED.name, data, entry.ts, entry.key, "")
+        return _written(self._append(principal, [event])[0], event)
+
+    def ingest(self, principal: Principal, document: Document) -> results.Ingested:
+        _check(lambda: check_text(document.text))
+        units, labels = _check(lambda: unit_terms(document.text, document.scope))
+        if not units:
+            raise InvalidRequest(
+                "text has no unit with two or more concepts: expected sentences with content words"
+            )
+        events = []
+        for n in range(0, len(units), UNITS_PER_EVENT):
+            data = _checked_payload(
+                "",
+                lambda n=n: DOCUMENT_INGESTED.payload(
+                    title=document.title,
+                    source=document.source,
+                    scope=document.scope,
+                    units=units[n : n + UNITS_PER_EVENT],
+                    labels=labels,
+                ),
+            )
+            key = f"{document.key}:{n}" if document.key else None
+            events.append(self._event(principal, DOCUMENT_INGESTED.name, data, None, key, ""))
+        appended = self._append(principal, events)
+        return results.Ingested(
+            [a.position for a in appended],
+            len(units),
+            sum(len(u) for u in units),
+            all(a.is_duplicate for a in appended),
+        )
+
+    def give_feedback(self, principal: Principal, rating: Rating) -> results.Rated:
+        terms = self._question_terms(rating.concepts, rating.text)
+        data = _checked_payload(
+            "",
+            lambda: FEEDBACK_GIVEN.payload(
+                memory_ids=rating.ids, outcome=rating.outcome, concepts=list(terms)
+            ),
+        )
+        self._check_known(principal.tenant, rating.ids, "ids")
+        with self.live(principal.tenant).served() as state:
+            labels = tuple(state.label(c) for c in terms)
+        event = self._event(principal, FEEDBACK_GIVEN.name, data, None, rating.key, "")
+        appended = self._append(principal, [event])[0]
+        return results.Rated(appended.position, tuple(terms), labels, appended.is_duplicate)
+
+    def set_importance(self, principal: Principal, memory_id: str, importance: int) -> Position:
+        data = _checked_payload(
+            "", lambda: IMPORTANCE_SET.payload(memory_id=memory_id, importance=importance)
+        )
+        self._check_known(principal.tenant, [memory_id], "id")
+        event = self._event(principal, IMPORTANCE_SET.name, data, None, None, "")
+        return self._append(principal, [event])[0].position
+
+    def append(self, principal: Principal, event_type: str, payloads: list[dict[str, Any]]) -> None:
+        """Append checked payloads of one type as they are (memory.accessed from reads)."""
+        events = [self._event(principal, event_type, data, None, None, "") for data in payloads]
+        self._append(principal, events)
+
+    # --- queries -----------------------------------------------------------------------------
+
+    def read(self, principal: Principal, request: ReadRequest) -> results.Read:
+        zone = zone_of(request.tz) if request.tz else self.zone
+        now = datetime.fromtimestamp(self.clock() if request.now is None else request.now, zone)
+        window = _check(
+            lambda: read_window(
+                request.text, request.time, request.start, request.end, request.auto_time, now
+            )
+        )
+        question = window.question
+        concepts = (
+            tuple(given_terms(request.concepts))
+            if request.concepts
+            else question.concepts
+            if question is not None
+            else ()
+        )
+        if not concepts and window.range is None:
+            raise InvalidRequest(
+                "concepts and text are both empty: expected concepts or text to extract them from"
+                if question is None
+                else f"text {request.text!r} has no content words: expected words that name a topic"
+            )
+        if (
+            request.token_budget is not None
+            and not MIN_BUDGET <= request.token_budget <= MAX_BUDGET
+        ):
+            raise InvalidRequest(
+                f"token_budget {request.token_budget} is out of range: expected {MIN_BUDGET} to {MAX_BUDGET}"
+            )
+        query = _check(
+            lambda: Query(
+                concepts,
+                depth=request.depth,
+                floor=request.floor,
+                limit=request.limit,
+                now=now.timestamp(),
+                time_range=window.range,
+                history=request.history,
+                kinds=tuple(request.kinds) if request.kinds else ("memory", "activity"),
+                time_concepts=question.time_concepts if question is not None else (),
+                prefers_recent=question is not None and question.prefers_recent,
+            )
+        )
+        budget = request.token_budget
+        live = request.as_of is None and not request.without_feedback
+        with self._state(
+            principal.tenant, request.after, request.as_of, request.without_feedback
+        ) as state:
+            found = recall(state, query)
+            prompt = prompt_text(found, budget) if budget else None
+        if live and request.record_access and found.items:
+            self.accesses.record(principal, [item.memory.id for item in found.items])
+        return results.Read(found, window, prompt)
+
+    def chain(self, principal: Principal, request: ChainRequest) -> results.Chains:
+        concepts = self._question_terms(request.concepts, request.text)
+        if request.floor < 0:
+            raise InvalidRequest(f"floor {request.floor} is out of range: expected 0 or more")
+        with self._state(principal.tenant, request.after) as state:
+            unknown = tuple(c for c in concepts if c not in state.concept_index)
+            chains = _check(
+                lambda: find_chains(state, links_of(state), tuple(concepts), request.floor)
+            )
+            labels = tuple(state.label(c) for c in concepts)
+            return results.Chains(state.position, tuple(concepts), labels, unknown, chains)
+
+    def graph(
+        self, principal: Principal, concepts: list[str], hops: int, as_of: str | None = None
+    ) -> results.Neighbourhood:
+        seeds = list(given_terms(concepts))
+        with self._state(principal.tenant, None, as_of) as state:
+            edges = _check(lambda: neighbourhood(state, seeds, hops))
+            labels = tuple(state.label(c) for c in seeds)
+            return results.Neighbourhood(state.position, tuple(seeds), labels, hops, edges)
+
+    def activities(self, principal: Principal, request: ActivityQuery) -> results.Activities:
+        window, spec = self._listing(request)
+        with self._state(principal.tenant) as state:
+            entries = activities(state, spec)
+            labels = {c: state.label(c) for m in entries for c in m.concepts}
+            return results.Activities(state.position, window.start, window.end, entries, labels)
+
+    def summary(self, principal: Principal, request: ActivityQuery) -> results.Summary:
+        window, spec = self._listing(request)
+        zone = zone_of(request.tz) if request.tz else self.zone
+        with self._state(principal.tenant) as state:
+            periods = _check(lambda: summarise(state, spec, request.period, zone))
+            labels = {
+                c: state.label(c)
+                for p in periods
+                for c in (*p.top_concepts, *(c for m in p.highlights for c in m.concepts))
+            }
+            return results.Summary(
+                state.position, request.period, window.start, window.end, periods, labels
+            )
+
+    def state(
+        self, principal: Principal, as_of: str | None = None, without_feedback: bool = False
+    ) -> results.StateSummary:
+        with self._state(principal.tenant, None, as_of, without_feedback) as state:
+            return results.StateSummary(
+                state.position,
+                content_hash(state),
+                len(state.memories),
+                len(state.concepts),
+                state.documents,
+                state.written_links(),
+                state.taught_links(),
+            )
+
+    def health(self, principal: Principal) -> results.Health:
+        self.runtime.log.ping()
+        tenant = principal.tenant
+        return results.Health(
+            tenant, self.runtime.log.length(tenant), self.live(tenant).served_position
+        )
+
+    def rebuilt(self, tenant: str, as_of: str | None, without_feedback: bool) -> State:
+        """The state at `as_of` (or now), with every feedback event left out if asked."""
+        upto = parse_position(as_of, "as_of") if as_of is not None else None
+        skip = frozenset({FEEDBACK_GIVEN.name}) if without_feedback else frozenset()
+        return rebuild(self.runtime.log, self.runtime.snapshots, tenant, Rebuild(upto, skip))
+
+    # --- helpers -----------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _state(
+        self,
+        tenant: str,
+        after: str | None = None,
+        as_of: str | None = None,
+        without_feedback: bool = False,
+    ) -> Iterator[State]:
+        """The served state (at least at `after`), or a rebuilt one for `as_of` or without feedback."""
+        if as_of is not None or without_feedback:
+            yield self.rebuilt(tenant, as_of, without_feedback)
+            return
+        wanted = parse_position(after, "after") if after is not None else None
+        with self.live(tenant).served(wanted) as state:
+            yield state
+
+    def _listing(self, request: ActivityQuery) -> tuple[Any, ActivityFilter]:
+        zone = zone_of(request.tz) if request.tz else self.zone
+        now = datetime.fromtimestamp(self.clock(), zone)
+        window = _check(
+            lambda: listing_window(request.date, request.start, request.end, request.when, now)
+        )
+        spec = _check(
+            lambda: ActivityFilter(
+                window.start,
+                window.end,
+                request.category,
+                request.keyword,
+                request.source,
+                request.limit,
+            )
+        )
+        return window, spec
+
+    def _question_terms(self, concepts: list[str] | None, text: str | None) -> tuple[str, ...]:
+        """Named concepts, or the content concepts of a question's text (question words out)."""
+        if concepts:
+            return tuple(given_terms(concepts))
+        if text and text.strip():
+            found = parse_question(text, datetime.fromtimestamp(self.clock(), self.zone)).concepts
+            if found:
+                return found
+            raise InvalidRequest(
+                f"text {text!r} has no content words: expected words that name a topic"
+            )
+        raise InvalidRequest(
+            "concepts and text are both empty: expected concepts or text to extract them from"
+        )
+
+    def _event(
+        self,
+        principal: Principal,
+        event_type: str,
+        data: dict[str, Any],
+        ts: float | None,
+        key: str | None,
+        where: str,
+    ) -> Event:
+        if ts is not None and ts < 0:
+            raise InvalidRequest(f"{where}ts {ts} is negative: expected unix seconds")
+        moment = self.clock() if ts is None else ts
+        return Event(
+            event_type, principal.tenant, principal.agent, moment, data, principal.user, key
+        )
+
+    def _append(self, principal: Principal, events: list[Event]) -> list[Appended]:
+        appended = self.runtime.log.append(principal.tenant, events)
+        if appended:
+            self.live(principal.tenant).note_appended(max(a.position for a in appended))
+        return appended
+
+    def _check_known(self, tenant: str, ids: list[str], field: str) -> None:
+        with self.live(tenant).served() as state:
+            unknown = [i for i in ids if i not in state.memories]
+        if unknown:
+            raise UnknownMemory(f"{field} {unknown} are unknown: expected ids of written memories")
+
+
+def zone_of(name: str) -> zoneinfo.ZoneInfo:
+    try:
+        return zoneinfo.ZoneInfo(name)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError) as exc:
+        raise InvalidRequest(
+            f"tz {name!r} is unknown: expected an IANA time zone such as Asia/Shanghai"
+        ) from exc
+
+
+def parse_position(text: str, field: str) -> Position:
+    try:
+        return Position.parse(text)
+    except ValueError as exc:
+        raise InvalidRequest(
+            f"{field} {text!r} is not a stream position: expected one a write returned,"
+            " '<ms>-<seq>', e.g. 1700000000000-0"
+        ) from exc
+
+
+def _extraction(text: str, concepts: list[str] | None, where: str) -> Extraction:
+    _check(lambda: check_text(text, f"{where}text"))
+    return named(given_terms(concepts)) if concepts is not None else extract(text)
+
+
+def _written(appended: Appended, event: Event) -> results.Written:
+    concepts = tuple(event.data["concepts"])
+    labels = event.data.get("labels", {})
+    return results.Written(
+        appended.position,
+        concepts,
+        tuple(labels.get(c, c) for c in concepts),
+        event.data.get("tiers"),
+        appended.is_duplicate,
+    )
+
+
+def _checked_payload(where: str, build: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """The record's payload, its rule's complaint (if any) naming the batch item."""
+    try:
+        return build()
+    except InvalidEvent as exc:
+        raise InvalidRequest(f"{where}{exc}") from exc
+
+
+def _check(run: Callable[[], Any]) -> Any:
+    """Engine complaints about a request (a malformed value, a bad range) as InvalidRequest."""
+    try:
+        return run()
+    except EngineError as exc:
+        raise InvalidRequest(str(exc)) from exc

@@ -1,0 +1,152 @@
+"""The stores in process memory: the twins of redis_stores.py, for tests and for running
+the application and the jobs without Redis. Positions come from an injected clock, as
+Redis makes them: milliseconds, then a sequence number within the same millisecond."""
+
+from __future__ import annotations
+
+import bisect
+import threading
+import time
+from collections.abc import Callable
+
+import orjson
+
+from assocmem.engine.event import Event, encode_event
+from assocmem.engine.fold import Rejection
+from assocmem.engine.position import ZERO, Position
+
+from .stores import DEFAULT_BATCH, Appended, Entry
+
+
+class InMemoryEventLog:
+    def __init__(self, clock: Callable[[], float] = time.time) -> None:
+        self._clock = clock
+        self._logs: dict[str, list[Entry]] = {}
+        self._keys: dict[tuple[str, str], Position] = {}
+        self._wanted: set[str] = set()
+        self._dead: dict[str, dict[Position, str]] = {}
+        self._changed = threading.Condition()
+
+    def append(self, tenant: str, events: list[Event]) -> list[Appended]:
+        appended = []
+        with self._changed:
+            for event in events:
+                seen = self._keys.get((tenant, event.key)) if event.key else None
+                if seen is not None:
+                    appended.append(Appended(seen, True))
+                    continue
+                position = self._add(tenant, encode_event(event))
+                if event.key:
+                    self._keys[(tenant, event.key)] = position
+                appended.append(Appended(position, False))
+            if events:
+                self._wanted.add(tenant)
+            self._changed.notify_all()
+        return appended
+
+    def append_raw(self, tenant: str, raw: bytes) -> Position:
+        with self._changed:
+            position = self._add(tenant, raw)
+            self._wanted.add(tenant)
+            self._changed.notify_all()
+        return position
+
+    def _add(self, tenant: str, raw: bytes) -> Position:
+        log = self._logs.setdefault(tenant, [])
+        last = log[-1][0] if log else ZERO
+        ms = int(self._clock() * 1000)
+        position = Position(ms, 0) if ms > last.ms else Position(last.ms, last.seq + 1)
+        log.append((position, raw))
+        return position
+
+    def entries(
+        self, tenant: str, after: Position, upto: Position | None = None, count: int = DEFAULT_BATCH
+    ) -> list[Entry]:
+        with self._changed:
+            log = self._logs.get(tenant, [])
+            start = bisect.bisect_right(log, after, key=lambda entry: entry[0])
+            chunk = log[start : start + count]
+        return [e for e in chunk if upto is None or e[0] <= upto]
+
+    def wait_for_entries(self, tenant: str, after: Position, timeout: float) -> bool:
+        def arrived() -> bool:
+            log = self._logs.get(tenant, [])
+            return bool(log) and log[-1][0] > after
+
+        with self._changed:
+            return self._changed.wait_for(arrived, timeout)
+
+    def last_position(self, tenant: str) -> Position | None:
+        log = self._logs.get(tenant)
+        return log[-1][0] if log else None
+
+    def has(self, tenant: str, position: Position) -> bool:
+        log = self._logs.get(tenant, [])
+        at = bisect.bisect_left(log, position, key=lambda entry: entry[0])
+        return at < len(log) and log[at][0] == position
+
+    def length(self, tenant: str) -> int:
+        return len(self._logs.get(tenant, []))
+
+    def tenants(self) -> list[str]:
+        return sorted(self._logs)
+
+    def is_fold_wanted(self, tenant: str) -> bool:
+        return tenant in self._wanted
+
+    def want_fold(self, tenant: str) -> None:
+        self._wanted.add(tenant)
+
+    def clear_fold_wanted(self, tenant: str) -> None:
+        self._wanted.discard(tenant)
+
+    def add_dead_letters(self, tenant: str, rejections: list[Rejection]) -> None:
+        dead = self._dead.setdefault(tenant, {})
+        for rejection in rejections:
+            # The reason goes through JSON as the Redis twin stores it.
+            dead.setdefault(rejection.position, orjson.loads(orjson.dumps(rejection.reason)))
+
+    def dead_letters(self, tenant: str) -> list[Rejection]:
+        return [Rejection(p, r) for p, r in sorted(self._dead.get(tenant, {}).items())]
+
+    def ping(self) -> None:
+        return None
+
+
+class InMemorySnapshotStore:
+    def __init__(self, kept: int = 16) -> None:
+        self._kept = kept
+        self._blobs: dict[str, dict[Position, bytes]] = {}
+        self._ladder: dict[str, list[Position]] = {}
+        self._latest: dict[str, Position] = {}
+        self._lock = threading.Lock()
+
+    def latest_position(self, tenant: str) -> Position | None:
+        return self._latest.get(tenant)
+
+    def load(self, tenant: str, position: Position) -> bytes | None:
+        return self._blobs.get(tenant, {}).get(position)
+
+    def positions(self, tenant: str) -> list[Position]:
+        return list(self._ladder.get(tenant, []))
+
+    def publish(
+        self, tenant: str, blob: bytes, position: Position, expected: Position | None
+    ) -> bool:
+        with self._lock:
+            if self._latest.get(tenant) != expected:
+                return False
+            blobs = self._blobs.setdefault(tenant, {})
+            ladder = self._ladder.setdefault(tenant, [])
+            blobs[position] = blob
+            self._latest[tenant] = position
+            ladder.append(position)
+            while len(ladder) > self._kept:
+                blobs.pop(ladder.pop(0), None)
+            return True
+
+    def drop(self, tenant: str) -> None:
+        with self._lock:
+            self._blobs.pop(tenant, None)
+            self._ladder.pop(tenant, None)
+            self._latest.pop(tenant, None)

@@ -1,0 +1,182 @@
+"""The stores on Redis: one stream per tenant (append is one Lua call per batch), snapshot
+blobs with a `latest` pointer moved by a compare-and-set script.
+
+Redis errors become StoreError here and nowhere else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from importlib import resources
+from typing import TypeVar
+
+import orjson
+import redis
+
+from assocmem.engine.event import Event, encode_event
+from assocmem.engine.fold import Rejection
+from assocmem.engine.position import Position
+
+from .errors import StoreError, StoreUnavailable
+from .keys import (
+    dead_letter_key,
+    fold_wanted_key,
+    idempotency_key,
+    latest_snapshot_key,
+    log_key,
+    snapshot_key,
+    snapshot_ladder_key,
+    tenants_key,
+)
+from .stores import DEFAULT_BATCH, Appended, Entry
+
+T = TypeVar("T")
+
+
+@contextmanager
+def _translated(action: str) -> Iterator[None]:
+    try:
+        yield
+    except redis.ConnectionError as exc:
+        raise StoreUnavailable(f"cannot {action}: {exc}") from exc
+    except redis.RedisError as exc:
+        raise StoreError(f"{action} failed: {exc}") from exc
+
+
+def _script(client: redis.Redis, name: str) -> Callable[..., object]:
+    return client.register_script(resources.files(__package__).joinpath(name).read_text())
+
+
+class RedisEventLog:
+    def __init__(self, client: redis.Redis, idempotency_ttl: int = 7 * 24 * 3600) -> None:
+        self._client = client
+        self._ttl = idempotency_ttl
+        self._append = _script(client, "append.lua")
+
+    def append(self, tenant: str, events: list[Event]) -> list[Appended]:
+        if not events:
+            return []
+        keys = [log_key(tenant), fold_wanted_key(tenant), tenants_key()]
+        args: list[str | bytes | int] = [len(events), self._ttl, tenant]
+        for event in events:
+            slot = 0
+            if event.key:
+                keys.append(idempotency_key(tenant, event.key))
+                slot = len(keys) - 3
+            args += [encode_event(event), slot]
+        with _translated(f"append to the log of {tenant!r}"):
+            rows = self._append(keys=keys, args=args)
+        return [Appended(Position.parse(position), bool(flag)) for position, flag in rows]  # type: ignore[attr-defined]
+
+    def append_raw(self, tenant: str, raw: bytes) -> Position:
+        with _translated(f"append to the log of {tenant!r}"):
+            position = self._client.xadd(log_key(tenant), {"e": raw})
+            self._client.sadd(tenants_key(), tenant)
+            self._client.set(fold_wanted_key(tenant), 1)
+        return Position.parse(position)
+
+    def entries(
+        self, tenant: str, after: Position, upto: Position | None = None, count: int = DEFAULT_BATCH
+    ) -> list[Entry]:
+        with _translated(f"read the log of {tenant!r}"):
+            rows = self._client.xrange(
+                log_key(tenant), min=f"({after}", max=str(upto) if upto else "+", count=count
+            )
+        return [(Position.parse(position), fields.get(b"e", b"")) for position, fields in rows]
+
+    def wait_for_entries(self, tenant: str, after: Position, timeout: float) -> bool:
+        with _translated(f"read the log of {tenant!r}"):
+            rows = self._client.xread(
+                {log_key(tenant): str(after)}, count=1, block=int(timeout * 1000)
+            )
+        return bool(rows)
+
+    def last_position(self, tenant: str) -> Position | None:
+        with _translated(f"read the log of {tenant!r}"):
+            rows = self._client.xrevrange(log_key(tenant), count=1)
+        return Position.parse(rows[0][0]) if rows else None
+
+    def has(self, tenant: str, position: Position) -> bool:
+        with _translated(f"read the log of {tenant!r}"):
+            return bool(self._client.xrange(log_key(tenant), str(position), str(position)))
+
+    def length(self, tenant: str) -> int:
+        with _translated(f"read the log of {tenant!r}"):
+            return int(self._client.xlen(log_key(tenant)))
+
+    def tenants(self) -> list[str]:
+        with _translated("list the tenants"):
+            return sorted(t.decode() for t in self._client.smembers(tenants_key()))
+
+    def is_fold_wanted(self, tenant: str) -> bool:
+        with _translated(f"read the fold flag of {tenant!r}"):
+            return bool(self._client.exists(fold_wanted_key(tenant)))
+
+    def want_fold(self, tenant: str) -> None:
+        with _translated(f"set the fold flag of {tenant!r}"):
+            self._client.set(fold_wanted_key(tenant), 1)
+
+    def clear_fold_wanted(self, tenant: str) -> None:
+        with _translated(f"clear the fold flag of {tenant!r}"):
+            self._client.delete(fold_wanted_key(tenant))
+
+    def add_dead_letters(self, tenant: str, rejections: list[Rejection]) -> None:
+        for rejection in rejections:
+            fields = {"reason": orjson.dumps(rejection.reason)}
+            try:
+                self._client.xadd(dead_letter_key(tenant), fields, id=str(rejection.position))
+            except redis.ResponseError as exc:
+                if "equal or smaller" not in str(exc):  # recorded by an earlier fold
+                    raise StoreError(
+                        f"recording a dead letter of {tenant!r} failed: {exc}"
+                    ) from exc
+            except redis.ConnectionError as exc:
+                raise StoreUnavailable(f"cannot record a dead letter of {tenant!r}: {exc}") from exc
+
+    def dead_letters(self, tenant: str) -> list[Rejection]:
+        with _translated(f"read the dead letters of {tenant!r}"):
+            rows = self._client.xrange(dead_letter_key(tenant))
+        return [Rejection(Position.parse(p), orjson.loads(f[b"reason"])) for p, f in rows]
+
+    def ping(self) -> None:
+        with _translated("reach Redis"):
+            self._client.ping()
+
+
+class RedisSnapshotStore:
+    def __init__(self, client: redis.Redis, kept: int = 16) -> None:
+        self._client = client
+        self._kept = kept
+        self._publish = _script(client, "publish.lua")
+
+    def latest_position(self, tenant: str) -> Position | None:
+        with _translated(f"read the snapshots of {tenant!r}"):
+            raw = self._client.get(latest_snapshot_key(tenant))
+        return Position.parse(raw) if raw else None
+
+    def load(self, tenant: str, position: Position) -> bytes | None:
+        with _translated(f"read the snapshots of {tenant!r}"):
+            return self._client.get(snapshot_key(tenant, str(position)))  # type: ignore[return-value]
+
+    def positions(self, tenant: str) -> list[Position]:
+        with _translated(f"read the snapshots of {tenant!r}"):
+            raw = self._client.lrange(snapshot_ladder_key(tenant), 0, -1)
+        return [Position.parse(p) for p in raw]
+
+    def publish(
+        self, tenant: str, blob: bytes, position: Position, expected: Position | None
+    ) -> bool:
+        keys = [
+            snapshot_key(tenant, str(position)),
+            latest_snapshot_key(tenant),
+            snapshot_ladder_key(tenant),
+        ]
+        args = [blob, str(position), str(expected or ""), self._kept, snapshot_key(tenant, "")]
+        with _translated(f"publish a snapshot of {tenant!r}"):
+            return bool(self._publish(keys=keys, args=args))
+
+    def drop(self, tenant: str) -> None:
+        with _translated(f"drop the snapshots of {tenant!r}"):
+            blobs = [snapshot_key(tenant, str(p)) for p in self.positions(tenant)]
+            self._client.delete(latest_snapshot_key(tenant), snapshot_ladder_key(tenant), *blobs)

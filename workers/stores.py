@@ -1,0 +1,139 @@
+"""The two stores everything runs on, as Protocols: the event log and the snapshot store.
+
+Each has a Redis implementation (redis_stores.py) and an in-memory twin
+(memory_stores.py); one contract test suite runs against both
+(tests/contract/test_stores.py). The application and the jobs see only these.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from typing import Protocol
+
+from assocmem.engine.event import Event
+from assocmem.engine.fold import Rejection
+from assocmem.engine.position import Position
+
+DEFAULT_BATCH = 1000
+"""Entries read from the log per round trip."""
+
+Entry = tuple[Position, bytes]
+"""(position, encoded envelope) as stored in the log."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Appended:
+    position: Position
+    is_duplicate: bool
+    """An event with this idempotency key was appended before: `position` is the first's."""
+
+
+class EventLog(Protocol):
+    """One ordered log per tenant, plus what the fold needs beside it."""
+
+    def append(self, tenant: str, events: list[Event]) -> list[Appended]:
+        """Append `events` atomically, in order; register the tenant and flag a fold, in the
+        same step. An event whose idempotency key was seen before is not stored again."""
+        ...
+
+    def append_raw(self, tenant: str, raw: bytes) -> Position:
+        """Append an entry as given, unchecked (tests, repairs): the fold must survive it."""
+        ...
+
+    def entries(
+        self, tenant: str, after: Position, upto: Position | None = None, count: int = DEFAULT_BATCH
+    ) -> list[Entry]:
+        """Up to `count` entries strictly after `after`, up to and including `upto`."""
+        ...
+
+    def wait_for_entries(self, tenant: str, after: Position, timeout: float) -> bool:
+        """Block until the log has an entry after `after` or `timeout` seconds pass."""
+        ...
+
+    def last_position(self, tenant: str) -> Position | None: ...
+
+    def has(self, tenant: str, position: Position) -> bool:
+        """Whether the log holds an entry at `position`."""
+        ...
+
+    def length(self, tenant: str) -> int: ...
+
+    def tenants(self) -> list[str]:
+        """Every tenant that ever appended, sorted."""
+        ...
+
+    def is_fold_wanted(self, tenant: str) -> bool: ...
+
+    def want_fold(self, tenant: str) -> None: ...
+
+    def clear_fold_wanted(self, tenant: str) -> None: ...
+
+    def add_dead_letters(self, tenant: str, rejections: list[Rejection]) -> None:
+        """Record rejected events under their own positions: recording one twice keeps one."""
+        ...
+
+    def dead_letters(self, tenant: str) -> list[Rejection]: ...
+
+    def ping(self) -> None:
+        """Raise StoreUnavailable unless the store answers."""
+        ...
+
+
+class SnapshotStore(Protocol):
+    """Immutable snapshot blobs named by position, and a `latest` pointer moved by
+    compare-and-set; the newest `kept` are retained for as-of reads."""
+
+    def latest_position(self, tenant: str) -> Position | None: ...
+
+    def load(self, tenant: str, position: Position) -> bytes | None: ...
+
+    def positions(self, tenant: str) -> list[Position]:
+        """Retained snapshots, oldest first."""
+        ...
+
+    def publish(
+        self, tenant: str, blob: bytes, position: Position, expected: Position | None
+    ) -> bool:
+        """Publish `blob` as the state at `position` if `latest` is still `expected`."""
+        ...
+
+    def drop(self, tenant: str) -> None:
+        """Forget every snapshot of `tenant` (the next fold starts from zero)."""
+        ...
+
+
+def iter_entries(
+    log: EventLog,
+    tenant: str,
+    after: Position,
+    upto: Position | None = None,
+    batch: int = DEFAULT_BATCH,
+) -> Iterator[list[Entry]]:
+    """Every entry after `after`, in batches, following the log as it is read."""
+    while True:
+        chunk = log.entries(tenant, after, upto, batch)
+        if not chunk:
+            return
+        yield chunk
+        after = chunk[-1][0]
+        if len(chunk) < batch:
+            return
+
+
+def latest_snapshot(store: SnapshotStore, tenant: str) -> tuple[Position, bytes] | None:
+    position = store.latest_position(tenant)
+    blob = store.load(tenant, position) if position else None
+    return (position, blob) if position and blob else None
+
+
+def snapshot_at_or_before(
+    store: SnapshotStore, tenant: str, position: Position
+) -> tuple[Position, bytes] | None:
+    """The newest retained snapshot folded up to `position` or earlier."""
+    for candidate in sorted(store.positions(tenant), reverse=True):
+        if candidate <= position:
+            blob = store.load(tenant, candidate)
+            if blob:
+                return candidate, blob
+    return None
