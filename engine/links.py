@@ -72,8 +72,11 @@ class LinkWeights:
     def ppmi(self, i: int, targets: np.ndarray, counts: np.ndarray) -> np.ndarray:
         if not len(targets) or self.marginals[i] == 0:
             return np.zeros(len(targets))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            pmi = np.log(counts * self.context_total / (self.marginals[i] * self.context[targets]))
+        # A concept only ever taught (never written) has no marginal of its own: its taught
+        # co-occurrences stand in for it, so its PMI stays finite.
+        context = np.maximum(self.context[targets], counts**CONTEXT_SMOOTHING)
+        with np.errstate(divide="ignore", invalid="ignore"):  # counts of 0: masked below
+            pmi = np.log(counts * self.context_total / (self.marginals[i] * context))
         return np.where(counts > 0, np.maximum(pmi, 0.0), 0.0)
 
     def _compute(self, i: int, floor: float) -> Row:

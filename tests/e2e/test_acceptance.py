@@ -5,9 +5,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-import redis
-
-from assocmem.workers.keys import latest_snapshot_key
+from assocmem.workers.runtime import Runtime
+from assocmem.workers.settings import Settings
 
 from .pipeline import Pipeline, cli, cli_json
 
@@ -35,12 +34,17 @@ def links(item: dict) -> list[dict]:
     ]
 
 
+def expanded(read: dict) -> list[str]:
+    return [e["concept"] for e in read["expanded_concepts"]]
+
+
 def wait_for_snapshot(redis_url: str, position: str, timeout: float = 30.0) -> None:
-    client = redis.Redis.from_url(redis_url)
+    runtime = Runtime.connect(Settings(redis_url=redis_url))
     deadline = time.monotonic() + timeout
-    while client.get(latest_snapshot_key("default")) != position.encode():
+    while str(runtime.snapshots.latest_position("default")) != position:
         assert time.monotonic() < deadline, f"no snapshot reached {position}"
         time.sleep(0.1)
+    runtime.close()
 
 
 def test_taught_links_survive_a_crash_of_every_process(tmp_path: Path) -> None:
@@ -60,7 +64,7 @@ def test_taught_links_survive_a_crash_of_every_process(tmp_path: Path) -> None:
         assert links(found["b c note"]) == [
             {"concept": "b", "from": "a", "weight": 2.0, "count": 2, "learned": 0.0}
         ]
-        assert list(before["expanded_concepts"]) == ["b"]
+        assert expanded(before) == ["b"]
         assert "e g note" not in found and "c d note" not in found
         human = cli("read", "--concepts", "a", *READ, url=up.url).stdout
         assert "via a -> b  weight 2 (written 2, taught 0, ppmi 1.07)" in human
@@ -70,7 +74,7 @@ def test_taught_links_survive_a_crash_of_every_process(tmp_path: Path) -> None:
             "feedback", "--ids", ids["b c note"], "--outcome", "1", "--concepts", "a", url=up.url
         )
         after = cli_json("read", "--concepts", "a", *READ, url=up.url)
-        assert list(after["expanded_concepts"]) == ["b", "c"]
+        assert expanded(after) == ["b", "c"]
         taught = items(after)["c d note"]
         assert taught["source"] == "association"
         assert links(taught) == [
@@ -118,8 +122,8 @@ def test_cli_errors_are_clear_and_nothing_reaches_the_log(tmp_path: Path) -> Non
         assert "outcome 1.5 is out of range: expected -1.0 to 1.0" in bad.stderr
         empty = cli("write", "  ", url=up.url, check=False)
         assert "text '  ' is empty" in empty.stderr
-        deep = cli("graph", "a", "--depth", "4", url=up.url, check=False)
-        assert "depth 4 is out of range" in deep.stderr
+        far = cli("graph", "a", "--hops", "4", url=up.url, check=False)
+        assert "hops 4 is out of range" in far.stderr
         ahead = cli("chain", "a", "b", "--after", "99999999999999-0", url=up.url, check=False)
         assert "past the end of the log" in ahead.stderr
         assert cli_json("state", url=up.url)["memories"] == 0
@@ -127,5 +131,30 @@ def test_cli_errors_are_clear_and_nothing_reaches_the_log(tmp_path: Path) -> Non
         assert "already runs" in second.stderr
         down = cli("read", "--concepts", "a", url="http://127.0.0.1:9", check=False)
         assert "not reachable at http://127.0.0.1:9" in down.stderr
+    finally:
+        up.stop()
+
+
+def test_people_read_the_words_agents_wrote_and_programs_get_the_keys(tmp_path: Path) -> None:
+    up = Pipeline(tmp_path / "data")
+    try:
+        for _ in range(2):
+            cli("write", "We retry failed calls", url=up.url)
+        cli("write", "Always retry with backoff", url=up.url)
+        read = cli("read", "--concepts", "calls", *READ, url=up.url).stdout
+        assert "retry (" in read.splitlines()[0] and "via calls -> retry" in read
+        assert "retri" not in read
+        asked = cli_json("read", "--concepts", "retry", *READ, url=up.url)
+        assert asked["query_concepts"] == [{"concept": "retry", "key": "retri"}]
+        via = cli_json("read", "--concepts", "calls", *READ, url=up.url)["items"]
+        assert {(v["concept"], v["key"]) for item in via for v in item["via"]} >= {
+            ("retry", "retri")
+        }
+        graph = cli("graph", "retry", url=up.url).stdout
+        assert "around: retry" in graph and "retry -- " in graph and "retri" not in graph
+        edges = cli_json("graph", "retry", url=up.url)["edges"]
+        assert {e["source"] for e in edges} == {"retry"} and {e["source_key"] for e in edges} == {
+            "retri"
+        }
     finally:
         up.stop()

@@ -1,0 +1,95 @@
+"""One process serves several tenants: the tenant comes from the caller's principal, and
+each tenant's state is folded from its own log only, however the appends interleave."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from fastapi import Request
+from fastapi.testclient import TestClient
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from assocmem.api.app import create_app, principal_of
+from assocmem.engine.principal import Principal
+from assocmem.engine.snapshot import content_hash
+from assocmem.workers.application import Application
+from assocmem.workers.rebuild import Rebuild, rebuild
+from assocmem.workers.requests import Note, Rating, ReadRequest
+from assocmem.workers.runtime import Runtime
+from assocmem.workers.settings import Settings
+
+from ..stores import Clock
+
+
+def as_header_tenant(request: Request) -> Principal:
+    """A stand-in for credentials (the tenants issue): the test names the tenant per request."""
+    return Principal(request.headers["x-test-tenant"], "tester")
+
+
+@pytest.fixture
+def http(settings: Settings) -> Iterator[TestClient]:
+    app = create_app(settings)
+    app.dependency_overrides[principal_of] = as_header_tenant
+    with TestClient(app) as client:
+        yield client
+
+
+def test_one_app_serves_two_tenants_apart(http: TestClient, runtime: Runtime) -> None:
+    acme, globex = {"x-test-tenant": "acme"}, {"x-test-tenant": "globex"}
+    note = {"text": "the billing job timed out", "concepts": ["billing", "timeout"]}
+    mine = http.post("/v1/memories", json=note, headers=acme).json()["id"]
+    http.post("/v1/memories", json={"text": "lunch menu", "concepts": ["lunch"]}, headers=globex)
+    assert [
+        i["id"]
+        for i in http.post("/v1/read", json={"concepts": ["billing"]}, headers=acme).json()["items"]
+    ] == [mine]
+    assert (
+        http.post("/v1/read", json={"concepts": ["billing"]}, headers=globex).json()["items"] == []
+    )
+    other = http.post(
+        "/v1/feedback", json={"ids": [mine], "outcome": 1, "concepts": ["x"]}, headers=globex
+    )
+    assert other.status_code == 404  # acme's memory is no id of globex's
+    assert http.get("/v1/health", headers=globex).json()["tenant"] == "globex"
+    assert http.get("/v1/state", headers=acme).json()["memories"] == 1
+    assert runtime.log.tenants() == ["acme", "globex"]
+    assert runtime.log.length("acme") == 1 and runtime.log.length("globex") == 1
+
+
+STEPS = st.lists(
+    st.tuples(st.sampled_from(["x", "y"]), st.sampled_from(["write", "rate", "read"])),
+    min_size=1,
+    max_size=30,
+)
+
+
+@given(STEPS, st.lists(st.sampled_from(["a", "b", "c", "d"]), min_size=2, max_size=3, unique=True))
+@settings(max_examples=25, deadline=None)
+def test_interleaved_tenants_are_each_served_their_own_replay(steps, concepts) -> None:
+    """Writes, ratings and reads of two tenants in any interleaving, through the application:
+    each tenant's served state is the fold from zero of its own log."""
+    clock = Clock()
+    app = Application(Runtime.in_memory(Settings(), clock), clock)
+    written: dict[str, list[str]] = {"x": [], "y": []}
+    for n, (tenant, action) in enumerate(steps):
+        clock.advance(0.001)
+        who = Principal(tenant, "agent")
+        if action == "write" or not written[tenant]:
+            found = app.write(who, [Note(f"note {n}", concepts=concepts[: 2 + n % 2])])
+            written[tenant].append(str(found[0].position))
+        elif action == "rate":
+            app.give_feedback(who, Rating([written[tenant][-1]], 1.0, concepts=[f"q{n % 3}"]))
+        else:
+            app.read(who, ReadRequest(concepts=[concepts[0]], record_access=False))
+    for tenant in ("x", "y"):
+        with app.live(tenant).served() as served:
+            replay = rebuild(
+                app.runtime.log,
+                app.runtime.snapshots,
+                tenant,
+                Rebuild(skip_types=frozenset({"none"})),
+            )
+            assert content_hash(served) == content_hash(replay)
+            assert len(served.memories) == len(written[tenant])
