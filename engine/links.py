@@ -74,7 +74,8 @@ class LinkWeights:
             return np.zeros(len(targets))
         # A concept only ever taught (never written) has no marginal of its own: its taught
         # co-occurrences stand in for it, so its PMI stays finite.
-        context = np.maximum(self.context[targets], counts**CONTEXT_SMOOTHING)
+        context = self.context[targets]
+        context = np.where(context > 0, context, counts**CONTEXT_SMOOTHING)
         with np.errstate(divide="ignore", invalid="ignore"):  # counts of 0: masked below
             pmi = np.log(counts * self.context_total / (self.marginals[i] * context))
         return np.where(counts > 0, np.maximum(pmi, 0.0), 0.0)
