@@ -77,6 +77,11 @@ def wait_for_snapshot(redis_url: str, position: str) -> float:
     return time.perf_counter() - start
 
 
+def keys(written: dict) -> list[str]:
+    """A write's canonical concepts (its `concepts` are the labels people read)."""
+    return written.get("concept_keys", written["concepts"])
+
+
 def queries(
     rows: list[dict], written: list[dict], count: int, mode: str, seed: int
 ) -> list[tuple[str, str]]:
@@ -90,11 +95,11 @@ def queries(
     Each concept is written as the first word of the commit that carries it.
     """
     rnd = random.Random(seed)
-    frequency = Counter(c for w in written for c in w["concepts"])
+    frequency = Counter(c for w in written for c in keys(w))
     picked: list[tuple[str, str]] = []
     while len(picked) < count:
         n = rnd.randrange(len(rows))
-        concepts, tiers = written[n]["concepts"], written[n].get("tiers")
+        concepts, tiers = keys(written[n]), written[n].get("tiers")
         allowed = set(concepts[: tiers[1]] if tiers and mode == "salient" else concepts)
         words: dict[str, str] = {}
         for word in _TOKEN.findall(rows[n]["text"][:2000].lower()):
@@ -126,7 +131,7 @@ def tie_limited(written: list[dict], picked: list[tuple[str, str]]) -> float:
     """
     postings: dict[str, set[int]] = {}
     for n, w in enumerate(written):
-        for c in w["concepts"]:
+        for c in keys(w):
             postings.setdefault(c, set()).add(n)
     chances = []
     for _, text in picked:
@@ -170,7 +175,7 @@ def chain_pairs(written: list[dict], count: int, seed: int) -> list[list[str]]:
     rnd = random.Random(seed)
     pairs = []
     while len(pairs) < count:
-        a, b = rnd.choice(written)["concepts"][:3], rnd.choice(written)["concepts"][:3]
+        a, b = keys(rnd.choice(written))[:3], keys(rnd.choice(written))[:3]
         if a and b:
             pair = [rnd.choice(a), rnd.choice(b)]
             if pair[0] != pair[1]:

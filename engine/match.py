@@ -1,13 +1,17 @@
 """Query concepts -> concepts of the state: exact, or near misses (typos, prefixes, inflections).
 
 Near misses go through rapidfuzz over the vocabulary, and only for query
-concepts the state does not know: a known concept is matched exactly.
+concepts the state does not know: a known concept is matched exactly. A Chinese
+word the state does not know is first cut into the longest words it does know
+(jieba may cut "公司总部" whole in a question and apart in a note), each then a
+query concept of its own.
 """
 
 from __future__ import annotations
 
 import bisect
 import dataclasses
+import re
 
 from rapidfuzz import fuzz, process
 
@@ -20,6 +24,10 @@ MIN_FUZZY_LENGTH = 3
 """Shorter query concepts are matched exactly only: 'db' is near too much."""
 MAX_NEAR = 3
 """Near misses kept per query concept."""
+MAX_PIECE = 8
+"""Characters in the longest known word a Chinese query word is cut into."""
+_HAN_WORD = re.compile(r"[\u4e00-\u9fff\u3400-\u4dbf]{3,}")
+"""A Chinese word worth cutting: two characters cut into two single ones match nothing."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -42,9 +50,28 @@ def resolve(state: State, concepts: tuple[str, ...], fuzzy: bool = True) -> list
         index = state.concept_index.get(query)
         if index is not None:
             matches.append(Match(query, index, 1.0, query))
+            continue
+        pieces = known_pieces(state, query) if _HAN_WORD.fullmatch(query) else []
+        if pieces:
+            matches += [Match(p, state.concept_index[p], 1.0, p) for p in pieces]
         elif fuzzy and len(query) >= MIN_FUZZY_LENGTH:
             matches += near_misses(state, query)
     return matches
+
+
+def known_pieces(state: State, word: str) -> list[str]:
+    """The longest known words of two or more characters that `word` is made of, left to
+    right (forward maximum matching against the state's vocabulary)."""
+    pieces, at = [], 0
+    while at < len(word):
+        for end in range(min(len(word), at + MAX_PIECE), at + 1, -1):
+            if word[at:end] in state.concept_index:
+                pieces.append(word[at:end])
+                at = end
+                break
+        else:
+            at += 1
+    return list(dict.fromkeys(pieces))
 
 
 def near_misses(state: State, query: str) -> list[Match]:

@@ -243,8 +243,9 @@ def _labels(
     reached: dict[int, float],
     items: tuple[Item, ...],
 ) -> dict[str, str]:
+    relabelled = state.relabelled
     names = [*concepts, *(m.name for m in matches), *(c for i in items for c in i.memory.concepts)]
-    found = {name: state.label(name) for name in names}
+    found = {name: relabelled.get(name, name) for name in names}
     found |= {state.concepts[j]: state.labels[j] for j in (*vias, *reached)}
     return found
 

@@ -122,7 +122,7 @@ def _state_from(header: dict[str, Any], arrays: dict[str, np.ndarray]) -> State:
     for index, surfaces in header["surfaces"]:
         state.surfaces[index] = dict(surfaces)
     for index, label in header["labels"]:
-        state.labels[index] = label
+        state.set_label(index, label)
     for row in header["memories"]:
         mid, text, indices, core, matched, agent, user, ts, importance, valence = row[:10]
         accesses, superseded_by, kind, meta = row[10:]

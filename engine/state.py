@@ -140,6 +140,9 @@ class State:
         self.labels: list[str] = []
         """Per concept, the word people read: the surface written most often (ties: the
         first to get there); the concept itself until a surface is written."""
+        self.relabelled: dict[str, str] = {}
+        """Concept -> label, for the concepts whose label is not the concept itself (what a
+        read looks up for every concept it shows, without a call per concept)."""
         self.postings = Postings()
         self.counts = Cooccurrence()
         self.learned: dict[int, dict[int, float]] = {}
@@ -177,12 +180,19 @@ class State:
             counts = self.surfaces[index]
             counts[surface] = counts.get(surface, 0) + 1
             if counts[surface] > counts.get(self.labels[index], 0):
-                self.labels[index] = surface
+                self.set_label(index, surface)
+
+    def set_label(self, index: int, label: str) -> None:
+        self.labels[index] = label
+        concept = self.concepts[index]
+        if label == concept:
+            self.relabelled.pop(concept, None)
+        else:
+            self.relabelled[concept] = label
 
     def label(self, concept: str) -> str:
         """The word people read for `concept` (the concept itself when unknown)."""
-        index = self.concept_index.get(concept)
-        return self.labels[index] if index is not None else concept
+        return self.relabelled.get(concept, concept)
 
     def add_memory(self, memory: Memory) -> list[int]:
         """Register `memory` (row, postings, columns); return its concepts' indices."""
