@@ -14,7 +14,7 @@ import functools
 import re
 from datetime import datetime
 
-from .extraction import extract_concepts
+from .extraction import DEFAULT_LIMIT, extract_concepts
 from .recall import Query, TimeRange
 from .timeexpr import AUTO_TIME_THRESHOLD, TimeMatch, parse_time
 
@@ -34,6 +34,9 @@ CHINESE_QUESTION_WORDS = frozenset(
     多久 多长 吗 呢 请问 做 叫 地方 意思 作用 特点""".split()
 )
 """Chinese interrogatives and question frames (什么时候, 有什么作用, 叫什么)."""
+QUESTION_LIMIT = 2 * DEFAULT_LIMIT
+"""Words read from a question before its question words are dropped (at most DEFAULT_LIMIT
+concepts remain)."""
 CHINESE_RECENCY_WORDS = frozenset("最近 最新 近来 近期 目前 当前 现在".split())
 
 _YEAR = re.compile(r"(?<!\d)(1[89]\d\d|2\d\d\d)(?!\d)")
@@ -65,9 +68,9 @@ def parse_question(text: str, now: datetime, auto_time: bool = True) -> Question
     rest = match.without(text) if applied and match is not None else text
     named = _time_concepts(match.expression) if applied and match is not None else ()
     dropped, recency = _dropped()
-    found = extract_concepts(rest) if rest.strip() else ()
-    concepts = tuple(dict.fromkeys(c for c in (*found, *named) if c not in dropped))
-    prefers_recent = any(c in recency for c in extract_concepts(text, 64))
+    found = extract_concepts(rest, QUESTION_LIMIT) if rest.strip() else ()
+    concepts = tuple(dict.fromkeys(c for c in (*found, *named) if c not in dropped))[:DEFAULT_LIMIT]
+    prefers_recent = any(c in recency for c in found)
     return Question(concepts, match, applied, named, prefers_recent)
 
 

@@ -89,6 +89,9 @@ class Application:
 
     def live(self, tenant: str) -> LiveState:
         """The tenant's live state, created (and kept fresh, once started) on first use."""
+        live = self._live.get(tenant)
+        if live is not None:
+            return live
         with self._live_lock:
             live = self._live.get(tenant)
             if live is None:
