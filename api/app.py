@@ -103,9 +103,10 @@ def create_app(settings: Settings, runtime: Runtime | None = None) -> FastAPI:
     return app
 
 
-def principal_of(request: Request) -> Principal:
+async def principal_of(request: Request) -> Principal:
     """Who is asking. Until credentials arrive, every request acts for the configured tenant
-    as the local agent; tests override this dependency to act for others."""
+    as the local agent; tests override this dependency to act for others. Async: FastAPI
+    runs a plain function dependency in its thread pool, a thread hop on every request."""
     return Principal(request.app.state.settings.tenant, LOCAL_AGENT)
 
 

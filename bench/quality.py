@@ -41,6 +41,7 @@ from retrieval import (
 )
 from skeleton import load_corpus
 
+from assocmem.engine.errors import CorruptSnapshot
 from assocmem.engine.event import Event
 from assocmem.engine.events import FEEDBACK_GIVEN
 from assocmem.engine.fold import fold
@@ -142,8 +143,11 @@ def feedback_protocol(state: State, questions: list[Question], seed: int, unhelp
 
 def cached_state(path: Path | None, texts: list[str], times: list[float]) -> State:
     if path is not None and path.exists():
-        state = load_state(path.read_bytes())
-        if len(state.rows) == len(texts):
+        try:
+            state = load_state(path.read_bytes())
+        except CorruptSnapshot:  # written by another version
+            state = None
+        if state is not None and len(state.rows) == len(texts):
             return state
     state = build_state(texts, times)
     if path is not None:

@@ -23,7 +23,7 @@ from assocmem.workers.settings import Settings
 from ..stores import Clock
 
 
-def as_header_tenant(request: Request) -> Principal:
+async def as_header_tenant(request: Request) -> Principal:
     """A stand-in for credentials (the tenants issue): the test names the tenant per request."""
     return Principal(request.headers["x-test-tenant"], "tester")
 
