@@ -44,8 +44,8 @@ class Evidence:
             touched[rows] = True
         return np.flatnonzero(touched)
 
-    def relevance(self, candidates: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
-        """Per candidate: relevance in 0-1, and the first kind of evidence that found it.
+    def relevance(self, candidates: np.ndarray, size: int) -> np.ndarray:
+        """Per candidate, relevance in 0-1.
 
         Within a query concept, direct and near-miss evidence count by their best, and links
         and chains add up like independent clues (noisy-or: 1 - prod(1 - v)); the concept
@@ -54,13 +54,11 @@ class Evidence:
         at = np.empty(size, dtype=np.int64)
         at[candidates] = np.arange(len(candidates))
         relevance = np.zeros(len(candidates))
-        label = np.full(len(candidates), NONE, dtype=np.int8)
         total = float(self.weights.sum()) or 1.0
         by_slot: dict[int, list[tuple[int, np.ndarray, np.ndarray]]] = {}
         for slot, kind, rows, values in self.parts:
-            index = at[rows]
-            label[index] = np.minimum(label[index], kind)
-            by_slot.setdefault(slot, []).append((kind, index, values))
+            if slot >= 0:
+                by_slot.setdefault(slot, []).append((kind, at[rows], values))
         for slot, parts in by_slot.items():
             best = np.zeros(len(candidates))
             missed: np.ndarray | None = None
@@ -72,6 +70,13 @@ class Evidence:
                     missed[index] += np.log1p(-values)
             if missed is not None:
                 best = np.maximum(best, -np.expm1(missed))
-            if slot >= 0:
-                relevance += self.weights[slot] * best
-        return relevance / total, label
+            relevance += self.weights[slot] * best
+        return relevance / total
+
+    def first_kinds(self, rows: np.ndarray) -> np.ndarray:
+        """Per row (of the few a read returns), the first kind of evidence that found it."""
+        kinds = np.full(len(rows), NONE, dtype=np.int8)
+        for _, kind, part, _ in self.parts:  # each part's rows ascend: postings, ranges
+            at = np.minimum(np.searchsorted(part, rows), len(part) - 1)
+            kinds = np.where(part[at] == rows, np.minimum(kinds, kind), kinds)
+        return kinds

@@ -62,6 +62,8 @@ LINK_HALF = 1.0
 """Link strength (PPMI + learned delta) that gives half of LINK_SHARE."""
 CHAIN_SHARE = 0.25
 """Evidence the concept PageRank reaches most can give, against carrying the query concept."""
+COMMON_SHARE = 0.05
+"""A concept carried by more than this share of the memories is not expanded to."""
 TIME_MISS = 0.5
 """Factor on the score of a memory outside a read's time range (it still matches)."""
 TIME_ONLY = 0.02
@@ -190,8 +192,8 @@ def recall(state: State, query: Query) -> Recall:
         in_range = _about(state, query.time_range, query.time_concepts)
         evidence.add(-1, TIME, in_range, 1.0)
     candidates = evidence.candidates(n)
-    relevance, found_by = evidence.relevance(candidates, n)
-    keep = found_by != NONE
+    relevance = evidence.relevance(candidates, n)
+    keep = np.ones(len(candidates), dtype=bool)
     if in_range is not None:
         inside = np.isin(candidates, in_range, assume_unique=True)
         relevance = np.where(inside, np.maximum(relevance, TIME_ONLY), relevance * TIME_MISS)
@@ -199,25 +201,26 @@ def recall(state: State, query: Query) -> Recall:
         keep &= _is_activity(state, candidates) == (query.kinds == ("activity",))
     if not query.history:
         keep &= state.alive.values[candidates]
-    rows, relevance, found_by = candidates[keep], relevance[keep], found_by[keep]
+    rows, relevance = candidates[keep], relevance[keep]
     near = contenders(relevance, query.limit)
-    rows, relevance, found_by = rows[near], relevance[near], found_by[near]
+    rows, relevance = rows[near], relevance[near]
     recency = RECENT_QUERY_RECENCY_WEIGHT if query.prefers_recent else RECENCY_WEIGHT
     scores = relevance * priors(state, rows, now, recency)
     best = top(np.arange(len(rows)), scores, query.limit)
+    found_by = evidence.first_kinds(rows[[k for k, _ in best]])
     seed_names = {state.concepts[j] for j in seeds}
     items = tuple(
         _item(
             state,
             int(rows[k]),
             round(score, 6),
-            SOURCES[found_by[k]],
+            SOURCES[found_by[n]],
             vias,
             matches,
             seed_names,
             paths,
         )
-        for k, score in best
+        for n, (k, score) in enumerate(best)
     )
     return Recall(
         position=state.position,
@@ -282,8 +285,9 @@ def _expand(
         row = links.row(seed, floor)
         reach = min(len(row.targets), MAX_EXPANSION + len(seed_slots))
         shares = weights[slot] * link_share(row.strength[:reach])
+        common = COMMON_SHARE * len(state.rows)
         for n, j in enumerate(row.targets[:reach].tolist()):
-            if j not in seed_slots:
+            if j not in seed_slots and state.postings.size(j) <= common:
                 found.setdefault(j, []).append((seed, row, n))
                 gain[j] = max(gain.get(j, 0.0), float(shares[n]))
     strongest = sorted(found, key=lambda j: (-gain[j], state.concepts[j]))[:MAX_EXPANSION]
