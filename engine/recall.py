@@ -25,7 +25,7 @@ import numpy as np
 
 from .chains import Chain, chain_along, chains_between, local_graph, pagerank
 from .errors import InvalidQuery
-from .evidence import CHAIN, DIRECT, FUZZY, LINK, NONE, TIME, Evidence
+from .evidence import CHAIN, DIRECT, FUZZY, LINK, TIME, Evidence
 from .link_rule import link_weight
 from .links import LinkWeights, Row, links_of
 from .match import Match, resolve
@@ -62,8 +62,9 @@ LINK_HALF = 1.0
 """Link strength (PPMI + learned delta) that gives half of LINK_SHARE."""
 CHAIN_SHARE = 0.25
 """Evidence the concept PageRank reaches most can give, against carrying the query concept."""
-COMMON_SHARE = 0.05
-"""A concept carried by more than this share of the memories is not expanded to."""
+COMMON_SHARE, COMMON_MEMORIES = 0.05, 1000
+"""A concept carried by more than this share of the memories, and by more than this many,
+is not expanded to: it says little, and its postings are the widest a read would walk."""
 TIME_MISS = 0.5
 """Factor on the score of a memory outside a read's time range (it still matches)."""
 TIME_ONLY = 0.02
@@ -285,7 +286,7 @@ def _expand(
         row = links.row(seed, floor)
         reach = min(len(row.targets), MAX_EXPANSION + len(seed_slots))
         shares = weights[slot] * link_share(row.strength[:reach])
-        common = COMMON_SHARE * len(state.rows)
+        common = max(COMMON_SHARE * len(state.rows), COMMON_MEMORIES)
         for n, j in enumerate(row.targets[:reach].tolist()):
             if j not in seed_slots and state.postings.size(j) <= common:
                 found.setdefault(j, []).append((seed, row, n))
