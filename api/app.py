@@ -7,6 +7,7 @@ into RFC 9457 problem responses. No rule lives here.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import functools
 import threading
@@ -15,20 +16,14 @@ from typing import Annotated, Any
 
 import orjson
 from fastapi import Depends, FastAPI, Query, Request
-from fastapi.exceptions import RequestValidationError
+from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
 
-from assocmem.engine.errors import EngineError
 from assocmem.engine.extraction import warm_up
 from assocmem.engine.principal import Principal
 from assocmem.workers.application import Application
-from assocmem.workers.errors import (
-    ApplicationError,
-    StoreError,
-    StoreUnavailable,
-    UnknownMemory,
-)
 from assocmem.workers.native_threads import limit_native_threads
 from assocmem.workers.requests import (
     ActivityEntry,
@@ -42,7 +37,9 @@ from assocmem.workers.requests import (
 from assocmem.workers.runtime import Runtime
 from assocmem.workers.settings import Settings
 
-from . import responses
+from . import problems, responses
+from . import response_schemas as out
+from .guard import Guard
 from .schemas import (
     ActivityIn,
     ChainIn,
@@ -93,14 +90,28 @@ def create_app(settings: Settings, runtime: Runtime | None = None) -> FastAPI:
         lifespan=lifespan,
         default_response_class=OrjsonResponse,
     )
-    for path, endpoint, method, status in _ROUTES:
-        app.add_api_route(path, _responding(endpoint, status), methods=[method], status_code=status)
-    app.add_exception_handler(RequestValidationError, _validation_error)
-    app.add_exception_handler(ApplicationError, _application_error)
-    app.add_exception_handler(EngineError, _application_error)
-    app.add_exception_handler(StoreUnavailable, _store_unavailable)
-    app.add_exception_handler(StoreError, _store_error)
+    for path, endpoint, method, status, model in _ROUTES:
+        app.add_api_route(
+            path,
+            _responding(endpoint, status, settings.read_timeout),
+            methods=[method],
+            status_code=status,
+            response_model=model,
+        )
+    problems.install(app)
+    app.add_middleware(Guard, allowed_hosts=settings.hosts(), max_body=settings.max_body)
+    app.openapi = functools.partial(_openapi, app)  # type: ignore[method-assign]
     return app
+
+
+def _openapi(app: FastAPI) -> dict[str, Any]:
+    if app.openapi_schema is None:
+        app.openapi_schema = problems.documented(
+            get_openapi(
+                title=app.title, version=app.version, summary=app.summary, routes=app.routes
+            )
+        )
+    return app.openapi_schema
 
 
 async def principal_of(request: Request) -> Principal:
@@ -113,7 +124,9 @@ async def principal_of(request: Request) -> Principal:
 Caller = Annotated[Principal, Depends(principal_of)]
 
 
-def _responding(endpoint: Callable[..., dict[str, Any]], status: int) -> Callable[..., Response]:
+def _responding(
+    endpoint: Callable[..., dict[str, Any]], status: int, budget: float
+) -> Callable[..., Response]:
     """The endpoint, returning its dict as an orjson response.
 
     A returned dict would go through FastAPI's response validation and encoder: a
@@ -127,10 +140,18 @@ def _responding(endpoint: Callable[..., dict[str, Any]], status: int) -> Callabl
         @functools.wraps(endpoint)
         async def respond_here(*args: Any, **kwargs: Any) -> Response:
             live = _application(kwargs["request"]).live(kwargs["caller"].tenant)
-            if live.settled():
+            if live.settled() and _is_light(kwargs["body"]):
                 return OrjsonResponse(endpoint(*args, **kwargs), status_code=status)
-            # Loading the state or folding a backlog takes seconds: not on the loop.
-            content = await run_in_threadpool(endpoint, *args, **kwargs)
+            # Loading the state, folding a backlog or reading long text: not on the loop,
+            # and not longer than the budget (the thread finishes; the connection is free).
+            try:
+                content = await asyncio.wait_for(
+                    run_in_threadpool(endpoint, *args, **kwargs), budget
+                )
+            except TimeoutError:
+                raise HTTPException(
+                    503, f"the read took over {budget:g} s (ASSOCMEM_READ_TIMEOUT): try again"
+                ) from None
             return OrjsonResponse(content, status_code=status)
 
         return respond_here
@@ -259,20 +280,28 @@ def health(request: Request, caller: Caller) -> dict[str, Any]:
 
 
 _ROUTES = [
-    ("/v1/memories", write_memory, "POST", 202),
-    ("/v1/memories/batch", write_memories, "POST", 202),
-    ("/v1/read", read, "POST", 200),
-    ("/v1/feedback", give_feedback, "POST", 202),
-    ("/v1/chain", find_chain, "POST", 200),
-    ("/v1/memories/{memory_id}/importance", set_importance, "POST", 202),
-    ("/v1/activities", log_activity, "POST", 202),
-    ("/v1/activities", list_activities, "GET", 200),
-    ("/v1/activities/summary", summarise_activities, "GET", 200),
-    ("/v1/documents", ingest_document, "POST", 202),
-    ("/v1/graph", graph, "GET", 200),
-    ("/v1/state", state, "GET", 200),
-    ("/v1/health", health, "GET", 200),
+    ("/v1/memories", write_memory, "POST", 202, out.WrittenOut),
+    ("/v1/memories/batch", write_memories, "POST", 202, out.BatchOut),
+    ("/v1/read", read, "POST", 200, out.ReadOut),
+    ("/v1/feedback", give_feedback, "POST", 202, out.RatedOut),
+    ("/v1/chain", find_chain, "POST", 200, out.ChainsOut),
+    ("/v1/memories/{memory_id}/importance", set_importance, "POST", 202, out.ImportanceOut),
+    ("/v1/activities", log_activity, "POST", 202, out.WrittenOut),
+    ("/v1/activities", list_activities, "GET", 200, out.ActivitiesOut),
+    ("/v1/activities/summary", summarise_activities, "GET", 200, out.SummaryOut),
+    ("/v1/documents", ingest_document, "POST", 202, out.IngestedOut),
+    ("/v1/graph", graph, "GET", 200, out.GraphOut),
+    ("/v1/state", state, "GET", 200, out.StateOut),
+    ("/v1/health", health, "GET", 200, out.HealthOut),
 ]
+
+
+LIGHT_TEXT = 2000
+"""Characters of a read's text above which it runs off the event loop."""
+
+
+def _is_light(body: ReadIn | ChainIn) -> bool:
+    return len(body.text or "") <= LIGHT_TEXT
 
 
 _ON_THE_LOOP = {read, find_chain}
@@ -280,31 +309,3 @@ _ON_THE_LOOP = {read, find_chain}
 read holds the GIL nearly throughout (a millisecond of numpy plus one Redis round trip),
 so the two thread hand-offs of the pool cost more than they let overlap. The tail a read
 then folds is what came in since the last background refresh (0.5 s)."""
-
-
-def _problem(status: int, title: str, detail: str) -> OrjsonResponse:
-    body = {"type": "about:blank", "title": title, "status": status, "detail": detail}
-    return OrjsonResponse(body, status_code=status, media_type="application/problem+json")
-
-
-async def _validation_error(request: Request, exc: Exception) -> OrjsonResponse:
-    assert isinstance(exc, RequestValidationError)
-    parts = []
-    for error in exc.errors():
-        field = ".".join(str(p) for p in error["loc"] if p not in ("body", "query"))
-        value = error.get("input")
-        parts.append(f"{field or 'body'} {value!r} is invalid: {error['msg']}")
-    return _problem(422, "Invalid request", "; ".join(parts))
-
-
-async def _application_error(request: Request, exc: Exception) -> OrjsonResponse:
-    status = 404 if isinstance(exc, UnknownMemory) else 422
-    return _problem(status, "Invalid request", str(exc))
-
-
-async def _store_unavailable(request: Request, exc: Exception) -> OrjsonResponse:
-    return _problem(503, "Store unavailable", str(exc))
-
-
-async def _store_error(request: Request, exc: Exception) -> OrjsonResponse:
-    return _problem(500, "Store error", str(exc))

@@ -9,7 +9,7 @@ from datetime import datetime, timedelta, tzinfo
 import numpy as np
 
 from .concept import normalise_concept
-from .errors import InvalidQuery
+from .errors import InvalidQuery, quoted
 from .state import Memory, State
 
 PERIODS = ("day", "week", "month")
@@ -55,7 +55,7 @@ def activities(state: State, spec: ActivityFilter) -> list[Memory]:
 
 def summarise(state: State, spec: ActivityFilter, period: str, zone: tzinfo) -> list[PeriodSummary]:
     if period not in PERIODS:
-        raise InvalidQuery(f"period {period!r} is invalid: expected one of {PERIODS}")
+        raise InvalidQuery(f"period {quoted(period)} is invalid: expected one of {PERIODS}")
     buckets: dict[datetime, list[Memory]] = {}
     for memory in _in_range(state, spec.start, spec.end):
         if _passes(memory, spec):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from .errors import InvalidQuery
+from .errors import InvalidQuery, quoted
 from .extraction import extract_terms
 
 SCOPES = ("sentence", "window")
@@ -21,7 +21,7 @@ _SENTENCES = re.compile(r"(?<=[.!?;。！？；])\s+|(?<=[。！？；])|\n\s*\n
 
 def units_of(text: str, scope: str) -> list[str]:
     if scope not in SCOPES:
-        raise InvalidQuery(f"scope {scope!r} is invalid: expected one of {SCOPES}")
+        raise InvalidQuery(f"scope {quoted(scope)} is invalid: expected one of {SCOPES}")
     if scope == "sentence":
         return [u.strip() for u in _SENTENCES.split(text) if u and u.strip()]
     words = text.split()

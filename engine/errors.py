@@ -33,3 +33,13 @@ class CorruptSnapshot(EngineError):
 
 class InvalidQuery(EngineError):
     """A read or graph request is out of range."""
+
+
+QUOTED = 60
+"""Characters of a bad value an error message quotes: a 10 MB value is not echoed back."""
+
+
+def quoted(value: object) -> str:
+    """`repr(value)`, cut to its first QUOTED characters."""
+    text = repr(value)
+    return text if len(text) <= QUOTED else text[: QUOTED - 1] + "…"

@@ -27,6 +27,9 @@ class Event:
     v: int = 0
     position: Position | None = None
     """Assigned by the log on append; None for an event not yet appended."""
+    fingerprint: str | None = None
+    """With a key: what the request said (not stored in the envelope). The same key sent
+    again with another fingerprint is a conflict, not a retry."""
 
     def __post_init__(self) -> None:
         if self.v == 0:

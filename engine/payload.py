@@ -9,7 +9,7 @@ import math
 from typing import Any
 
 from .concept import MAX_CONCEPT_LENGTH
-from .errors import InvalidEvent
+from .errors import InvalidEvent, quoted
 
 MAX_TEXT_LENGTH = 100_000
 """Characters in one memory's text."""
@@ -25,7 +25,7 @@ MAX_LABEL_LENGTH = 100
 
 def check_text(text: Any, field: str = "text") -> None:
     if not isinstance(text, str) or not text.strip():
-        raise InvalidEvent(f"{field} {text!r} is empty: expected non-blank text")
+        raise InvalidEvent(f"{field} {quoted(text)} is empty: expected non-blank text")
     if len(text) > MAX_TEXT_LENGTH:
         raise InvalidEvent(
             f"{field} has {len(text)} characters: expected at most {MAX_TEXT_LENGTH}"
@@ -34,24 +34,24 @@ def check_text(text: Any, field: str = "text") -> None:
 
 def check_concepts(concepts: Any, field: str = "concepts", minimum: int = 0) -> None:
     if not isinstance(concepts, list) or not all(isinstance(c, str) for c in concepts):
-        raise InvalidEvent(f"{field} {concepts!r} is not a list of strings")
+        raise InvalidEvent(f"{field} {quoted(concepts)} is not a list of strings")
     if not minimum <= len(concepts) <= MAX_CONCEPTS:
         raise InvalidEvent(
             f"{field} has {len(concepts)} items: expected {minimum} to {MAX_CONCEPTS}"
         )
     if len(set(concepts)) != len(concepts):
-        raise InvalidEvent(f"{field} {concepts!r} repeats a concept: expected each once")
+        raise InvalidEvent(f"{field} {quoted(concepts)} repeats a concept: expected each once")
     for concept in concepts:
         if not 0 < len(concept) <= MAX_CONCEPT_LENGTH or concept != concept.strip():
             raise InvalidEvent(
-                f"{field} item {concept!r} is not a normalised concept of 1 to {MAX_CONCEPT_LENGTH} characters"
+                f"{field} item {quoted(concept)} is not a normalised concept of 1 to {MAX_CONCEPT_LENGTH} characters"
             )
 
 
 def check_importance(importance: Any) -> None:
     if isinstance(importance, bool) or not isinstance(importance, int) or not 1 <= importance <= 5:
         raise InvalidEvent(
-            f"importance {importance!r} is out of range: expected a whole number 1 to 5"
+            f"importance {quoted(importance)} is out of range: expected a whole number 1 to 5"
         )
 
 
@@ -61,7 +61,7 @@ def check_outcome(outcome: Any) -> None:
         or not isinstance(outcome, int | float)
         or not math.isfinite(outcome)
     ):
-        raise InvalidEvent(f"outcome {outcome!r} is not a number: expected -1.0 to 1.0")
+        raise InvalidEvent(f"outcome {quoted(outcome)} is not a number: expected -1.0 to 1.0")
     if not -1.0 <= outcome <= 1.0:
         raise InvalidEvent(f"outcome {outcome} is out of range: expected -1.0 to 1.0")
 
@@ -71,7 +71,7 @@ def check_label(value: Any, field: str, optional: bool = False) -> None:
         return
     if not isinstance(value, str) or not 0 < len(value.strip()) <= MAX_LABEL_LENGTH:
         raise InvalidEvent(
-            f"{field} {value!r} is invalid: expected text of 1 to {MAX_LABEL_LENGTH} characters"
+            f"{field} {quoted(value)} is invalid: expected text of 1 to {MAX_LABEL_LENGTH} characters"
         )
 
 
@@ -85,7 +85,7 @@ def check_tiers(tiers: Any, concepts: list[str]) -> None:
         or not 0 <= tiers[0] <= tiers[1] <= len(concepts)
     ):
         raise InvalidEvent(
-            f"tiers {tiers!r} is invalid: expected [core, core + important] within the {len(concepts)} concepts"
+            f"tiers {quoted(tiers)} is invalid: expected [core, core + important] within the {len(concepts)} concepts"
         )
 
 
@@ -93,7 +93,7 @@ def check_labels(labels: Any, concepts: list[str]) -> None:
     if not isinstance(labels, dict) or not all(
         isinstance(k, str) and isinstance(v, str) for k, v in labels.items()
     ):
-        raise InvalidEvent(f"labels {labels!r} is not an object of concept -> word")
+        raise InvalidEvent(f"labels {quoted(labels)} is not an object of concept -> word")
     stray = sorted(set(labels) - set(concepts))
     if stray:
         raise InvalidEvent(
@@ -102,12 +102,12 @@ def check_labels(labels: Any, concepts: list[str]) -> None:
     for word in labels.values():
         if not 0 < len(word) <= MAX_CONCEPT_LENGTH:
             raise InvalidEvent(
-                f"labels item {word!r} is invalid: expected 1 to {MAX_CONCEPT_LENGTH} characters"
+                f"labels item {quoted(word)} is invalid: expected 1 to {MAX_CONCEPT_LENGTH} characters"
             )
 
 
 def check_ids(ids: Any, field: str, most: int) -> None:
     if not isinstance(ids, list) or not all(isinstance(i, str) and i for i in ids):
-        raise InvalidEvent(f"{field} {ids!r} is not a list of memory ids")
+        raise InvalidEvent(f"{field} {quoted(ids)} is not a list of memory ids")
     if len(ids) > most:
         raise InvalidEvent(f"{field} has {len(ids)} items: expected at most {most}")

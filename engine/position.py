@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from .errors import quoted
+
 _POSITION = re.compile(r"^(\d{1,20})-(\d{1,20})$")
 MAX_PART = 2**64 - 1
 """Redis entry ids are two unsigned 64-bit numbers."""
@@ -28,11 +30,11 @@ class Position(NamedTuple):
         match = _POSITION.match(raw)
         if match is None:
             raise ValueError(
-                f"position {raw!r} is malformed: expected '<ms>-<seq>', e.g. 1700000000000-0"
+                f"position {quoted(raw)} is malformed: expected '<ms>-<seq>', e.g. 1700000000000-0"
             )
         ms, seq = int(match.group(1)), int(match.group(2))
         if ms > MAX_PART or seq > MAX_PART:
-            raise ValueError(f"position {raw!r} is out of range: expected parts below 2^64")
+            raise ValueError(f"position {quoted(raw)} is out of range: expected parts below 2^64")
         return cls(ms, seq)
 
 

@@ -24,7 +24,7 @@ import networkx as nx
 import numpy as np
 
 from .chains import Chain, chain_along, chains_between, local_graph, pagerank
-from .errors import InvalidQuery
+from .errors import InvalidQuery, quoted
 from .evidence import CHAIN, DIRECT, FUZZY, LINK, TIME, Evidence
 from .link_rule import link_weight
 from .links import LinkWeights, Row, links_of
@@ -106,7 +106,7 @@ class Query:
                 "concepts is empty: expected at least one concept (or text to extract them from)"
             )
         if self.depth not in DEPTHS:
-            raise InvalidQuery(f"depth {self.depth!r} is invalid: expected one of {DEPTHS}")
+            raise InvalidQuery(f"depth {quoted(self.depth)} is invalid: expected one of {DEPTHS}")
         if not 0 <= self.floor <= 1e9:
             raise InvalidQuery(f"floor {self.floor} is out of range: expected 0 or more")
         if not 1 <= self.limit <= MAX_LIMIT:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 from datetime import datetime, timedelta
 
-from .errors import InvalidQuery
+from .errors import InvalidQuery, quoted
 from .question import Question, parse_question
 from .recall import TimeRange
 from .timeexpr import TimeMatch, parse_time
@@ -57,7 +57,7 @@ def listing_window(
         try:
             first = datetime.fromisoformat(day).replace(tzinfo=now.tzinfo)
         except ValueError as exc:
-            raise InvalidQuery(f"date {day!r} is not a date: expected YYYY-MM-DD") from exc
+            raise InvalidQuery(f"date {quoted(day)} is not a date: expected YYYY-MM-DD") from exc
         first = first.replace(hour=0, minute=0, second=0, microsecond=0)
         return TimeRange(first.timestamp(), (first + timedelta(days=1)).timestamp())
     if expression:
@@ -73,7 +73,7 @@ def _parse(expression: str, now: datetime) -> TimeMatch:
     match = parse_time(expression, now)
     if match is None:
         raise InvalidQuery(
-            f"time {expression!r} is not a time expression: expected e.g. 'yesterday', "
+            f"time {quoted(expression)} is not a time expression: expected e.g. 'yesterday', "
             "'last week', 'since March', '上周', '最近三天'"
         )
     return match

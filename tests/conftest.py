@@ -38,7 +38,11 @@ def redis_url(redis_server: RedisServer) -> Iterator[str]:
 @pytest.fixture
 def settings(redis_url: str, tmp_path: Path) -> Settings:
     return Settings(
-        redis_url=redis_url, home=tmp_path / "home", fold_interval=0.1, snapshot_every=1
+        redis_url=redis_url,
+        home=tmp_path / "home",
+        fold_interval=0.1,
+        snapshot_every=1,
+        allowed_hosts=("testserver",),  # the Host header of FastAPI's TestClient
     )
 
 

@@ -2,24 +2,46 @@
 -- tenant and flag a fold in the same atomic step.
 -- KEYS[1] log stream, KEYS[2] fold-wanted flag, KEYS[3] tenant registry, KEYS[4..] idempotency keys
 -- ARGV[1] event count n, ARGV[2] idempotency TTL (s), ARGV[3] tenant,
--- then per event: payload, index into KEYS[4..] (0 = no key)
+-- then per event: payload, index into KEYS[4..] (0 = no key), fingerprint of the request
+-- An idempotency key holds "<position> <fingerprint>". A key seen before with another
+-- fingerprint fails the whole batch, before anything is appended: KEYCONFLICT <index>.
 -- Returns, per event, {position, 1 if it was already stored else 0}.
 local n = tonumber(ARGV[1])
 local ttl = tonumber(ARGV[2])
+local function stored(k)
+  local value = redis.call('GET', KEYS[3 + k])
+  if not value then
+    return nil, nil
+  end
+  local space = string.find(value, ' ', 1, true)
+  if not space then
+    return value, nil
+  end
+  return string.sub(value, 1, space - 1), string.sub(value, space + 1)
+end
+for i = 1, n do
+  local k = tonumber(ARGV[3 + 3 * i - 1])
+  if k > 0 then
+    local position, fingerprint = stored(k)
+    if position and fingerprint and fingerprint ~= ARGV[3 + 3 * i] then
+      return redis.error_reply('KEYCONFLICT ' .. i)
+    end
+  end
+end
 local out = {}
 for i = 1, n do
-  local payload = ARGV[2 + 2 * i]
-  local k = tonumber(ARGV[3 + 2 * i])
-  local existing = false
+  local payload = ARGV[3 + 3 * i - 2]
+  local k = tonumber(ARGV[3 + 3 * i - 1])
+  local position = nil
   if k > 0 then
-    existing = redis.call('GET', KEYS[3 + k])
+    position = stored(k)
   end
-  if existing then
-    out[i] = {existing, 1}
+  if position then
+    out[i] = {position, 1}
   else
     local id = redis.call('XADD', KEYS[1], '*', 'e', payload)
     if k > 0 then
-      redis.call('SET', KEYS[3 + k], id, 'EX', ttl)
+      redis.call('SET', KEYS[3 + k], id .. ' ' .. ARGV[3 + 3 * i], 'EX', ttl)
     end
     out[i] = {id, 0}
   end

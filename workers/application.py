@@ -11,6 +11,8 @@ into status codes.
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import math
 import threading
 import time
 import zoneinfo
@@ -18,10 +20,12 @@ from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import Any
 
+import orjson
+
 from assocmem.engine.activity import ActivityFilter, activities, summarise
 from assocmem.engine.chains import find_chains
 from assocmem.engine.documents import unit_terms
-from assocmem.engine.errors import EngineError, InvalidEvent
+from assocmem.engine.errors import EngineError, InvalidEvent, quoted
 from assocmem.engine.event import Event
 from assocmem.engine.events import (
     ACTIVITY_LOGGED,
@@ -230,7 +234,7 @@ class Application:
             raise InvalidRequest(
                 "concepts and text are both empty: expected concepts or text to extract them from"
                 if question is None
-                else f"text {request.text!r} has no content words: expected words that name a topic"
+                else f"text {quoted(request.text)} has no content words: expected words that name a topic"
             )
         if (
             request.token_budget is not None
@@ -378,7 +382,7 @@ class Application:
             if found:
                 return found
             raise InvalidRequest(
-                f"text {text!r} has no content words: expected words that name a topic"
+                f"text {quoted(text)} has no content words: expected words that name a topic"
             )
         raise InvalidRequest(
             "concepts and text are both empty: expected concepts or text to extract them from"
@@ -393,11 +397,19 @@ class Application:
         key: str | None,
         where: str,
     ) -> Event:
-        if ts is not None and ts < 0:
-            raise InvalidRequest(f"{where}ts {ts} is negative: expected unix seconds")
+        if ts is not None and not (math.isfinite(ts) and ts >= 0):
+            raise InvalidRequest(f"{where}ts {ts} is invalid: expected unix seconds, 0 or more")
         moment = self.clock() if ts is None else ts
+        fingerprint = _fingerprint(event_type, data, ts) if key else None
         return Event(
-            event_type, principal.tenant, principal.agent, moment, data, principal.user, key
+            event_type,
+            principal.tenant,
+            principal.agent,
+            moment,
+            data,
+            principal.user,
+            key,
+            fingerprint=fingerprint,
         )
 
     def _append(self, principal: Principal, events: list[Event]) -> list[Appended]:
@@ -418,7 +430,7 @@ def zone_of(name: str) -> zoneinfo.ZoneInfo:
         return zoneinfo.ZoneInfo(name)
     except (zoneinfo.ZoneInfoNotFoundError, ValueError) as exc:
         raise InvalidRequest(
-            f"tz {name!r} is unknown: expected an IANA time zone such as Asia/Shanghai"
+            f"tz {quoted(name)} is unknown: expected an IANA time zone such as Asia/Shanghai"
         ) from exc
 
 
@@ -427,7 +439,7 @@ def parse_position(text: str, field: str) -> Position:
         return Position.parse(text)
     except ValueError as exc:
         raise InvalidRequest(
-            f"{field} {text!r} is not a stream position: expected one a write returned,"
+            f"{field} {quoted(text)} is not a stream position: expected one a write returned,"
             " '<ms>-<seq>', e.g. 1700000000000-0"
         ) from exc
 
@@ -435,6 +447,12 @@ def parse_position(text: str, field: str) -> Position:
 def _extraction(text: str, concepts: list[str] | None, where: str) -> Extraction:
     _check(lambda: check_text(text, f"{where}text"))
     return named(given_terms(concepts)) if concepts is not None else extract(text)
+
+
+def _fingerprint(event_type: str, data: dict[str, Any], ts: float | None) -> str:
+    """What a keyed request said: its type, payload and the time it gave (not the clock's)."""
+    raw = orjson.dumps([event_type, data, ts], option=orjson.OPT_SORT_KEYS)
+    return hashlib.sha256(raw).hexdigest()[:32]
 
 
 def _written(appended: Appended, event: Event) -> results.Written:

@@ -8,6 +8,7 @@ ApplicationError            root: a command or query cannot be carried out as as
  +-- InvalidRequest         a value of the request is wrong
  +-- UnknownMemory          ids that name no memory of the tenant
  +-- PositionAhead          a read asked to wait for a position the log does not hold
+ +-- KeyConflict            an idempotency key sent again with another body
 """
 
 from __future__ import annotations
@@ -43,3 +44,7 @@ class UnknownMemory(ApplicationError):
 
 class PositionAhead(ApplicationError):
     """A read's `after` is past the end of the log: not a position this log handed out."""
+
+
+class KeyConflict(ApplicationError):
+    """An idempotency key sent again with another body."""

@@ -15,14 +15,14 @@ from assocmem.engine.event import Event, encode_event
 from assocmem.engine.fold import Rejection
 from assocmem.engine.position import ZERO, Position
 
-from .stores import DEFAULT_BATCH, Appended, Entry
+from .stores import DEFAULT_BATCH, Appended, Entry, key_conflict
 
 
 class InMemoryEventLog:
     def __init__(self, clock: Callable[[], float] = time.time) -> None:
         self._clock = clock
         self._logs: dict[str, list[Entry]] = {}
-        self._keys: dict[tuple[str, str], Position] = {}
+        self._keys: dict[tuple[str, str], tuple[Position, str | None]] = {}
         self._wanted: set[str] = set()
         self._dead: dict[str, dict[Position, str]] = {}
         self._changed = threading.Condition()
@@ -32,12 +32,16 @@ class InMemoryEventLog:
         with self._changed:
             for event in events:
                 seen = self._keys.get((tenant, event.key)) if event.key else None
+                if seen is not None and seen[1] != event.fingerprint:
+                    raise key_conflict(event.key or "")
+            for event in events:
+                seen = self._keys.get((tenant, event.key)) if event.key else None
                 if seen is not None:
-                    appended.append(Appended(seen, True))
+                    appended.append(Appended(seen[0], True))
                     continue
                 position = self._add(tenant, encode_event(event))
                 if event.key:
-                    self._keys[(tenant, event.key)] = position
+                    self._keys[(tenant, event.key)] = (position, event.fingerprint)
                 appended.append(Appended(position, False))
             if events:
                 self._wanted.add(tenant)

@@ -29,7 +29,7 @@ from .keys import (
     snapshot_ladder_key,
     tenants_key,
 )
-from .stores import DEFAULT_BATCH, Appended, Entry
+from .stores import DEFAULT_BATCH, Appended, Entry, key_conflict
 
 T = TypeVar("T")
 
@@ -64,9 +64,15 @@ class RedisEventLog:
             if event.key:
                 keys.append(idempotency_key(tenant, event.key))
                 slot = len(keys) - 3
-            args += [encode_event(event), slot]
-        with _translated(f"append to the log of {tenant!r}"):
-            rows = self._append(keys=keys, args=args)
+            args += [encode_event(event), slot, event.fingerprint or "-"]
+        try:
+            with _translated(f"append to the log of {tenant!r}"):
+                rows = self._append(keys=keys, args=args)
+        except StoreError as exc:
+            if "KEYCONFLICT" not in str(exc):
+                raise
+            index = int(str(exc).rsplit("KEYCONFLICT", 1)[1].split()[0]) - 1
+            raise key_conflict(events[index].key or "") from None
         return [Appended(Position.parse(position), bool(flag)) for position, flag in rows]  # type: ignore[attr-defined]
 
     def append_raw(self, tenant: str, raw: bytes) -> Position:

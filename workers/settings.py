@@ -26,6 +26,19 @@ DEFAULT_SNAPSHOT_AFTER = 60.0
 """Seconds a folded event may wait for a snapshot when fewer than SNAPSHOT_EVERY came."""
 DEFAULT_IDEMPOTENCY_TTL = 7 * 24 * 3600
 """Seconds an idempotency key is remembered."""
+DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024
+"""Bytes of one request body: a batch of 1,000 commit messages is about 1 MB. A larger body
+is refused (413) from its Content-Length, or as soon as it grows past the limit."""
+DEFAULT_HEADER_TIMEOUT = 10.0
+"""Seconds a connection may take to send a request's headers before it is closed."""
+DEFAULT_BODY_TIMEOUT = 30.0
+"""Seconds a request may take to send its body once its headers are in."""
+DEFAULT_MAX_CONNECTIONS = 200
+"""Connections (and requests in flight) one API process serves at once; more get 503."""
+DEFAULT_READ_TIMEOUT = 10.0
+"""Seconds a read, chain or graph may take before the API answers 503 (the work goes on in
+its thread, the connection is freed)."""
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -46,6 +59,17 @@ class Settings:
     idempotency_ttl: int = DEFAULT_IDEMPOTENCY_TTL
     timezone: str = "UTC"
     """IANA zone that time expressions ("yesterday", "上周") and activity days are read in."""
+    allowed_hosts: tuple[str, ...] = ()
+    """Host headers the API answers (besides the bound address and loopback names)."""
+    max_body: int = DEFAULT_MAX_BODY_BYTES
+    header_timeout: float = DEFAULT_HEADER_TIMEOUT
+    body_timeout: float = DEFAULT_BODY_TIMEOUT
+    max_connections: int = DEFAULT_MAX_CONNECTIONS
+    read_timeout: float = DEFAULT_READ_TIMEOUT
+
+    def hosts(self) -> tuple[str, ...]:
+        """Every Host header the API answers: the bound address, loopback, the configured ones."""
+        return tuple(dict.fromkeys((self.host, *LOOPBACK_HOSTS, *self.allowed_hosts)))
 
     def with_redis(self, redis_url: str) -> Settings:
         return dataclasses.replace(self, redis_url=redis_url)
@@ -79,6 +103,16 @@ def load_settings(env: Mapping[str, str], **overrides: Any) -> Settings:
             env, "ASSOCMEM_SNAPSHOT_AFTER", DEFAULT_SNAPSHOT_AFTER, _positive_float
         ),
         "timezone": _read(env, "ASSOCMEM_TZ", "UTC", _timezone),
+        "allowed_hosts": _read(env, "ASSOCMEM_ALLOWED_HOSTS", (), _hosts),
+        "max_body": _read(env, "ASSOCMEM_MAX_BODY_BYTES", DEFAULT_MAX_BODY_BYTES, _positive_int),
+        "header_timeout": _read(
+            env, "ASSOCMEM_HEADER_TIMEOUT", DEFAULT_HEADER_TIMEOUT, _positive_float
+        ),
+        "body_timeout": _read(env, "ASSOCMEM_BODY_TIMEOUT", DEFAULT_BODY_TIMEOUT, _positive_float),
+        "max_connections": _read(
+            env, "ASSOCMEM_MAX_CONNECTIONS", DEFAULT_MAX_CONNECTIONS, _positive_int
+        ),
+        "read_timeout": _read(env, "ASSOCMEM_READ_TIMEOUT", DEFAULT_READ_TIMEOUT, _positive_float),
     }
     values.update({k: v for k, v in overrides.items() if v is not None})
     return Settings(**values)
@@ -92,6 +126,13 @@ def _read(env: Mapping[str, str], name: str, default: T, parse: Callable[[str], 
         return parse(raw)
     except ValueError as exc:
         raise SettingError(f"{name}={raw!r} is invalid: {exc}") from exc
+
+
+def _hosts(raw: str) -> tuple[str, ...]:
+    hosts = tuple(h.strip().lower() for h in raw.split(",") if h.strip())
+    if not hosts:
+        raise ValueError("expected host names separated by commas, or * for any")
+    return hosts
 
 
 def _appendfsync(raw: str) -> str:

@@ -11,9 +11,12 @@ import dataclasses
 from collections.abc import Iterator
 from typing import Protocol
 
+from assocmem.engine.errors import quoted
 from assocmem.engine.event import Event
 from assocmem.engine.fold import Rejection
 from assocmem.engine.position import Position
+
+from .errors import KeyConflict
 
 DEFAULT_BATCH = 1000
 """Entries read from the log per round trip."""
@@ -101,6 +104,13 @@ class SnapshotStore(Protocol):
     def drop(self, tenant: str) -> None:
         """Forget every snapshot of `tenant` (the next fold starts from zero)."""
         ...
+
+
+def key_conflict(key: str) -> KeyConflict:
+    return KeyConflict(
+        f"key {quoted(key)} was used before with another body: expected the same body"
+        " (a retry), or a new key"
+    )
 
 
 def iter_entries(

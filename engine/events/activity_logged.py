@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..errors import InvalidEvent
+from ..errors import InvalidEvent, quoted
 from ..event_type import EventType, Payload, register
 from ..extraction import EXTRACTOR_VERSION, Extraction
 from ..payload import MAX_TAGS, check_label
@@ -43,7 +43,7 @@ def check(data: Payload) -> None:
     check_label(data.get("source"), "source", optional=True)
     tags = data.get("tags")
     if not isinstance(tags, list) or len(tags) > MAX_TAGS:
-        raise InvalidEvent(f"tags {tags!r} is invalid: expected a list of at most {MAX_TAGS}")
+        raise InvalidEvent(f"tags {quoted(tags)} is invalid: expected a list of at most {MAX_TAGS}")
     for tag in tags:
         check_label(tag, "tags item")
 

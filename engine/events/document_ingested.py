@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..errors import InvalidEvent
+from ..errors import InvalidEvent, quoted
 from ..event_type import EventType, Payload, register
 from ..extraction import EXTRACTOR_VERSION
 from ..payload import check_concepts, check_label, check_labels
@@ -42,7 +42,9 @@ def build(
 def check(data: Payload) -> None:
     check_label(data.get("title"), "title")
     if data.get("scope") not in SCOPES:
-        raise InvalidEvent(f"scope {data.get('scope')!r} is invalid: expected one of {SCOPES}")
+        raise InvalidEvent(
+            f"scope {quoted(data.get('scope'))} is invalid: expected one of {SCOPES}"
+        )
     units = data.get("units")
     if not isinstance(units, list) or not 1 <= len(units) <= MAX_UNITS:
         raise InvalidEvent(f"units is invalid: expected a list of 1 to {MAX_UNITS} concept lists")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..errors import InvalidEvent
+from ..errors import InvalidEvent, quoted
 from ..event_type import EventType, Payload, register
 from ..payload import check_ids, check_importance
 from ..state import State
@@ -25,7 +25,7 @@ def check(data: Payload) -> None:
 def apply(state: State, event: Event) -> None:
     memory = state.memories.get(event.data["memory_id"])
     if memory is None:
-        raise InvalidEvent(f"memory_id {event.data['memory_id']!r} is unknown")
+        raise InvalidEvent(f"memory_id {quoted(event.data['memory_id'])} is unknown")
     state.set_importance(memory, event.data["importance"])
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..errors import InvalidEvent
+from ..errors import InvalidEvent, quoted
 from ..event_type import EventType, Payload, register
 from ..payload import check_ids
 from ..state import State
@@ -32,7 +32,9 @@ def check(data: Payload) -> None:
         or len(hits) != len(ids)
         or not all(isinstance(h, int) and not isinstance(h, bool) and h >= 1 for h in hits)
     ):
-        raise InvalidEvent(f"hits {hits!r} is invalid: expected one count of 1 or more per id")
+        raise InvalidEvent(
+            f"hits {quoted(hits)} is invalid: expected one count of 1 or more per id"
+        )
 
 
 def apply(state: State, event: Event) -> None:

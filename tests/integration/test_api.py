@@ -51,7 +51,7 @@ BAD_REQUESTS = [
         {"json": {"text": "x", "importance": 9}},
         "importance 9 is out of range",
     ),
-    ("post", "/v1/memories/batch", {"json": {"items": []}}, "items has 0 entries"),
+    ("post", "/v1/memories/batch", {"json": {"items": []}}, "items has 0 items"),
     (
         "post",
         "/v1/memories/batch",

@@ -1,0 +1,159 @@
+"""Every failure as an RFC 9457 problem response (application/problem+json), and the
+OpenAPI document saying so: the HTTP app's one place that turns errors into statuses."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import orjson
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import Response
+from pydantic import BaseModel
+from starlette.exceptions import HTTPException
+
+from assocmem.engine.errors import EngineError, quoted
+from assocmem.workers.errors import (
+    ApplicationError,
+    KeyConflict,
+    StoreError,
+    StoreUnavailable,
+    UnknownMemory,
+)
+
+log = logging.getLogger(__name__)
+
+PROBLEM = "application/problem+json"
+CUSTOM_MESSAGES = {"out_of_range", "invalid_unicode", "not_a_position"}
+"""Validation errors whose message already reads after the value ("is out of range: ...")."""
+
+
+class Problem(BaseModel):
+    """RFC 9457: what went wrong, for people (`detail` names the field and the value)."""
+
+    type: str = "about:blank"
+    title: str
+    status: int
+    detail: str
+
+
+def problem(
+    status: int, title: str, detail: str, headers: dict[str, str] | None = None
+) -> Response:
+    body = {"type": "about:blank", "title": title, "status": status, "detail": detail}
+    return Response(orjson.dumps(body), status, headers=headers, media_type=PROBLEM)
+
+
+def install(app: FastAPI) -> None:
+    """Register the handlers, and make the OpenAPI document declare problem bodies."""
+    app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(KeyConflict, _conflict)
+    app.add_exception_handler(ApplicationError, _application_error)
+    app.add_exception_handler(EngineError, _application_error)
+    app.add_exception_handler(StoreUnavailable, _store_unavailable)
+    app.add_exception_handler(StoreError, _store_error)
+    app.add_exception_handler(HTTPException, _http_error)
+    app.add_exception_handler(Exception, _unexpected)
+
+
+async def _validation_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, RequestValidationError)
+    return problem(422, "Invalid request", "; ".join(_said(e) for e in exc.errors()))
+
+
+def _field(location: tuple[Any, ...]) -> str:
+    """("body", "items", 1, "text") -> "items[1].text"."""
+    field = ""
+    for part in location:
+        if part in ("body", "query", "path"):
+            continue
+        field += f"[{part}]" if isinstance(part, int) else f".{part}" if field else str(part)
+    return field or "body"
+
+
+def _said(error: Any) -> str:
+    """One validation error in the API's words: the field, (the start of) the value, and what
+    was expected."""
+    field = _field(error["loc"])
+    value, kind, context = error.get("input"), error["type"], error.get("ctx") or {}
+    if kind in CUSTOM_MESSAGES:
+        return f"{field} {quoted(value)} {error['msg']}"
+    if kind == "json_invalid":
+        return f"body is not valid JSON: {context.get('error', error['msg'])}"
+    if kind in ("too_short", "too_long") and isinstance(value, list | dict):
+        bound = (
+            f"at least {context['min_length']}"
+            if kind == "too_short"
+            else f"at most {context['max_length']}"
+        )
+        return f"{field} has {len(value)} items: expected {bound}"
+    if kind in ("string_too_short", "string_too_long") and isinstance(value, str):
+        bound = (
+            f"at least {context['min_length']}"
+            if kind == "string_too_short"
+            else f"at most {context['max_length']}"
+        )
+        return f"{field} has {len(value)} characters: expected {bound}"
+    return f"{field} {quoted(value)} is invalid: {error['msg']}"
+
+
+async def _conflict(request: Request, exc: Exception) -> Response:
+    return problem(409, "Conflict", str(exc))
+
+
+async def _application_error(request: Request, exc: Exception) -> Response:
+    status = 404 if isinstance(exc, UnknownMemory) else 422
+    return problem(status, "Invalid request" if status == 422 else "Not found", str(exc))
+
+
+async def _store_unavailable(request: Request, exc: Exception) -> Response:
+    return problem(503, "Store unavailable", str(exc), {"Retry-After": "1"})
+
+
+async def _store_error(request: Request, exc: Exception) -> Response:
+    return problem(500, "Store error", str(exc))
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    titles = {404: "Not found", 405: "Method not allowed", 413: "Request too large"}
+    detail = exc.detail if isinstance(exc.detail, str) else "request refused"
+    return problem(exc.status_code, titles.get(exc.status_code, "Request refused"), detail)
+
+
+async def _unexpected(request: Request, exc: Exception) -> Response:
+    log.exception("unexpected error on %s %s", request.method, request.url.path)
+    return problem(500, "Server error", f"unexpected {type(exc).__name__}: see the API's log")
+
+
+ERRORS = {
+    404: "Unknown memory, route or resource",
+    409: "Idempotency key used with another body",
+    413: "Request body over the size limit",
+    422: "Invalid request: the detail names the field and the value",
+    503: "Redis (the store) cannot be reached",
+}
+
+
+def documented(schema: dict[str, Any]) -> dict[str, Any]:
+    """The OpenAPI document with problem+json for every error of every operation, in place
+    of FastAPI's own validation-error shape."""
+    components = schema.setdefault("components", {}).setdefault("schemas", {})
+    components["Problem"] = Problem.model_json_schema()
+    components.pop("HTTPValidationError", None)
+    components.pop("ValidationError", None)
+    reference = {"$ref": "#/components/schemas/Problem"}
+    for path in schema.get("paths", {}).values():
+        for operation in path.values():
+            responses = operation.setdefault("responses", {})
+            for status, description in ERRORS.items():
+                responses[str(status)] = {
+                    "description": description,
+                    "content": {PROBLEM: {"schema": reference}},
+                }
+            responses["500"] = {
+                "description": "Server error",
+                "content": {PROBLEM: {"schema": reference}},
+            }
+    return schema

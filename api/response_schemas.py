@@ -1,0 +1,213 @@
+"""The shapes of the API's 2xx responses, for the OpenAPI document (and clients generated
+from it). responses.py builds the bodies as plain dicts; these models only describe them,
+so a read pays for no validation pass."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+
+class Concept(BaseModel):
+    concept: str = Field(description="The label: the word agents wrote most often for it.")
+    key: str = Field(description="The canonical form matching uses (a stem).")
+
+
+class ExpandedConcept(Concept):
+    strength: float
+
+
+class ChainConcept(Concept):
+    rank: float
+
+
+class NearMiss(Concept):
+    query: str
+    similarity: float
+
+
+class Via(BaseModel):
+    concept: str
+    key: str
+    from_: str = Field(alias="from")
+    from_key: str
+    weight: float
+    count: int
+    learned: float
+    ppmi: float
+    strength: float
+
+
+class Hop(BaseModel):
+    from_: str = Field(alias="from")
+    to: str
+    from_key: str
+    to_key: str
+    strength: float
+    count: int
+    learned: float
+    evidence: list[str]
+
+
+class Chain(BaseModel):
+    path: list[str]
+    path_keys: list[str]
+    hidden: list[str]
+    total: float
+    hops: list[Hop]
+
+
+class TimeWindow(BaseModel):
+    applied: bool
+    start: float | None
+    end: float | None
+    expression: str | None = None
+    confidence: float | None = None
+    found_start: str | None = None
+    found_end: str | None = None
+
+
+class Memory(BaseModel):
+    id: str
+    kind: str
+    text: str
+    concepts: list[str]
+    concept_keys: list[str]
+    agent: str
+    ts: float
+    importance: int
+    valence: float
+    accesses: int
+    superseded_by: str | None = None
+    category: str | None = None
+    tags: list[str] | None = None
+    source: str | None = None
+
+
+class Item(Memory):
+    source: str = Field(description="How it was found: direct, fuzzy, association, chain or time")  # type: ignore[assignment]
+    score: float
+    matched: list[str]
+    matched_keys: list[str]
+    via: list[Via]
+    chain: Chain | None = None
+
+
+class Prompt(BaseModel):
+    text: str
+    tokens: int
+    budget: int
+    layers: dict[str, str]
+    left_out: int
+
+
+class ReadOut(BaseModel):
+    position: str
+    depth: str
+    query_concepts: list[Concept]
+    matches: list[NearMiss]
+    expanded_concepts: list[ExpandedConcept]
+    chain_concepts: list[ChainConcept]
+    chains: list[Chain]
+    time: TimeWindow | None
+    items: list[Item]
+    prompt: Prompt | None = None
+
+
+class WrittenOut(BaseModel):
+    position: str
+    id: str
+    concepts: list[str]
+    concept_keys: list[str]
+    tiers: list[int] | None
+    duplicate: bool
+
+
+class BatchOut(BaseModel):
+    items: list[WrittenOut]
+
+
+class IngestedOut(BaseModel):
+    positions: list[str]
+    units: int
+    links_from_units: int
+    duplicate: bool
+
+
+class RatedOut(BaseModel):
+    position: str
+    duplicate: bool
+    concepts: list[str]
+    concept_keys: list[str]
+
+
+class ImportanceOut(BaseModel):
+    position: str
+    id: str
+    importance: int
+
+
+class ChainsOut(BaseModel):
+    position: str
+    concepts: list[str]
+    concept_keys: list[str]
+    unknown_concepts: list[str]
+    chains: list[Chain]
+
+
+class Edge(BaseModel):
+    source: str
+    target: str
+    source_key: str
+    target_key: str
+    weight: float
+    count: int
+    learned: float
+    changed_at: str
+
+
+class GraphOut(BaseModel):
+    position: str
+    concepts: list[str]
+    concept_keys: list[str]
+    hops: int
+    edges: list[Edge]
+
+
+class ActivitiesOut(BaseModel):
+    position: str
+    start: float
+    end: float
+    items: list[Memory]
+
+
+class Period(BaseModel):
+    start: str
+    entries: int
+    categories: dict[str, int]
+    top_concepts: list[str]
+    highlights: list[Memory]
+
+
+class SummaryOut(BaseModel):
+    position: str
+    period: str
+    start: float
+    end: float
+    periods: list[Period]
+
+
+class StateOut(BaseModel):
+    position: str
+    hash: str
+    memories: int
+    concepts: int
+    documents: int
+    written_links: int
+    taught_links: int
+
+
+class HealthOut(BaseModel):
+    status: str
+    tenant: str
+    log_length: int
+    served_position: str | None
