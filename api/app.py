@@ -12,7 +12,7 @@ import contextlib
 import functools
 import threading
 from collections.abc import AsyncIterator, Callable
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import orjson
 from fastapi import Depends, FastAPI, Query, Request
@@ -38,7 +38,9 @@ from assocmem.workers.runtime import Runtime
 from assocmem.workers.settings import Settings
 
 from . import problems, responses
+from . import query_params as q
 from . import response_schemas as out
+from .fields import POSITION_PATTERN
 from .guard import Guard
 from .schemas import (
     ActivityIn,
@@ -213,17 +215,17 @@ def log_activity(body: ActivityIn, request: Request, caller: Caller) -> dict[str
 def list_activities(
     request: Request,
     caller: Caller,
-    date: Annotated[str | None, Query(description="One day, YYYY-MM-DD")] = None,
-    when: Annotated[
-        str | None, Query(description="A time expression: 'last week', '上个月', 'since March'")
+    date: Annotated[str | None, Query(max_length=10, description="One day, YYYY-MM-DD")] = None,
+    when: q.When = None,
+    start: q.Start = None,
+    end: q.End = None,
+    category: q.Category = None,
+    keyword: Annotated[
+        str | None, Query(max_length=100, description="A concept or a piece of text")
     ] = None,
-    start: Annotated[float | None, Query(description="Range start, unix seconds")] = None,
-    end: Annotated[float | None, Query(description="Range end (exclusive), unix seconds")] = None,
-    category: str | None = None,
-    keyword: Annotated[str | None, Query(description="A concept or a piece of text")] = None,
-    source: str | None = None,
-    limit: int = 100,
-    tz: Annotated[str | None, Query(description="IANA time zone")] = None,
+    source: Annotated[str | None, Query(max_length=100)] = None,
+    limit: Annotated[int, Query(json_schema_extra={"minimum": 1, "maximum": 1000})] = 100,
+    tz: q.Zone = None,
 ) -> dict[str, Any]:
     """Activity entries in a day or range (default: the last 7 days), newest first."""
     query = ActivityQuery(date, start, end, when, category, keyword, source, limit, tz)
@@ -233,12 +235,14 @@ def list_activities(
 def summarise_activities(
     request: Request,
     caller: Caller,
-    period: Annotated[str, Query(description="day, week or month")] = "day",
-    when: Annotated[str | None, Query(description="A time expression")] = None,
-    start: float | None = None,
-    end: float | None = None,
-    category: str | None = None,
-    tz: str | None = None,
+    period: Annotated[
+        Literal["day", "week", "month"], Query(description="day, week or month")
+    ] = "day",
+    when: q.When = None,
+    start: q.Start = None,
+    end: q.End = None,
+    category: q.Category = None,
+    tz: q.Zone = None,
 ) -> dict[str, Any]:
     """Per day, week or month: entry count, categories, top concepts and the most important entries."""
     query = ActivityQuery(None, start, end, when, category, tz=tz, period=period)
@@ -260,15 +264,27 @@ def give_feedback(body: FeedbackIn, request: Request, caller: Caller) -> dict[st
 def graph(
     request: Request,
     caller: Caller,
-    concepts: Annotated[list[str], Query(description="1 to 20 seed concepts")],
-    hops: Annotated[int, Query(description="Links followed from the seeds, 1 to 3")] = 1,
+    concepts: Annotated[
+        list[Annotated[str, Query(max_length=100)]],
+        Query(description="1 to 20 seed concepts", json_schema_extra={"maxItems": 20}),
+    ],
+    hops: Annotated[
+        int,
+        Query(
+            description="Links followed from the seeds, 1 to 3",
+            json_schema_extra={"minimum": 1, "maximum": 3},
+        ),
+    ] = 1,
 ) -> dict[str, Any]:
     """The links around the given concepts: weight, co-occurrence count, learned delta, last change."""
     return responses.neighbourhood_view(_application(request).graph(caller, concepts, hops))
 
 
 def state(
-    request: Request, caller: Caller, as_of: str | None = None, without_feedback: bool = False
+    request: Request,
+    caller: Caller,
+    as_of: Annotated[str | None, Query(max_length=41, pattern=POSITION_PATTERN)] = None,
+    without_feedback: bool = False,
 ) -> dict[str, Any]:
     """Position, content hash and sizes of the served (or a rebuilt) state."""
     return responses.state_view(_application(request).state(caller, as_of, without_feedback))

@@ -16,6 +16,7 @@ from pydantic import AfterValidator, Field
 from pydantic_core import PydanticCustomError
 
 from assocmem.engine.concept import MAX_CONCEPT_LENGTH
+from assocmem.engine.event import LAST_TIME
 from assocmem.engine.payload import MAX_LABEL_LENGTH
 
 POSITION_PATTERN = r"^\d{1,20}-\d{1,20}$"
@@ -84,4 +85,4 @@ PositionText = Annotated[
     Field(json_schema_extra={"pattern": POSITION_PATTERN}, examples=["1700000000000-0"]),
 ]
 Importance = ranged_int(1, 5)
-UnixTime = ranged_float(0.0, None)
+UnixTime = ranged_float(0.0, LAST_TIME)

@@ -12,6 +12,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException
+from starlette.routing import Match
 
 from assocmem.engine.errors import EngineError, quoted
 from assocmem.workers.errors import (
@@ -81,20 +82,11 @@ def _said(error: Any) -> str:
         return f"{field} {quoted(value)} {error['msg']}"
     if kind == "json_invalid":
         return f"body is not valid JSON: {context.get('error', error['msg'])}"
-    if kind in ("too_short", "too_long") and isinstance(value, list | dict):
-        bound = (
-            f"at least {context['min_length']}"
-            if kind == "too_short"
-            else f"at most {context['max_length']}"
-        )
-        return f"{field} has {len(value)} items: expected {bound}"
-    if kind in ("string_too_short", "string_too_long") and isinstance(value, str):
-        bound = (
-            f"at least {context['min_length']}"
-            if kind == "string_too_short"
-            else f"at most {context['max_length']}"
-        )
-        return f"{field} has {len(value)} characters: expected {bound}"
+    if kind.endswith(("too_short", "too_long")) and isinstance(value, str | list | dict):
+        short = kind.endswith("too_short")
+        bound = f"at least {context['min_length']}" if short else f"at most {context['max_length']}"
+        unit = "characters" if isinstance(value, str) else "items"
+        return f"{field} has {len(value)} {unit}: expected {bound}"
     return f"{field} {quoted(value)} is invalid: {error['msg']}"
 
 
@@ -117,9 +109,27 @@ async def _store_error(request: Request, exc: Exception) -> Response:
 
 async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
-    titles = {404: "Not found", 405: "Method not allowed", 413: "Request too large"}
+    titles = {
+        400: "Bad request",
+        404: "Not found",
+        405: "Method not allowed",
+        413: "Request too large",
+    }
     detail = exc.detail if isinstance(exc.detail, str) else "request refused"
-    return problem(exc.status_code, titles.get(exc.status_code, "Request refused"), detail)
+    title = titles.get(exc.status_code, "Request refused")
+    headers = dict(exc.headers or {})
+    if exc.status_code == 405:  # every route of the path, not only the first one tried
+        headers["Allow"] = ", ".join(_methods(request))
+    return problem(exc.status_code, title, detail, headers)
+
+
+def _methods(request: Request) -> list[str]:
+    found: set[str] = set()
+    for route in request.app.routes:
+        match, _ = route.matches({**request.scope, "method": "GET"})
+        if match is not Match.NONE:
+            found |= set(getattr(route, "methods", None) or ())
+    return sorted(found)
 
 
 async def _unexpected(request: Request, exc: Exception) -> Response:
@@ -128,6 +138,7 @@ async def _unexpected(request: Request, exc: Exception) -> Response:
 
 
 ERRORS = {
+    400: "The body cannot be read (not UTF-8 JSON), or the Host is not this service",
     404: "Unknown memory, route or resource",
     409: "Idempotency key used with another body",
     413: "Request body over the size limit",

@@ -1,17 +1,19 @@
-"""The run file of `assocmem up`: where a running pipeline serves, and the PIDs of its processes."""
+"""The run file of `assocmem up` (where a running pipeline serves, the PIDs of its processes,
+the Redis URL with its password: readable by its owner only) and the lock on its data
+directory."""
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import fcntl
 import os
 from pathlib import Path
 
 import orjson
 
-from assocmem.workers.redis_server import is_alive
-
 RUN_FILE = "run.json"
+LOCK_FILE = "lock"
 DEFAULT_URL = "http://127.0.0.1:8765"
 
 
@@ -28,8 +30,23 @@ class RunInfo:
 def write_run_file(home: Path, info: RunInfo) -> None:
     path = home / RUN_FILE
     tmp = path.with_suffix(".tmp")
-    tmp.write_bytes(orjson.dumps(dataclasses.asdict(info), option=orjson.OPT_INDENT_2))
+    descriptor = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "wb") as file:
+        file.write(orjson.dumps(dataclasses.asdict(info), option=orjson.OPT_INDENT_2))
     os.replace(tmp, path)
+
+
+def lock_home(home: Path) -> int | None:
+    """Lock `home` for this pipeline; the descriptor holding the lock, or None if another
+    pipeline holds it. Children handed the descriptor keep the lock until they have all
+    exited too: a second `up` cannot start a second Redis on the same files meanwhile."""
+    descriptor = os.open(home / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(descriptor)
+        return None
+    return descriptor
 
 
 def read_run_file(home: Path) -> RunInfo | None:
@@ -42,12 +59,6 @@ def read_run_file(home: Path) -> RunInfo | None:
 def remove_run_file(home: Path) -> None:
     with contextlib.suppress(FileNotFoundError):
         (home / RUN_FILE).unlink()
-
-
-def running_pipeline(home: Path) -> RunInfo | None:
-    """The run file's pipeline if its `up` process is still alive."""
-    info = read_run_file(home)
-    return info if info and is_alive(info.up_pid) else None
 
 
 def service_url(explicit: str | None, home: Path) -> str:

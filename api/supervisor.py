@@ -1,4 +1,12 @@
-"""`assocmem up`: the embedded Redis, the HTTP API and the workers, started, watched and stopped together."""
+"""`assocmem up`: the embedded Redis, the HTTP API and the workers, started, watched and
+stopped together.
+
+The pipeline lives and dies whole: every child gets SIGTERM when `up` dies, however it
+dies (SIGKILL included), and the data directory stays locked until the last of them has
+exited, so a second `up` can never run a second Redis on the same files. A child that
+crashes is restarted; so is the embedded Redis, unless it keeps crashing, and then `up`
+stops everything and exits non-zero with the reason.
+"""
 
 from __future__ import annotations
 
@@ -12,16 +20,21 @@ from pathlib import Path
 
 import urllib3
 
-from assocmem.workers.redis_server import RedisServer, free_port, start_redis
+from assocmem.workers.child_process import dies_with_parent
+from assocmem.workers.redis_server import RedisServer, free_port, start_redis, stored_password
 from assocmem.workers.settings import Settings
 
 from .errors import ApiError
-from .run_file import RunInfo, remove_run_file, running_pipeline, write_run_file
+from .run_file import RunInfo, lock_home, read_run_file, remove_run_file, write_run_file
 
 READY_TIMEOUT = 60.0
 """Seconds the API may take to answer its health check after start."""
 STOP_TIMEOUT = 10.0
 """Seconds a child may take to stop after SIGTERM before it is killed."""
+REDIS_RESTARTS = 3
+"""Crashes of the embedded Redis within REDIS_RESTART_WINDOW that `up` restarts; one more
+and it gives up."""
+REDIS_RESTART_WINDOW = 60.0
 
 
 class StopRequest:
@@ -44,8 +57,10 @@ class StopRequest:
 class Child:
     """One supervised process (`assocmem serve` or `assocmem worker`), restarted if it dies."""
 
-    def __init__(self, name: str, args: list[str], env: dict[str, str], log_path: Path) -> None:
-        self.name, self.args, self.env, self.log_path = name, args, env, log_path
+    def __init__(
+        self, name: str, args: list[str], env: dict[str, str], log_path: Path, lock: int
+    ) -> None:
+        self.name, self.args, self.env, self.log_path, self.lock = name, args, env, log_path, lock
         self.process = self._spawn()
 
     def _spawn(self) -> subprocess.Popen[bytes]:
@@ -57,6 +72,8 @@ class Child:
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,
+                preexec_fn=dies_with_parent(),  # noqa: PLW1509 - one prctl call, no locks
+                pass_fds=(self.lock,),
             )
 
     def restart_if_dead(self) -> bool:
@@ -75,24 +92,61 @@ class Child:
                 self.process.wait()
 
 
+class EmbeddedRedis:
+    """The pipeline's own redis-server: password-protected, restarted when it crashes."""
+
+    def __init__(self, home: Path, settings: Settings, lock: int) -> None:
+        self.data_dir = home / "redis"
+        self.appendfsync = settings.appendfsync
+        self.lock = lock
+        self.password = stored_password(self.data_dir)
+        self.crashes: list[float] = []
+        self.server = self._start(None)
+
+    def _start(self, port: int | None) -> RedisServer:
+        return start_redis(
+            self.data_dir,
+            port=port,
+            appendfsync=self.appendfsync,
+            password=self.password,
+            keep_fds=(self.lock,),
+        )
+
+    def restart_if_dead(self) -> str | None:
+        """None while it runs; a line saying it was restarted; ApiError when it keeps dying."""
+        code = self.server.process.poll()
+        if code is None:
+            return None
+        now = time.monotonic()
+        self.crashes = [t for t in self.crashes if now - t < REDIS_RESTART_WINDOW] + [now]
+        if len(self.crashes) > REDIS_RESTARTS:
+            raise ApiError(
+                f"the embedded redis-server exited {len(self.crashes)} times within"
+                f" {REDIS_RESTART_WINDOW:.0f} s (last code {code}); see {self.data_dir / 'redis.log'}"
+            )
+        self.server = self._start(self.server.port)
+        return f"embedded redis-server exited with code {code}; restarted"
+
+    def stop(self) -> None:
+        self.server.stop()
+
+
 def run_pipeline(settings: Settings, workers: int = 1, echo: Callable[[str], None] = print) -> None:
     home = settings.home.resolve()
     home.mkdir(parents=True, exist_ok=True)
-    running = running_pipeline(home)
-    if running:
-        raise ApiError(
-            f"a pipeline already runs from {home} at {running.url} (pid {running.up_pid})", 409
+    lock = lock_home(home)
+    if lock is None:
+        running = read_run_file(home)
+        where = (
+            f" at {running.url} (pid {running.up_pid})" if running else " (starting or stopping)"
         )
+        raise ApiError(f"a pipeline already runs from {home}{where}", 409)
     stop = StopRequest()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stop.set())
-    redis_server = (
-        start_redis(home / "redis", appendfsync=settings.appendfsync)
-        if not settings.redis_url
-        else None
-    )
-    if redis_server:
-        settings = settings.with_redis(redis_server.url)
+    redis = EmbeddedRedis(home, settings, lock) if not settings.redis_url else None
+    if redis:
+        settings = settings.with_redis(redis.server.url)
     children: list[Child] = []
     try:
         port = settings.port or free_port()
@@ -100,20 +154,22 @@ def run_pipeline(settings: Settings, workers: int = 1, echo: Callable[[str], Non
         env = _child_env(settings, home, port)
         logs = home / "logs"
         logs.mkdir(exist_ok=True)
-        children.append(Child("api", ["serve"], env, logs / "api.log"))
+        children.append(Child("api", ["serve"], env, logs / "api.log", lock))
         children += [
-            Child(f"worker-{i}", ["worker"], env, logs / f"worker-{i}.log") for i in range(workers)
+            Child(f"worker-{i}", ["worker"], env, logs / f"worker-{i}.log", lock)
+            for i in range(workers)
         ]
         _wait_healthy(url, children[0], stop)
-        _record(home, url, children, redis_server, settings)
+        _record(home, url, children, redis, settings)
         echo(f"assocmem serving {url}  (data: {home}, logs: {logs}; Ctrl-C stops)")
-        _watch(home, url, children, redis_server, settings, stop, echo)
+        _watch(home, url, children, redis, settings, stop, echo)
     finally:
         for child in reversed(children):
             child.stop()
-        if redis_server:
-            redis_server.stop()
+        if redis:
+            redis.stop()
         remove_run_file(home)
+        os.close(lock)
 
 
 def _child_env(settings: Settings, home: Path, port: int) -> dict[str, str]:
@@ -152,7 +208,7 @@ def _record(
     home: Path,
     url: str,
     children: list[Child],
-    redis_server: RedisServer | None,
+    redis: EmbeddedRedis | None,
     settings: Settings,
 ) -> None:
     info = RunInfo(
@@ -160,7 +216,7 @@ def _record(
         up_pid=os.getpid(),
         api_pid=children[0].process.pid,
         worker_pids=[c.process.pid for c in children[1:]],
-        redis_pid=redis_server.pid if redis_server else None,
+        redis_pid=redis.server.pid if redis else None,
         redis_url=settings.redis_url or "",
     )
     write_run_file(home, info)
@@ -170,18 +226,17 @@ def _watch(
     home: Path,
     url: str,
     children: list[Child],
-    redis_server: RedisServer | None,
+    redis: EmbeddedRedis | None,
     settings: Settings,
     stop: StopRequest,
     echo: Callable[[str], None],
 ) -> None:
     while not stop.wait(0.5):
-        if redis_server and redis_server.process.poll() is not None:
-            echo(
-                f"embedded redis-server exited with code {redis_server.process.returncode}; stopping"
-            )
-            return
         restarted = [c.name for c in children if c.restart_if_dead()]
+        said = redis.restart_if_dead() if redis else None
+        if said:
+            echo(said)
         if restarted:
             echo(f"restarted {', '.join(restarted)} (see {home / 'logs'})")
-            _record(home, url, children, redis_server, settings)
+        if said or restarted:
+            _record(home, url, children, redis, settings)

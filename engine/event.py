@@ -7,12 +7,24 @@ inside the payload: Redis assigns it and it is the event's identity.
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any
 
 import orjson
 
 from .errors import InvalidEvent
 from .position import Position
+
+LAST_TIME = 253_402_300_799.0
+"""9999-12-31T23:59:59Z: the last instant a calendar (and Python's datetime) can name."""
+
+
+def check_time(ts: float, field: str = "ts") -> None:
+    """An event's time: unix seconds a calendar can name (NaN, infinity and 1e300 cannot)."""
+    if not (math.isfinite(ts) and 0 <= ts <= LAST_TIME):
+        raise InvalidEvent(
+            f"{field} {ts} is out of range: expected unix seconds from 0 to {LAST_TIME:.0f}"
+        )
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -11,7 +11,7 @@ import dataclasses
 from collections.abc import Iterable
 
 from .errors import InvalidEvent
-from .event import Event
+from .event import Event, check_time
 from .event_type import event_type
 from .position import Position
 from .state import State
@@ -32,6 +32,7 @@ def fold(state: State, events: Iterable[Event]) -> list[Rejection]:
             continue
         try:
             record = event_type(event.type)
+            check_time(event.ts)
             record.check(event.data)
             record.apply(state, event)
         except InvalidEvent as exc:

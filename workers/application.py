@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import math
 import threading
 import time
 import zoneinfo
@@ -26,7 +25,7 @@ from assocmem.engine.activity import ActivityFilter, activities, summarise
 from assocmem.engine.chains import find_chains
 from assocmem.engine.documents import unit_terms
 from assocmem.engine.errors import EngineError, InvalidEvent, quoted
-from assocmem.engine.event import Event
+from assocmem.engine.event import Event, check_time
 from assocmem.engine.events import (
     ACTIVITY_LOGGED,
     DOCUMENT_INGESTED,
@@ -397,8 +396,8 @@ class Application:
         key: str | None,
         where: str,
     ) -> Event:
-        if ts is not None and not (math.isfinite(ts) and ts >= 0):
-            raise InvalidRequest(f"{where}ts {ts} is invalid: expected unix seconds, 0 or more")
+        if ts is not None:
+            _check(lambda: check_time(ts, f"{where}ts"))
         moment = self.clock() if ts is None else ts
         fingerprint = _fingerprint(event_type, data, ts) if key else None
         return Event(

@@ -9,15 +9,18 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import secrets
 import shutil
 import signal
 import socket
 import subprocess
 import time
 from pathlib import Path
+from urllib.parse import quote
 
 import redis
 
+from .child_process import dies_with_parent
 from .errors import RedisLaunchError
 
 READY_TIMEOUT = 20.0
@@ -51,10 +54,12 @@ class RedisServer:
     process: subprocess.Popen[bytes]
     port: int
     data_dir: Path
+    password: str | None = None
 
     @property
     def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
+        credentials = f":{quote(self.password, safe='')}@" if self.password else ""
+        return f"redis://{credentials}127.0.0.1:{self.port}/0"
 
     @property
     def pid(self) -> int:
@@ -76,12 +81,18 @@ def start_redis(
     port: int | None = None,
     appendfsync: str = "everysec",
     binary: str | None = None,
+    password: str | None = None,
+    keep_fds: tuple[int, ...] = (),
 ) -> RedisServer:
+    """redis-server on 127.0.0.1 with its data in `data_dir`; with `password`, every client
+    must give it (the config file that holds it is readable by its owner only)."""
     data_dir = data_dir.resolve()
     data_dir.mkdir(parents=True, exist_ok=True)
     port = port or free_port()
     config = data_dir / "redis.conf"
-    config.write_text(_config_text(data_dir, port, appendfsync))
+    config.touch(mode=0o600)
+    config.chmod(0o600)
+    config.write_text(_config_text(data_dir, port, appendfsync, password))
     log = open(data_dir / "redis.log", "ab")  # noqa: SIM115 - handed to the child process
     process = subprocess.Popen(
         [binary or find_redis_server(), str(config)],
@@ -89,16 +100,31 @@ def start_redis(
         stderr=subprocess.STDOUT,
         stdin=subprocess.DEVNULL,
         start_new_session=True,
+        preexec_fn=dies_with_parent(),  # noqa: PLW1509 - one prctl call, no locks taken
+        pass_fds=keep_fds,
     )
     log.close()
-    server = RedisServer(process, port, data_dir)
+    server = RedisServer(process, port, data_dir, password)
     _wait_ready(server)
     return server
 
 
-def _config_text(data_dir: Path, port: int, appendfsync: str) -> str:
+def stored_password(data_dir: Path) -> str:
+    """The password of the Redis kept in `data_dir`, made on first use (mode 600)."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    path = data_dir / "password"
+    if not path.exists():
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(descriptor, "w") as file:
+            file.write(secrets.token_urlsafe(32))
+    return path.read_text().strip()
+
+
+def _config_text(data_dir: Path, port: int, appendfsync: str, password: str | None) -> str:
+    secret = [f'requirepass "{password}"'] if password else []
     return "\n".join(
         [
+            *secret,
             "bind 127.0.0.1",
             "protected-mode yes",
             f"port {port}",
@@ -115,7 +141,7 @@ def _config_text(data_dir: Path, port: int, appendfsync: str) -> str:
 
 def _wait_ready(server: RedisServer) -> None:
     deadline = time.monotonic() + READY_TIMEOUT
-    client = redis.Redis(port=server.port, socket_connect_timeout=0.5)
+    client = redis.Redis(port=server.port, password=server.password, socket_connect_timeout=0.5)
     while time.monotonic() < deadline:
         if server.process.poll() is not None:
             tail = _log_tail(server.data_dir / "redis.log")
@@ -145,10 +171,15 @@ def _log_tail(path: Path, lines: int = 5) -> str:
 
 
 def is_alive(pid: int) -> bool:
+    """Whether process `pid` runs (a zombie, dead but not yet reaped, does not)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return True
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True  # no /proc here: kill(0) is all there is
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"

@@ -76,6 +76,15 @@ def serve(host: str, port: int) -> None:
     import uvicorn
 
     from ..app import create_app
+    from ..http_protocol import deadline_protocol
 
     settings = load_settings(os.environ, host=host, port=port)
-    uvicorn.run(create_app(settings), host=host, port=port, log_level="warning", access_log=False)
+    uvicorn.run(
+        create_app(settings),
+        host=host,
+        port=port,
+        log_level="warning",
+        access_log=False,
+        http=deadline_protocol(settings.header_timeout, settings.body_timeout),
+        limit_concurrency=settings.max_connections,
+    )

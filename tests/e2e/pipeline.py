@@ -39,10 +39,10 @@ def cli_json(*args: str, url: str) -> Any:
 class Pipeline:
     """`assocmem up` as a subprocess; `info` is its run file once it serves."""
 
-    def __init__(self, home: Path) -> None:
+    def __init__(self, home: Path, env: dict[str, str] | None = None) -> None:
         self.home = home
         self.process, self.banner = spawn_up(
-            home, {"ASSOCMEM_FOLD_INTERVAL": "0.2", "ASSOCMEM_SNAPSHOT_EVERY": "1"}
+            home, {"ASSOCMEM_FOLD_INTERVAL": "0.2", "ASSOCMEM_SNAPSHOT_EVERY": "1", **(env or {})}
         )
         info = read_run_file(home)
         assert info is not None, "up printed its URL but wrote no run file"

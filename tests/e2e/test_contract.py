@@ -1,0 +1,60 @@
+"""Schemathesis against a live `up`, every check on (but positive_data_acceptance: a JSON
+schema cannot say "text with a content word" or "an id of a written memory"): no 5xx, no
+response that breaks the OpenAPI document, and invalid requests leave the log untouched."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .pipeline import Pipeline, cli_json
+
+SEED = "7"
+EXAMPLES = "25"
+
+
+def schemathesis(url: str, *options: str) -> subprocess.CompletedProcess[str]:
+    st = shutil.which("st", path=str(Path(sys.executable).parent)) or "st"
+    return subprocess.run(
+        [
+            st,
+            "run",
+            f"{url}/openapi.json",
+            "--checks",
+            "all",
+            "--exclude-checks",
+            "positive_data_acceptance",
+            "--max-examples",
+            EXAMPLES,
+            "--seed",
+            SEED,
+            "--no-color",
+            *options,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+@pytest.mark.slow
+def test_the_live_api_keeps_its_document_and_refuses_invalid_requests_untouched(
+    tmp_path: Path,
+) -> None:
+    up = Pipeline(tmp_path / "data")
+    try:
+        cli_json("write", "the billing job timed out", url=up.url)
+        before = cli_json("state", url=up.url)
+        invalid = schemathesis(up.url, "--mode", "negative", "--phases", "coverage,fuzzing")
+        assert invalid.returncode == 0, invalid.stdout[-4000:]
+        after = cli_json("state", url=up.url)
+        assert (after["position"], after["hash"]) == (before["position"], before["hash"])
+        every = schemathesis(up.url)
+        assert every.returncode == 0, every.stdout[-4000:]
+    finally:
+        up.stop()
+    assert "Traceback" not in (up.home / "logs" / "api.log").read_text()

@@ -1,0 +1,142 @@
+"""The pipeline lives and dies whole, guards its data directory, and keeps its Redis to
+itself and alive."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import stat
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import redis
+import urllib3
+
+from assocmem.api.run_file import read_run_file
+from assocmem.workers.redis_server import is_alive
+
+from .pipeline import Pipeline, cli, cli_json
+
+
+def wait_until(condition, timeout: float, what: str) -> float:
+    start = time.monotonic()
+    while not condition():
+        assert time.monotonic() - start < timeout, f"{what} within {timeout} s"
+        time.sleep(0.05)
+    return time.monotonic() - start
+
+
+def test_kill_9_of_up_takes_every_process_down_and_a_new_up_serves_the_same_state(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "data"
+    up = Pipeline(home)
+    cli("write", "the billing job timed out", url=up.url)
+    before = cli_json("state", url=up.url)["hash"]
+    second = cli("up", "--data", str(home), url=up.url, check=False)
+    assert second.returncode != 0
+    assert f"pid {up.info.up_pid}" in second.stderr and up.url in second.stderr
+    pids = [up.info.api_pid, *up.info.worker_pids, up.info.redis_pid]
+    os.kill(up.info.up_pid, signal.SIGKILL)
+    up.process.wait(10)
+    wait_until(lambda: not any(is_alive(p) for p in pids), 2.0, "every child gone")
+    again = Pipeline(home)  # the lock went with the last child
+    try:
+        assert cli_json("state", url=again.url)["hash"] == before
+    finally:
+        again.stop()
+
+
+def test_the_embedded_redis_wants_its_password_and_keeps_it_to_its_owner(tmp_path: Path) -> None:
+    up = Pipeline(tmp_path / "data")
+    try:
+        port = int(up.info.redis_url.rsplit(":", 1)[1].split("/")[0])
+        with pytest.raises(redis.AuthenticationError):
+            redis.Redis(port=port).ping()
+        assert redis.Redis.from_url(up.info.redis_url).ping()
+        for secret in (up.home / "redis" / "password", up.home / "run.json"):
+            assert stat.S_IMODE(secret.stat().st_mode) == 0o600
+    finally:
+        up.stop()
+
+
+def test_a_crashed_redis_is_restarted_and_one_that_keeps_crashing_stops_up(
+    tmp_path: Path,
+) -> None:
+    up = Pipeline(tmp_path / "data")
+    first = up.info.redis_pid
+    os.kill(first, signal.SIGKILL)
+    wait_until(lambda: (read_run_file(up.home).redis_pid or first) != first, 10.0, "restart")
+    wait_until(
+        lambda: cli("write", "after the crash", url=up.url, check=False).returncode == 0,
+        10.0,
+        "a write",
+    )
+    for _ in range(4):
+        info = read_run_file(up.home)
+        if info is None or up.process.poll() is not None:
+            break
+        os.kill(info.redis_pid, signal.SIGKILL)
+        wait_until(
+            lambda info=info: (
+                up.process.poll() is not None
+                or (read_run_file(up.home) or info).redis_pid != info.redis_pid
+            ),
+            10.0,
+            "a restart or an exit",
+        )
+    up.process.wait(30)
+    assert up.process.returncode != 0
+    assert up.process.stdout is not None
+    assert "exited 4 times within 60 s" in up.process.stdout.read()
+
+
+def test_slow_headers_get_a_408_and_the_connection_closed(tmp_path: Path) -> None:
+    up = Pipeline(tmp_path / "data", {"ASSOCMEM_HEADER_TIMEOUT": "1"})
+    try:
+        host, port = up.url.removeprefix("http://").split(":")
+        with socket.create_connection((host, int(port)), timeout=10) as slow:
+            slow.sendall(b"GET /v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # and no more
+            answer = slow.recv(4096)
+            assert answer.startswith(b"HTTP/1.1 408")
+            assert slow.recv(4096) == b""  # closed
+    finally:
+        up.stop()
+
+
+def test_health_answers_while_a_10_mb_read_is_in_flight(tmp_path: Path) -> None:
+    up = Pipeline(tmp_path / "data")
+    try:
+        done: dict[str, float] = {}
+
+        def slow_chunks():
+            yield b'{"text": "'
+            for _ in range(160):  # 10 MB in 64 KB pieces, over a second or so
+                time.sleep(0.005)
+                yield b"word " * 13_107
+            yield b'"}'
+
+        def big_read() -> None:
+            pool = urllib3.PoolManager()
+            response = pool.request(
+                "POST",
+                f"{up.url}/v1/read",
+                body=slow_chunks(),
+                headers={"content-type": "application/json"},
+                chunked=True,
+            )
+            done["read"] = time.monotonic()
+            done["status"] = response.status
+
+        reader = threading.Thread(target=big_read)
+        reader.start()
+        time.sleep(0.2)
+        assert urllib3.request("GET", f"{up.url}/v1/health").status == 200
+        done["health"] = time.monotonic()
+        reader.join(60)
+        assert done["health"] < done["read"] and done["status"] in (413, 422)
+    finally:
+        up.stop()
