@@ -36,8 +36,8 @@ DEFAULT_BODY_TIMEOUT = 30.0
 DEFAULT_MAX_CONNECTIONS = 200
 """Connections (and requests in flight) one API process serves at once; more get 503."""
 DEFAULT_READ_TIMEOUT = 10.0
-"""Seconds a read, chain or graph may take before the API answers 503 (the work goes on in
-its thread, the connection is freed)."""
+"""Seconds a read or a chain may take before the API answers 503 (the work goes on in its
+thread, the connection is freed)."""
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 
