@@ -15,14 +15,13 @@ from collections.abc import AsyncIterator, Callable
 from typing import Annotated, Any, Literal
 
 import orjson
-from fastapi import Depends, FastAPI, Query, Request
+from fastapi import FastAPI, Query, Request
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 
 from assocmem.engine.extraction import warm_up
-from assocmem.engine.principal import Principal
 from assocmem.workers.application import Application
 from assocmem.workers.native_threads import limit_native_threads
 from assocmem.workers.requests import (
@@ -37,11 +36,11 @@ from assocmem.workers.requests import (
 from assocmem.workers.runtime import Runtime
 from assocmem.workers.settings import Settings
 
-from . import problems, responses
+from . import history_routes, problems, responses
 from . import query_params as q
 from . import response_schemas as out
-from .fields import POSITION_PATTERN
 from .guard import Guard
+from .principal import Caller, principal_of  # noqa: F401 - principal_of: tests override it
 from .schemas import (
     ActivityIn,
     ChainIn,
@@ -52,9 +51,6 @@ from .schemas import (
     MemoryIn,
     ReadIn,
 )
-
-LOCAL_AGENT = "local"
-"""The agent of every request until credentials name one (the tenants issue)."""
 
 
 class OrjsonResponse(JSONResponse):
@@ -92,7 +88,7 @@ def create_app(settings: Settings, runtime: Runtime | None = None) -> FastAPI:
         lifespan=lifespan,
         default_response_class=OrjsonResponse,
     )
-    for path, endpoint, method, status, model in _ROUTES:
+    for path, endpoint, method, status, model in [*_ROUTES, *history_routes.ROUTES]:
         app.add_api_route(
             path,
             _responding(endpoint, status, settings.read_timeout),
@@ -114,16 +110,6 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
             )
         )
     return app.openapi_schema
-
-
-async def principal_of(request: Request) -> Principal:
-    """Who is asking. Until credentials arrive, every request acts for the configured tenant
-    as the local agent; tests override this dependency to act for others. Async: FastAPI
-    runs a plain function dependency in its thread pool, a thread hop on every request."""
-    return Principal(request.app.state.settings.tenant, LOCAL_AGENT)
-
-
-Caller = Annotated[Principal, Depends(principal_of)]
 
 
 def _responding(
@@ -283,7 +269,9 @@ def graph(
 def state(
     request: Request,
     caller: Caller,
-    as_of: Annotated[str | None, Query(max_length=41, pattern=POSITION_PATTERN)] = None,
+    as_of: Annotated[
+        str | None, Query(max_length=64, description="A position or an ISO time")
+    ] = None,
     without_feedback: bool = False,
 ) -> dict[str, Any]:
     """Position, content hash and sizes of the served (or a rebuilt) state."""

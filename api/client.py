@@ -155,6 +155,24 @@ class Client:
     def health(self) -> dict[str, Any]:
         return self._call("GET", "/v1/health")
 
+    def audit_link(self, source: str, target: str) -> dict[str, Any]:
+        return self._call("GET", "/v1/audit/link", params={"source": source, "target": target})
+
+    def audit_memory(self, memory_id: str) -> dict[str, Any]:
+        return self._call("GET", f"/v1/audit/memory/{memory_id}")
+
+    def replay(self, until: str | None = None) -> dict[str, Any]:
+        return self._call("GET", "/v1/replay", params={"until": until} if until else None)
+
+    def diff(self, first: str, second: str) -> dict[str, Any]:
+        return self._call("GET", "/v1/diff", params={"first": first, "second": second})
+
+    def dead_letters(self) -> dict[str, Any]:
+        return self._call("GET", "/v1/dead-letters")
+
+    def resend_dead_letters(self) -> dict[str, Any]:
+        return self._call("POST", "/v1/dead-letters/resend")
+
     def _call(
         self,
         method: str,

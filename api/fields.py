@@ -10,6 +10,7 @@ the OpenAPI document.
 from __future__ import annotations
 
 import re
+from datetime import datetime
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field
@@ -63,6 +64,27 @@ def text(most: int, least: int = 1) -> Any:
     """Text of `least` to `most` characters, valid Unicode."""
     return Annotated[str, AfterValidator(_valid_unicode), Field(min_length=least, max_length=most)]
 
+
+def _point(value: str) -> str:
+    if re.match(POSITION_PATTERN, value):
+        return value
+    try:
+        datetime.fromisoformat(value)
+    except ValueError:
+        raise PydanticCustomError(
+            "not_a_point",
+            "is neither a stream position nor an ISO time: expected e.g. 1700000000000-0"
+            " or 2026-11-30T12:00:00Z",
+        ) from None
+    return value
+
+
+PointText = Annotated[
+    str,
+    AfterValidator(_point),
+    Field(max_length=64, examples=["1700000000000-0", "2026-11-30T12:00:00Z"]),
+]
+"""A position, or an ISO time standing for the last position at or before it."""
 
 Concept = text(MAX_CONCEPT_LENGTH)
 Label = text(MAX_LABEL_LENGTH)

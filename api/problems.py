@@ -26,7 +26,7 @@ from assocmem.workers.errors import (
 log = logging.getLogger(__name__)
 
 PROBLEM = "application/problem+json"
-CUSTOM_MESSAGES = {"out_of_range", "invalid_unicode", "not_a_position"}
+CUSTOM_MESSAGES = {"out_of_range", "invalid_unicode", "not_a_position", "not_a_point"}
 """Validation errors whose message already reads after the value ("is out of range: ...")."""
 
 

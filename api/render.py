@@ -139,3 +139,85 @@ def state(r: dict[str, Any]) -> str:
         f"at {r['position']}  hash {r['hash'][:16]}  memories {r['memories']}  concepts {r['concepts']}"
         f"  written links {r['written_links']}  taught links {r['taught_links']}"
     )
+
+
+def _moment(ts: float) -> str:
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M")
+
+
+def link_audit(r: dict[str, Any]) -> str:
+    lines = [
+        f"{r['source']} -- {r['target']}  weight {_weight(r['weight'])}"
+        f" (written {r['count']}, taught {_weight(r['learned'])};"
+        f" {r['written_share']:.0%} of it written)"
+    ]
+    if not r["changes"]:
+        lines.append("  (no event ever linked them)")
+    for c in r["changes"]:
+        moved = ", ".join(
+            part
+            for part in (
+                f"written +{c['written']}" if c["written"] else "",
+                f"taught {c['taught']:+g}" if c["taught"] else "",
+            )
+            if part
+        )
+        lines.append(
+            f"  {c['position']}  {_moment(c['ts'])}  {c['agent']:<10} {c['type']:<18} {moved:<24}"
+            f" -> weight {_weight(c['weight'])}"
+        )
+    return "\n".join(lines)
+
+
+def memory_audit(r: dict[str, Any]) -> str:
+    lines = [f"memory {r['id']}"]
+    for e in r["events"]:
+        detail = ", ".join(f"{k} {v}" for k, v in e["detail"].items())
+        lines.append(
+            f"  {e['position']}  {_moment(e['ts'])}  {e['agent']:<10} {e['type']:<22} {detail[:100]}"
+        )
+    return "\n".join(lines)
+
+
+def verification(r: dict[str, Any]) -> str:
+    if r["matches"]:
+        return f"at {r['position']}  replay from zero matches the served state (hash {r['served_hash'][:16]})"
+    return (
+        f"at {r['position']}  MISMATCH: replay {r['replayed_hash'][:16]}, served {r['served_hash'][:16]}"
+        f"\n  first difference: {r['difference']}"
+    )
+
+
+def difference(r: dict[str, Any]) -> str:
+    lines = [f"from {r['first']} to {r['second']}"]
+    for kind in ("appeared", "vanished", "changed"):
+        for c in r[kind]:
+            before, after = c["before"], c["after"]
+            lines.append(
+                f"  {kind:<9} {c['source']} -- {c['target']}  written {before['written']:g} -> {after['written']:g},"
+                f" taught {before['taught']:g} -> {after['taught']:g}"
+            )
+    if len(lines) == 1:
+        lines.append("  (no link changed)")
+    return "\n".join(lines)
+
+
+def dead_letters(r: dict[str, Any]) -> str:
+    if not r["letters"]:
+        return "no dead letters"
+    lines = []
+    for d in r["letters"]:
+        lines.append(f"{d['position']}  {d['reason']}")
+        lines.append(f"    {(d['raw'] or '(no longer in the log)')[:160]}")
+    return "\n".join(lines)
+
+
+def resent(r: dict[str, Any]) -> str:
+    if not r["resent"]:
+        return "no dead letters"
+    return "\n".join(
+        f"{d['position']}  appended again at {d['appended']}"
+        if d["appended"]
+        else f"{d['position']}  still unreadable: {d['reason']}"
+        for d in r["resent"]
+    )

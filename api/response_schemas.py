@@ -4,6 +4,8 @@ so a read pays for no validation pass."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, Field
 
 
@@ -211,3 +213,77 @@ class HealthOut(BaseModel):
     tenant: str
     log_length: int
     served_position: str | None
+
+
+class LinkChange(BaseModel):
+    position: str
+    ts: float
+    agent: str
+    type: str
+    written: int
+    taught: float
+    count: int
+    learned: float
+    weight: float
+
+
+class LinkAuditOut(BaseModel):
+    source: str
+    target: str
+    source_key: str
+    target_key: str
+    count: int
+    learned: float
+    weight: float
+    written_share: float = Field(description="Share of the weight that was written, not taught")
+    changes: list[LinkChange]
+
+
+class MemoryEvent(BaseModel):
+    position: str
+    ts: float
+    agent: str
+    type: str
+    detail: dict[str, Any]
+
+
+class MemoryAuditOut(BaseModel):
+    id: str
+    events: list[MemoryEvent]
+
+
+class VerificationOut(BaseModel):
+    position: str
+    replayed_hash: str
+    served_hash: str
+    matches: bool
+    difference: str | None
+
+
+class LinkChangeBetween(BaseModel):
+    source: str
+    target: str
+    before: dict[str, float] = Field(description="written and taught at the first point")
+    after: dict[str, float]
+
+
+class DiffOut(BaseModel):
+    first: str
+    second: str
+    appeared: list[LinkChangeBetween]
+    vanished: list[LinkChangeBetween]
+    changed: list[LinkChangeBetween]
+
+
+class DeadLetter(BaseModel):
+    position: str
+    reason: str
+    raw: str | None = Field(description="The entry as the log holds it (UTF-8, replaced)")
+
+
+class DeadLettersOut(BaseModel):
+    letters: list[DeadLetter]
+
+
+class ResentOut(BaseModel):
+    resent: list[dict[str, str | None]]

@@ -27,6 +27,7 @@ from .fields import (
     Importance,
     Key,
     Label,
+    PointText,
     PositionText,
     UnixTime,
     ranged_float,
@@ -139,8 +140,10 @@ class ReadIn(Strict):
         description="A position a write returned: answer from a state that includes it. "
         "Writes through the same API process are waited for without it.",
     )
-    as_of: PositionText | None = Field(
-        None, description="Read the state folded up to this stream position."
+    as_of: PointText | None = Field(
+        None,
+        description="Read the state folded up to this stream position, or up to the last"
+        " event at or before this ISO time.",
     )
     without_feedback: bool = Field(
         False, description="Read a state folded with every feedback event left out."

@@ -16,12 +16,13 @@ import threading
 import time
 import zoneinfo
 from collections.abc import Callable, Iterator
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import orjson
 
 from assocmem.engine.activity import ActivityFilter, activities, summarise
+from assocmem.engine.audit import MemoryEvent
 from assocmem.engine.chains import find_chains
 from assocmem.engine.documents import unit_terms
 from assocmem.engine.errors import EngineError, InvalidEvent, quoted
@@ -37,7 +38,7 @@ from assocmem.engine.extraction import Extraction, extract, given_terms, named
 from assocmem.engine.graph import neighbourhood
 from assocmem.engine.links import links_of
 from assocmem.engine.payload import check_text
-from assocmem.engine.position import Position
+from assocmem.engine.position import MAX_PART, Position
 from assocmem.engine.principal import Principal
 from assocmem.engine.prompt import MAX_BUDGET, MIN_BUDGET, prompt_text
 from assocmem.engine.question import parse_question
@@ -49,6 +50,7 @@ from assocmem.engine.time_window import listing_window, read_window
 from . import results
 from .access import AccessRecorder
 from .errors import InvalidRequest, UnknownMemory
+from .history import Difference, History, Verification
 from .live_state import LiveState
 from .rebuild import Rebuild, rebuild
 from .requests import (
@@ -76,6 +78,8 @@ class Application:
         """Event times and "now" of reads, unix seconds."""
         self.zone = zone_of(runtime.settings.timezone)
         self.accesses = AccessRecorder(self.append)
+        self.history = History(runtime)
+        """How links got their weight, memory histories, replays, diffs, dead letters."""
         self._live: dict[str, LiveState] = {}
         self._live_lock = threading.Lock()
         self._stop: threading.Event | None = None
@@ -330,9 +334,29 @@ class Application:
             tenant, self.runtime.log.length(tenant), self.live(tenant).served_position
         )
 
+    def audit_link(self, principal: Principal, source: str, target: str) -> results.LinkAudit:
+        """Every event that changed the link between two concepts, with the weight after."""
+        history = self.history.link(principal, source, target)
+        with self.live(principal.tenant).served() as state:
+            labels = (state.label(history.source), state.label(history.target))
+        return results.LinkAudit(history, labels)
+
+    def audit_memory(self, principal: Principal, memory_id: str) -> list[MemoryEvent]:
+        return self.history.memory(principal, memory_id)
+
+    def verify(self, principal: Principal, until: str | None) -> Verification:
+        upto = parse_point(until, "until") if until is not None else None
+        return self.history.verify(principal, upto)
+
+    def diff(self, principal: Principal, first: str, second: str) -> Difference:
+        return self.history.diff(
+            principal, parse_point(first, "first"), parse_point(second, "second")
+        )
+
     def rebuilt(self, tenant: str, as_of: str | None, without_feedback: bool) -> State:
-        """The state at `as_of` (or now), with every feedback event left out if asked."""
-        upto = parse_position(as_of, "as_of") if as_of is not None else None
+        """The state at `as_of` (a position or an ISO time; default now), with every feedback
+        event left out if asked."""
+        upto = parse_point(as_of, "as_of") if as_of is not None else None
         skip = frozenset({FEEDBACK_GIVEN.name}) if without_feedback else frozenset()
         return rebuild(self.runtime.log, self.runtime.snapshots, tenant, Rebuild(upto, skip))
 
@@ -441,6 +465,17 @@ def parse_position(text: str, field: str) -> Position:
             f"{field} {quoted(text)} is not a stream position: expected one a write returned,"
             " '<ms>-<seq>', e.g. 1700000000000-0"
         ) from exc
+
+
+def parse_point(text: str, field: str) -> Position:
+    """A stream position, or an ISO time standing for the last position at or before it."""
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        return parse_position(text, field)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return Position(max(0, int(moment.timestamp() * 1000)), MAX_PART)
 
 
 def _extraction(text: str, concepts: list[str] | None, where: str) -> Extraction:

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 
 from assocmem.engine.errors import CorruptSnapshot, InvalidEvent
 from assocmem.engine.event import Event, decode_event
 from assocmem.engine.fold import Rejection, fold
-from assocmem.engine.position import Position
+from assocmem.engine.position import ZERO, Position
 from assocmem.engine.snapshot import load_state
 from assocmem.engine.state import State
 
@@ -37,6 +37,14 @@ class Rebuild:
     """Fold the log up to this position (inclusive); None = to the end."""
     skip_types: frozenset[str] = frozenset()
     """Leave these event types out (forces a fold from zero: snapshots contain them)."""
+    from_zero: bool = False
+    """Fold every event, whatever snapshots there are (to check them)."""
+
+
+def events_of(log_: EventLog, tenant: str, upto: Position | None = None) -> Iterator[Event]:
+    """Every event of the log that decodes, in order, up to `upto`."""
+    for chunk in iter_entries(log_, tenant, ZERO, upto):
+        yield from decode_entries(chunk)[0]
 
 
 def decode_entries(
@@ -106,6 +114,7 @@ def starting_state(store: SnapshotStore, tenant: str, upto: Position | None) -> 
 
 
 def rebuild(log_: EventLog, store: SnapshotStore, tenant: str, spec: Rebuild = Rebuild()) -> State:
-    state = State() if spec.skip_types else starting_state(store, tenant, spec.upto)
+    fresh = spec.skip_types or spec.from_zero
+    state = State() if fresh else starting_state(store, tenant, spec.upto)
     fold_log(state, log_, tenant, spec.upto, spec.skip_types)
     return state

@@ -2,14 +2,15 @@
 
 One module per command group, as rq splits its CLI: pipeline (up, serve, worker), memory
 (write, read, chain, feedback, importance), activity (log, activities, summary),
-documents (ingest) and audit (graph, state).
+documents (ingest), audit (graph, state) and history (audit link and memory, replay,
+diff, dead-letters).
 """
 
 from __future__ import annotations
 
 import click
 
-from . import activity, audit, documents, memory, pipeline
+from . import activity, audit, documents, history, memory, pipeline
 from .common import Group
 
 
@@ -38,5 +39,9 @@ for _command in (
     documents.ingest,
     audit.graph,
     audit.state,
+    history.audit,
+    history.replay,
+    history.diff,
+    history.dead_letters,
 ):
     main.add_command(_command)

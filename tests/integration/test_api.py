@@ -81,7 +81,7 @@ BAD_REQUESTS = [
         "post",
         "/v1/read",
         {"json": {"concepts": ["a"], "as_of": "yesterday"}},
-        "as_of 'yesterday' is not a stream position",
+        "as_of 'yesterday' is neither a stream position nor an ISO time",
     ),
     ("post", "/v1/read", {"json": {"concepts": ["a"], "limit": 0}}, "limit 0 is out of range"),
     ("get", "/v1/graph", {"params": {"hops": 1}}, "concepts"),

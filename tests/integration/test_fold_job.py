@@ -33,9 +33,7 @@ def anywhere(request: pytest.FixtureRequest, clock: Clock) -> Iterator[Runtime]:
 
 
 def from_zero_hash(runtime: Runtime) -> str:
-    return content_hash(
-        rebuild(runtime.log, runtime.snapshots, "default", Rebuild(skip_types=frozenset({"none"})))
-    )
+    return content_hash(rebuild(runtime.log, runtime.snapshots, "default", Rebuild(from_zero=True)))
 
 
 def published_hash(runtime: Runtime) -> str:

@@ -89,7 +89,7 @@ def test_interleaved_tenants_are_each_served_their_own_replay(steps, concepts) -
                 app.runtime.log,
                 app.runtime.snapshots,
                 tenant,
-                Rebuild(skip_types=frozenset({"none"})),
+                Rebuild(from_zero=True),
             )
             assert content_hash(served) == content_hash(replay)
             assert len(served.memories) == len(written[tenant])

@@ -1,0 +1,115 @@
+"""The log's history: how a link got its weight, what happened to a memory, a replay checked
+against the snapshots, what changed between two points, the dead letters."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from .. import render
+from .common import client_of, common, emit, remember
+
+
+@click.group(epilog="Example: assocmem audit link timeout jitter --plot link.png")
+def audit() -> None:
+    """Audit what agents learned: the events behind a link or a memory."""
+
+
+@audit.command(
+    "link", epilog="Example: assocmem audit link timeout jitter --plot timeout-jitter.svg"
+)
+@click.argument("source")
+@click.argument("target")
+@click.option(
+    "--plot",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also draw the weight over time, written and taught stacked (.png or .svg).",
+)
+@common
+@click.pass_context
+def audit_link(
+    ctx: click.Context,
+    source: str,
+    target: str,
+    plot: Path | None,
+    url: str | None,
+    as_json: bool,
+) -> None:
+    """Every event that changed the link SOURCE -- TARGET: position, time, agent, event type,
+    written and taught deltas, and the weight after it."""
+    remember(ctx, url, as_json)
+    if plot is not None and plot.suffix.lower() not in (".png", ".svg"):
+        raise click.BadParameter(f"{plot} ends in {plot.suffix!r}: expected .png or .svg")
+    with client_of(ctx) as client:
+        response = client.audit_link(source, target)
+    if plot is not None:
+        from ..plot import plot_link
+
+        plot_link(response, plot)
+    emit(ctx, response, render.link_audit)
+
+
+@audit.command("memory", epilog="Example: assocmem audit memory 1700000000000-0")
+@click.argument("memory_id")
+@common
+@click.pass_context
+def audit_memory(ctx: click.Context, memory_id: str, url: str | None, as_json: bool) -> None:
+    """A memory's write, the reads that returned it, its ratings, importance and supersession."""
+    remember(ctx, url, as_json)
+    with client_of(ctx) as client:
+        emit(ctx, client.audit_memory(memory_id), render.memory_audit)
+
+
+@click.command(epilog="Example: assocmem replay --until 2026-11-30T12:00:00Z --verify")
+@click.option("--until", help="A stream position or an ISO time [default: the log's end].")
+@click.option(
+    "--verify",
+    is_flag=True,
+    help="Exit 1 when the fold from zero differs from the served state (always checked).",
+)
+@common
+@click.pass_context
+def replay(
+    ctx: click.Context, until: str | None, verify: bool, url: str | None, as_json: bool
+) -> None:
+    """Fold the log from zero and compare the content hash with the state served at that
+    position (the newest snapshot at or before it, plus the events after)."""
+    remember(ctx, url, as_json)
+    with client_of(ctx) as client:
+        response = client.replay(until)
+    emit(ctx, response, render.verification)
+    if verify and not response["matches"]:
+        sys.exit(1)
+
+
+@click.command(epilog="Example: assocmem diff 1700000000000-0 2026-11-30T12:00:00Z")
+@click.argument("first")
+@click.argument("second")
+@common
+@click.pass_context
+def diff(ctx: click.Context, first: str, second: str, url: str | None, as_json: bool) -> None:
+    """Links that appeared, vanished or changed weight between two points (positions or ISO
+    times), written and taught apart."""
+    remember(ctx, url, as_json)
+    with client_of(ctx) as client:
+        emit(ctx, client.diff(first, second), render.difference)
+
+
+@click.command("dead-letters", epilog="Example: assocmem dead-letters --resend")
+@click.option(
+    "--resend",
+    is_flag=True,
+    help="Append again the entries this version reads (each once), after a fix.",
+)
+@common
+@click.pass_context
+def dead_letters(ctx: click.Context, resend: bool, url: str | None, as_json: bool) -> None:
+    """Entries the fold could not apply: position, reason and the entry as stored."""
+    remember(ctx, url, as_json)
+    with client_of(ctx) as client:
+        if resend:
+            emit(ctx, client.resend_dead_letters(), render.resent)
+        else:
+            emit(ctx, client.dead_letters(), render.dead_letters)

@@ -1,0 +1,64 @@
+"""The routes of the log's history: link and memory audits, replays, diffs, dead letters."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import Query, Request
+
+from . import history_views as views
+from . import response_schemas as out
+from .fields import MAX_CONCEPT_LENGTH
+from .principal import Caller
+
+
+def _application(request: Request) -> Any:
+    return request.app.state.application
+
+
+Concept = Annotated[str, Query(min_length=1, max_length=MAX_CONCEPT_LENGTH)]
+Point = Annotated[str, Query(max_length=64, description="A stream position or an ISO time")]
+
+
+def audit_link(
+    request: Request, caller: Caller, source: Concept, target: Concept
+) -> dict[str, Any]:
+    """Every event that changed the link between two concepts: position, time, agent, type,
+    written and taught deltas, and the weight after it."""
+    return views.link_audit_view(_application(request).audit_link(caller, source, target))
+
+
+def audit_memory(request: Request, caller: Caller, memory_id: str) -> dict[str, Any]:
+    """A memory's write, accesses, ratings, importance changes and supersession."""
+    return views.memory_audit_view(memory_id, _application(request).audit_memory(caller, memory_id))
+
+
+def replay(request: Request, caller: Caller, until: Point | None = None) -> dict[str, Any]:
+    """Fold the log from zero up to `until` (default: its end) and compare the content hash
+    with the state served there (the newest snapshot at or before it, plus the tail)."""
+    return views.verification_view(_application(request).verify(caller, until))
+
+
+def diff(request: Request, caller: Caller, first: Point, second: Point) -> dict[str, Any]:
+    """Links that appeared, vanished or changed weight between two points, written and taught apart."""
+    return views.diff_view(_application(request).diff(caller, first, second))
+
+
+def dead_letters(request: Request, caller: Caller) -> dict[str, Any]:
+    """Entries the fold could not apply: position, reason, and the entry itself."""
+    return views.dead_letters_view(_application(request).history.dead_letters(caller))
+
+
+def resend_dead_letters(request: Request, caller: Caller) -> dict[str, Any]:
+    """Append again the dead letters this code now reads (once each); the others with why."""
+    return views.resent_view(_application(request).history.resend(caller))
+
+
+ROUTES = [
+    ("/v1/audit/link", audit_link, "GET", 200, out.LinkAuditOut),
+    ("/v1/audit/memory/{memory_id}", audit_memory, "GET", 200, out.MemoryAuditOut),
+    ("/v1/replay", replay, "GET", 200, out.VerificationOut),
+    ("/v1/diff", diff, "GET", 200, out.DiffOut),
+    ("/v1/dead-letters", dead_letters, "GET", 200, out.DeadLettersOut),
+    ("/v1/dead-letters/resend", resend_dead_letters, "POST", 202, out.ResentOut),
+]

@@ -1,0 +1,109 @@
+"""The history queries' results as JSON (concepts as labels, with their keys)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from assocmem.engine.audit import MemoryEvent
+from assocmem.workers.history import DeadLetter, Difference, LinkChangeBetween, Resent, Verification
+from assocmem.workers.results import LinkAudit
+
+
+def link_audit_view(audit: LinkAudit) -> dict[str, Any]:
+    history = audit.history
+    last = history.changes[-1] if history.changes else None
+    return {
+        "source": audit.labels[0],
+        "target": audit.labels[1],
+        "source_key": history.source,
+        "target_key": history.target,
+        "count": last.count if last else 0,
+        "learned": last.learned if last else 0.0,
+        "weight": last.weight if last else 0.0,
+        "written_share": round(history.written_share, 6),
+        "changes": [
+            {
+                "position": str(c.position),
+                "ts": c.ts,
+                "agent": c.agent,
+                "type": c.type,
+                "written": c.written,
+                "taught": c.taught,
+                "count": c.count,
+                "learned": c.learned,
+                "weight": c.weight,
+            }
+            for c in history.changes
+        ],
+    }
+
+
+def memory_audit_view(memory_id: str, events: list[MemoryEvent]) -> dict[str, Any]:
+    return {
+        "id": memory_id,
+        "events": [
+            {
+                "position": str(e.position),
+                "ts": e.ts,
+                "agent": e.agent,
+                "type": e.type,
+                "detail": e.detail,
+            }
+            for e in events
+        ],
+    }
+
+
+def verification_view(found: Verification) -> dict[str, Any]:
+    return {
+        "position": str(found.position),
+        "replayed_hash": found.replayed,
+        "served_hash": found.served,
+        "matches": found.matches,
+        "difference": found.difference,
+    }
+
+
+def _between(change: LinkChangeBetween) -> dict[str, Any]:
+    return {
+        "source": change.source,
+        "target": change.target,
+        "before": {"written": change.before[0], "taught": change.before[1]},
+        "after": {"written": change.after[0], "taught": change.after[1]},
+    }
+
+
+def diff_view(found: Difference) -> dict[str, Any]:
+    return {
+        "first": str(found.first),
+        "second": str(found.second),
+        "appeared": [_between(c) for c in found.appeared],
+        "vanished": [_between(c) for c in found.vanished],
+        "changed": [_between(c) for c in found.changed],
+    }
+
+
+def dead_letters_view(letters: list[DeadLetter]) -> dict[str, Any]:
+    return {
+        "letters": [
+            {
+                "position": str(d.position),
+                "reason": d.reason,
+                "raw": d.raw.decode("utf-8", "replace") if d.raw is not None else None,
+            }
+            for d in letters
+        ]
+    }
+
+
+def resent_view(resent: list[Resent]) -> dict[str, Any]:
+    return {
+        "resent": [
+            {
+                "position": str(r.position),
+                "appended": str(r.appended) if r.appended is not None else None,
+                "reason": r.reason,
+            }
+            for r in resent
+        ]
+    }

@@ -1,0 +1,134 @@
+"""How a link got its weight, and what happened to a memory: the events behind them.
+
+The history is read off the fold itself, event by event, so it can never disagree with
+the state: the written count of a pair is watched where the fold counts co-occurrences,
+its learned delta where feedback sets it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+
+from .cooccurrence import Cooccurrence
+from .event import Event
+from .fold import fold
+from .link_rule import link_weight
+from .position import Position
+from .state import State
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class LinkChange:
+    position: Position
+    ts: float
+    agent: str
+    type: str
+    written: int
+    """Co-occurrences this event added."""
+    taught: float
+    """Change of the learned delta."""
+    count: int
+    learned: float
+    weight: float
+    """Count + learned delta after the event (never below zero)."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class LinkHistory:
+    source: str
+    target: str
+    changes: tuple[LinkChange, ...]
+
+    @property
+    def written_share(self) -> float:
+        """Share of the link's weight that was written, not taught (0 for no weight)."""
+        last = self.changes[-1] if self.changes else None
+        if last is None or last.weight <= 0:
+            return 0.0
+        return min(1.0, last.count / last.weight)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class MemoryEvent:
+    position: Position
+    ts: float
+    agent: str
+    type: str
+    detail: dict[str, object]
+
+
+class _CountingPair(Cooccurrence):
+    """The fold's co-occurrence counts, telling how often one pair of concepts was added."""
+
+    def __init__(self, state: State, names: tuple[str, str]) -> None:
+        super().__init__()
+        self._state = state
+        self._names = names
+        self.added = 0
+
+    def add_window(self, indices: list[int], window: int, size: int) -> None:
+        super().add_window(indices, window, size)
+        at = [self._state.concept_index.get(n) for n in self._names]
+        if None in at or len(indices) < 2:
+            return
+        spots = [indices.index(i) if i in indices else None for i in at]
+        if None not in spots and abs(spots[0] - spots[1]) < window:  # type: ignore[operator]
+            self.added += 1
+
+
+def link_history(events: Iterable[Event], source: str, target: str) -> LinkHistory:
+    """Every event that changed the link source -- target, with the weight after it."""
+    state = State()
+    counter = state.counts = _CountingPair(state, (source, target))
+    count, learned, changes = 0, 0.0, []
+    for event in events:
+        before = counter.added
+        fold(state, [event])
+        written = counter.added - before
+        now = _learned(state, source, target)
+        if written or now != learned:
+            count += written
+            changes.append(
+                LinkChange(
+                    state.position,
+                    event.ts,
+                    event.agent,
+                    event.type,
+                    written,
+                    round(now - learned, 9),
+                    count,
+                    now,
+                    float(link_weight(float(count), now)),
+                )
+            )
+            learned = now
+    return LinkHistory(source, target, tuple(changes))
+
+
+def memory_history(events: Iterable[Event], memory_id: str) -> list[MemoryEvent]:
+    """The memory's write, its accesses, ratings, importance changes and supersession."""
+    found: list[MemoryEvent] = []
+    for event in events:
+        data = event.data
+        detail: dict[str, object] | None = None
+        if str(event.position) == memory_id:
+            detail = {"text": data.get("text"), "concepts": data.get("concepts")}
+        elif memory_id in data.get("supersedes", ()):
+            detail = {"superseded_by": str(event.position)}
+        elif event.type == "feedback.given" and memory_id in data.get("memory_ids", ()):
+            detail = {"outcome": data.get("outcome"), "concepts": data.get("concepts")}
+        elif event.type == "memory.accessed" and memory_id in data.get("memory_ids", ()):
+            detail = {"hits": data["hits"][data["memory_ids"].index(memory_id)]}
+        elif event.type == "memory.importance_set" and data.get("memory_id") == memory_id:
+            detail = {"importance": data.get("importance")}
+        if detail is not None and event.position is not None:
+            found.append(MemoryEvent(event.position, event.ts, event.agent, event.type, detail))
+    return found
+
+
+def _learned(state: State, source: str, target: str) -> float:
+    i, j = state.concept_index.get(source), state.concept_index.get(target)
+    if i is None or j is None:
+        return 0.0
+    return state.learned.get(i, {}).get(j, 0.0)

@@ -1,0 +1,69 @@
+"""Auditing what agents learned, through the CLI against a real pipeline."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import redis
+
+from .pipeline import Pipeline, cli, cli_json
+
+
+def test_a_link_audit_lists_its_events_a_replay_verifies_and_a_diff_shows_the_taught_link(
+    tmp_path: Path,
+) -> None:
+    up = Pipeline(tmp_path / "data")
+    try:
+        ids = [
+            cli_json("write", text, "--concepts", concepts, url=up.url)["id"]
+            for text, concepts in [("a b one", "a,b"), ("a b two", "a,b"), ("b c", "b,c")]
+        ]
+        fb = cli_json("feedback", "--ids", ids[2], "--outcome", "1", "--concepts", "a", url=up.url)
+        audit = cli_json("audit", "link", "a", "b", url=up.url)
+        assert [
+            (c["position"], c["written"], c["taught"], c["weight"]) for c in audit["changes"]
+        ] == [
+            (ids[0], 1, 0.0, 1.0),
+            (ids[1], 1, 0.0, 2.0),
+            (fb["position"], 0, 1.0, 3.0),
+        ]
+        assert audit["written_share"] == round(2 / 3, 6)
+        plot = tmp_path / "a-b.png"
+        shown = cli("audit", "link", "a", "b", "--plot", str(plot), url=up.url).stdout
+        assert "a -- b  weight 3 (written 2, taught 1; 67% of it written)" in shown
+        assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and plot.stat().st_size > 5000
+        svg = tmp_path / "a-b.svg"
+        cli("audit", "link", "a", "b", "--plot", str(svg), url=up.url)
+        assert svg.read_text().lstrip().startswith("<?xml") and "<svg" in svg.read_text()
+        memory = cli_json("audit", "memory", ids[2], url=up.url)
+        assert [e["type"] for e in memory["events"]] == ["memory.written", "feedback.given"]
+        assert cli("replay", "--verify", url=up.url).returncode == 0
+        changes = cli_json("diff", ids[2], fb["position"], url=up.url)
+        assert [(c["source"], c["target"]) for c in changes["appeared"]] == [("a", "c")]
+        assert [(c["source"], c["target"]) for c in changes["changed"]] == [("a", "b")]
+    finally:
+        up.stop()
+
+
+def test_a_malformed_entry_lands_in_dead_letters_and_later_events_are_still_folded(
+    tmp_path: Path,
+) -> None:
+    up = Pipeline(tmp_path / "data")
+    try:
+        cli("write", "before the bad one", url=up.url)
+        bad = redis.Redis.from_url(up.info.redis_url).xadd("am:{default}:log", {"e": b"{broken"})
+        after = cli_json("write", "after the bad one", url=up.url)
+        found = cli_json(
+            "read", "--concepts", "bad", "--no-record", "--after", after["id"], url=up.url
+        )
+        assert {i["text"] for i in found["items"]} == {"before the bad one", "after the bad one"}
+        deadline = time.monotonic() + 30  # the workers' fold records dead letters
+        while not (letters := cli_json("dead-letters", url=up.url)["letters"]):
+            assert time.monotonic() < deadline, "no dead letter recorded"
+            time.sleep(0.2)
+        assert [(d["position"], d["raw"]) for d in letters] == [(bad.decode(), "{broken")]
+        assert "is not JSON" in letters[0]["reason"]
+        assert "still unreadable" in cli("dead-letters", "--resend", url=up.url).stdout
+    finally:
+        up.stop()

@@ -1,0 +1,210 @@
+"""The log's history, as the application answers it: how a link got its weight, what
+happened to a memory, a replay checked against the snapshots, what changed between two
+points, and the dead letters (listed, and appended again once the code reads them)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from assocmem.engine.audit import LinkHistory, MemoryEvent, link_history, memory_history
+from assocmem.engine.errors import InvalidEvent, quoted
+from assocmem.engine.event import Event, decode_event
+from assocmem.engine.event_type import event_type
+from assocmem.engine.extraction import given_terms
+from assocmem.engine.fold import Rejection
+from assocmem.engine.link_rule import link_weight
+from assocmem.engine.position import Position
+from assocmem.engine.principal import Principal
+from assocmem.engine.snapshot import content_hash
+from assocmem.engine.state import State
+
+from .errors import InvalidRequest, UnknownMemory
+from .rebuild import Rebuild, events_of, rebuild
+from .runtime import Runtime
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Verification:
+    position: Position
+    replayed: str
+    """Content hash of the fold from zero."""
+    served: str
+    """Content hash of the state served at that position (snapshot + tail, or live)."""
+    difference: str | None
+    """The first link (or count) that differs, when the hashes do."""
+
+    @property
+    def matches(self) -> bool:
+        return self.replayed == self.served
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class LinkChangeBetween:
+    source: str
+    target: str
+    before: tuple[int, float]
+    """(written count, learned delta) at the first point."""
+    after: tuple[int, float]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Difference:
+    first: Position
+    second: Position
+    appeared: list[LinkChangeBetween]
+    vanished: list[LinkChangeBetween]
+    changed: list[LinkChangeBetween]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class DeadLetter:
+    position: Position
+    reason: str
+    raw: bytes | None
+    """The entry as the log holds it (None once trimmed)."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Resent:
+    position: Position
+    """The dead letter's position."""
+    appended: Position | None
+    """Where it was appended again; None if it still cannot be read."""
+    reason: str | None
+
+
+class History:
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+
+    def link(self, principal: Principal, source: str, target: str) -> LinkHistory:
+        """Every event that changed the link between two concepts (either form)."""
+        names = list(given_terms([source, target]))
+        if len(names) != 2:
+            raise InvalidRequest(
+                f"concepts {quoted(source)} and {quoted(target)} are one concept: expected two"
+            )
+        return link_history(events_of(self.runtime.log, principal.tenant), *names)
+
+    def memory(self, principal: Principal, memory_id: str) -> list[MemoryEvent]:
+        found = memory_history(events_of(self.runtime.log, principal.tenant), memory_id)
+        if not found:
+            raise UnknownMemory(f"id {memory_id!r} is unknown: expected the id of a written memory")
+        return found
+
+    def verify(self, principal: Principal, upto: Position | None) -> Verification:
+        """The fold from zero against the state served at `upto` (default: the log's end),
+        which is the newest snapshot at or before it plus the events after."""
+        tenant, log, snapshots = principal.tenant, self.runtime.log, self.runtime.snapshots
+        upto = upto or log.last_position(tenant)
+        if upto is None:
+            raise InvalidRequest(f"the log of {tenant!r} is empty: nothing to replay")
+        served = rebuild(log, snapshots, tenant, Rebuild(upto))
+        replayed = rebuild(log, snapshots, tenant, Rebuild(upto, from_zero=True))
+        replayed_hash, served_hash = content_hash(replayed), content_hash(served)
+        difference = None if replayed_hash == served_hash else first_difference(replayed, served)
+        return Verification(replayed.position, replayed_hash, served_hash, difference)
+
+    def diff(self, principal: Principal, first: Position, second: Position) -> Difference:
+        tenant, log, snapshots = principal.tenant, self.runtime.log, self.runtime.snapshots
+        before = rebuild(log, snapshots, tenant, Rebuild(first))
+        after = rebuild(log, snapshots, tenant, Rebuild(second))
+        old, new = _links(before), _links(after)
+        appeared, vanished, changed = [], [], []
+        for key in sorted(old.keys() | new.keys()):
+            was, now = old.get(key, (0, 0.0)), new.get(key, (0, 0.0))
+            if was == now:
+                continue
+            change = LinkChangeBetween(key[0], key[1], was, now)
+            alive_before = float(link_weight(float(was[0]), was[1])) > 0
+            alive_after = float(link_weight(float(now[0]), now[1])) > 0
+            if not alive_before and alive_after:
+                appeared.append(change)
+            elif alive_before and not alive_after:
+                vanished.append(change)
+            else:
+                changed.append(change)
+        return Difference(before.position, after.position, appeared, vanished, changed)
+
+    def dead_letters(self, principal: Principal) -> list[DeadLetter]:
+        letters = self.runtime.log.dead_letters(principal.tenant)
+        return [DeadLetter(r.position, r.reason, self._raw(principal.tenant, r)) for r in letters]
+
+    def resend(self, principal: Principal) -> list[Resent]:
+        """Append again every dead letter this code now reads and accepts (each once: its
+        idempotency key names its old position); report the others with their reason."""
+        resent: list[Resent] = []
+        for letter in self.dead_letters(principal):
+            try:
+                event = _readable(letter)
+            except InvalidEvent as exc:
+                resent.append(Resent(letter.position, None, str(exc)))
+                continue
+            key = f"dead-letter:{letter.position}"
+            again = dataclasses.replace(event, position=None, key=key, fingerprint=key)
+            appended = self.runtime.log.append(principal.tenant, [again])[0]
+            resent.append(Resent(letter.position, appended.position, None))
+        return resent
+
+    def _raw(self, tenant: str, rejection: Rejection) -> bytes | None:
+        position = rejection.position
+        before = (
+            Position(position.ms, position.seq - 1)
+            if position.seq
+            else Position(position.ms - 1, 2**64 - 1)
+        )
+        found = self.runtime.log.entries(tenant, before, position, 1)
+        return found[0][1] if found and found[0][0] == position else None
+
+
+def _readable(letter: DeadLetter) -> Event:
+    if letter.raw is None:
+        raise InvalidEvent(f"the entry at {letter.position} is no longer in the log")
+    event = decode_event(letter.raw, letter.position)
+    event_type(event.type).check(event.data)
+    return event
+
+
+def _links(state: State) -> dict[tuple[str, str], tuple[int, float]]:
+    """(source, target) in name order -> (written count, learned delta), every link."""
+    links: dict[tuple[str, str], tuple[int, float]] = {}
+    matrix = state.counts.matrix()
+    for i in range(matrix.shape[0]):
+        start, end = matrix.indptr[i], matrix.indptr[i + 1]
+        for j, count in zip(
+            matrix.indices[start:end].tolist(), matrix.data[start:end].tolist(), strict=True
+        ):
+            if i < j:
+                links[_named(state, i, j)] = (int(count), 0.0)
+    for i, row in state.learned.items():
+        for j, learned in row.items():
+            if i < j:
+                key = _named(state, i, j)
+                links[key] = (links.get(key, (0, 0.0))[0], learned)
+    return links
+
+
+def _named(state: State, i: int, j: int) -> tuple[str, str]:
+    a, b = state.concepts[i], state.concepts[j]
+    return (a, b) if a < b else (b, a)
+
+
+def first_difference(one: State, other: State) -> str:
+    """The first thing two states disagree on, in words."""
+    if len(one.memories) != len(other.memories):
+        return f"memories: {len(one.memories)} against {len(other.memories)}"
+    if one.concepts != other.concepts:
+        return "the concept vocabularies differ"
+    mine, theirs = _links(one), _links(other)
+    for key in sorted(mine.keys() | theirs.keys()):
+        if mine.get(key) != theirs.get(key):
+            return f"link {key[0]} -- {key[1]}: {mine.get(key)} against {theirs.get(key)}"
+    for memory in one.rows:
+        twin = other.memories.get(memory.id)
+        if twin is None or (memory.valence, memory.accesses, memory.importance) != (
+            twin.valence,
+            twin.accesses,
+            twin.importance,
+        ):
+            return f"memory {memory.id}"
+    return "the labels or surfaces differ"
