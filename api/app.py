@@ -278,6 +278,16 @@ def state(
     return responses.state_view(_application(request).state(caller, as_of, without_feedback))
 
 
+def jobs(request: Request, caller: Caller) -> dict[str, Any]:
+    """The pipeline's jobs (RQ): queued, running, waiting for a retry, failed with the error."""
+    return responses.jobs_view(_application(request).jobs(caller))
+
+
+def requeue_job(job_id: str, request: Request, caller: Caller) -> dict[str, Any]:
+    """Queue a failed job again."""
+    return responses.job_view(_application(request).requeue_job(caller, job_id))
+
+
 def health(request: Request, caller: Caller) -> dict[str, Any]:
     """The store answers; the log's length and the position this process has folded up to."""
     return responses.health_view(_application(request).health(caller))
@@ -297,6 +307,8 @@ _ROUTES = [
     ("/v1/graph", graph, "GET", 200, out.GraphOut),
     ("/v1/state", state, "GET", 200, out.StateOut),
     ("/v1/health", health, "GET", 200, out.HealthOut),
+    ("/v1/jobs", jobs, "GET", 200, out.JobsOut),
+    ("/v1/jobs/{job_id}/requeue", requeue_job, "POST", 202, out.Job),
 ]
 
 

@@ -167,6 +167,12 @@ class Client:
     def diff(self, first: str, second: str) -> dict[str, Any]:
         return self._call("GET", "/v1/diff", params={"first": first, "second": second})
 
+    def jobs(self) -> dict[str, Any]:
+        return self._call("GET", "/v1/jobs")
+
+    def requeue_job(self, job_id: str) -> dict[str, Any]:
+        return self._call("POST", f"/v1/jobs/{job_id}/requeue", changes_nothing=True)
+
     def dead_letters(self) -> dict[str, Any]:
         return self._call("GET", "/v1/dead-letters")
 

@@ -221,3 +221,16 @@ def resent(r: dict[str, Any]) -> str:
         else f"{d['position']}  still unreadable: {d['reason']}"
         for d in r["resent"]
     )
+
+
+def jobs(r: dict[str, Any]) -> str:
+    if not r["jobs"]:
+        return "no jobs queued, running or failed"
+    lines = []
+    for j in r["jobs"]:
+        lines.append(
+            f"{j['state']:<9} {j['id']:<28} {j['queue']:<22} {j['function']}{tuple(j['args'])}"
+        )
+        if j["error"]:
+            lines.append(f"          {j['error'][:150]}")
+    return "\n".join(lines)

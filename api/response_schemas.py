@@ -287,3 +287,20 @@ class DeadLettersOut(BaseModel):
 
 class ResentOut(BaseModel):
     resent: list[dict[str, str | None]]
+
+
+class Job(BaseModel):
+    id: str
+    queue: str
+    state: str = Field(description="queued, running, scheduled (waiting for a retry) or failed")
+    function: str
+    args: list[Any]
+    enqueued_at: str | None
+    started_at: str | None
+    ended_at: str | None
+    error: str | None
+    retries_left: int | None
+
+
+class JobsOut(BaseModel):
+    jobs: list[Job]

@@ -6,6 +6,7 @@ it); the canonical concept, what matching uses, stays beside it under a `*key` n
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from assocmem.engine.activity import PeriodSummary
@@ -16,6 +17,7 @@ from assocmem.engine.recall import Item, Via
 from assocmem.engine.state import Memory
 from assocmem.engine.time_window import Window
 from assocmem.workers import results
+from assocmem.workers.jobs import JobInfo
 
 
 def concept_view(key: str, labels: dict[str, str], **extra: Any) -> dict[str, Any]:
@@ -257,3 +259,25 @@ def health_view(health: results.Health) -> dict[str, Any]:
         "log_length": health.log_length,
         "served_position": str(served) if served is not None else None,
     }
+
+
+def job_view(job: JobInfo) -> dict[str, Any]:
+    def moment(value: datetime | None) -> str | None:
+        return value.isoformat() if value is not None else None
+
+    return {
+        "id": job.id,
+        "queue": job.queue,
+        "state": job.state,
+        "function": job.function,
+        "args": job.args,
+        "enqueued_at": moment(job.enqueued_at),
+        "started_at": moment(job.started_at),
+        "ended_at": moment(job.ended_at),
+        "error": job.error,
+        "retries_left": job.retries_left,
+    }
+
+
+def jobs_view(jobs: list[JobInfo]) -> dict[str, Any]:
+    return {"jobs": [job_view(j) for j in jobs]}

@@ -51,6 +51,7 @@ from . import results
 from .access import AccessRecorder
 from .errors import InvalidRequest, UnknownMemory
 from .history import Difference, History, Verification
+from .jobs import JobInfo, list_jobs, requeue
 from .live_state import LiveState
 from .rebuild import Rebuild, rebuild
 from .requests import (
@@ -352,6 +353,13 @@ class Application:
         return self.history.diff(
             principal, parse_point(first, "first"), parse_point(second, "second")
         )
+
+    def jobs(self, principal: Principal) -> list[JobInfo]:
+        """The pipeline's jobs: queued, running, waiting for a retry, failed with their error."""
+        return list_jobs(self.runtime)
+
+    def requeue_job(self, principal: Principal, job_id: str) -> JobInfo:
+        return requeue(self.runtime, job_id)
 
     def rebuilt(self, tenant: str, as_of: str | None, without_feedback: bool) -> State:
         """The state at `as_of` (a position or an ISO time; default now), with every feedback

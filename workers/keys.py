@@ -5,7 +5,11 @@ from __future__ import annotations
 import re
 
 PREFIX = "am"
-QUEUE_NAME = "assocmem"
+FOLD_QUEUE = "assocmem-fold"
+MAINTENANCE_QUEUE = "assocmem-maintenance"
+REPLAY_QUEUE = "assocmem-replay"
+QUEUES = (FOLD_QUEUE, MAINTENANCE_QUEUE, REPLAY_QUEUE)
+"""Standard RQ queues (rq-dashboard and `rq info` see them), worked in this order."""
 _TENANT = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 

@@ -12,7 +12,7 @@ import redis
 from rq import Queue
 from rq.serializers import JSONSerializer
 
-from .keys import QUEUE_NAME
+from .keys import FOLD_QUEUE, QUEUES
 from .memory_stores import InMemoryEventLog, InMemorySnapshotStore
 from .redis_stores import RedisEventLog, RedisSnapshotStore
 from .settings import Settings
@@ -58,10 +58,14 @@ class Runtime:
             clock,
         )
 
-    def queue(self) -> Queue:
+    def queue(self, name: str = FOLD_QUEUE) -> Queue:
         if self.queue_connection is None:
             raise RuntimeError("an in-memory runtime has no job queue: call the job directly")
-        return Queue(QUEUE_NAME, connection=self.queue_connection, serializer=JSONSerializer)
+        return Queue(name, connection=self.queue_connection, serializer=JSONSerializer)
+
+    def queues(self) -> list[Queue]:
+        """Every queue of assocmem's jobs, in the order a worker takes them."""
+        return [self.queue(name) for name in QUEUES] if self.queue_connection else []
 
     def close(self) -> None:
         for close in self.closers:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 
+from rq import Retry
 from rq.exceptions import DuplicateJobError
 
 from .keys import fold_job_id
@@ -13,8 +14,13 @@ from .runtime import Runtime
 log = logging.getLogger(__name__)
 
 FOLD_JOB = "assocmem.workers.fold_job.fold_tenant"
-FOLD_TIMEOUT = 3600
-"""Seconds a fold job may run (a fold from zero of a large log takes minutes)."""
+FOLD_TIMEOUT = 600
+"""Seconds a fold job may run (a fold from zero of a million events takes about a minute
+and a half here). A job whose worker died is seen as abandoned once this has passed, and
+retried at the next maintenance round of a worker (workers/worker.py)."""
+FOLD_RETRIES = Retry(max=3, interval=[1, 5, 30])
+"""A failed fold job is tried again after 1, 5 and 30 seconds, then left failed
+(`assocmem jobs` shows it, with its error, and can requeue it)."""
 
 
 def enqueue_fold(runtime: Runtime, tenant: str) -> bool:
@@ -26,8 +32,9 @@ def enqueue_fold(runtime: Runtime, tenant: str) -> bool:
             job_id=fold_job_id(tenant),
             unique=True,
             result_ttl=0,
-            failure_ttl=60,
+            failure_ttl=7 * 24 * 3600,
             timeout=FOLD_TIMEOUT,
+            retry=FOLD_RETRIES,
         )
     except DuplicateJobError:
         return False

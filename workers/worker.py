@@ -12,6 +12,10 @@ from .native_threads import limit_native_threads
 from .runtime import Runtime, use_runtime
 from .scheduler import run_scheduler
 
+MAINTENANCE_INTERVAL = 30
+"""Seconds between a worker's maintenance rounds, where abandoned jobs (their worker died)
+are retried: RQ's default is 10 minutes."""
+
 
 def run_worker(runtime: Runtime, burst: bool = False) -> None:
     limit_native_threads()
@@ -25,7 +29,10 @@ def run_worker(runtime: Runtime, burst: bool = False) -> None:
     try:
         # Unforked, so a fold job reuses the state the previous one published (fold_job._folded).
         worker = SimpleWorker(
-            [runtime.queue()], connection=runtime.queue_connection, serializer=JSONSerializer
+            runtime.queues(),
+            connection=runtime.queue_connection,
+            serializer=JSONSerializer,
+            maintenance_interval=MAINTENANCE_INTERVAL,
         )
         worker.work(burst=burst, with_scheduler=False)
     finally:

@@ -43,5 +43,6 @@ for _command in (
     history.replay,
     history.diff,
     history.dead_letters,
+    history.jobs,
 ):
     main.add_command(_command)

@@ -113,3 +113,17 @@ def dead_letters(ctx: click.Context, resend: bool, url: str | None, as_json: boo
             emit(ctx, client.resend_dead_letters(), render.resent)
         else:
             emit(ctx, client.dead_letters(), render.dead_letters)
+
+
+@click.command(epilog="Example: assocmem jobs --requeue fold-default")
+@click.option("--requeue", "job_id", help="Queue this failed job again.")
+@common
+@click.pass_context
+def jobs(ctx: click.Context, job_id: str | None, url: str | None, as_json: bool) -> None:
+    """The pipeline's jobs: queued, running, waiting for a retry, and failed with their error."""
+    remember(ctx, url, as_json)
+    with client_of(ctx) as client:
+        if job_id:
+            emit(ctx, client.requeue_job(job_id), lambda j: render.jobs({"jobs": [j]}))
+        else:
+            emit(ctx, client.jobs(), render.jobs)

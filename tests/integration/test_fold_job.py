@@ -119,7 +119,7 @@ def test_scheduler_enqueues_one_job_per_tenant_and_a_worker_runs_it(runtime: Run
     assert enqueue_fold(runtime, "default") is False  # already queued
     use_runtime(runtime)
     SimpleWorker(
-        [runtime.queue()], connection=runtime.queue_connection, serializer=JSONSerializer
+        runtime.queues(), connection=runtime.queue_connection, serializer=JSONSerializer
     ).work(burst=True)
     assert runtime.snapshots.latest_position("default") is not None
     assert schedule_folds(runtime) == []  # flag cleared by the job

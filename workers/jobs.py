@@ -1,0 +1,87 @@
+"""assocmem's jobs as RQ keeps them: queued, running, scheduled for a retry, and failed with
+their error; a failed one can be queued again."""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import datetime
+
+from rq.exceptions import InvalidJobOperation, NoSuchJobError
+from rq.job import Job
+from rq.registry import FailedJobRegistry, ScheduledJobRegistry, StartedJobRegistry
+
+from .errors import InvalidRequest
+from .runtime import Runtime
+
+SHOWN = 200
+"""Jobs listed per queue and state."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class JobInfo:
+    id: str
+    queue: str
+    state: str
+    """queued, running, scheduled (waiting for a retry) or failed."""
+    function: str
+    args: list[object]
+    enqueued_at: datetime | None
+    started_at: datetime | None
+    ended_at: datetime | None
+    error: str | None
+    """The last line of the failure's traceback."""
+    retries_left: int | None
+
+
+def list_jobs(runtime: Runtime) -> list[JobInfo]:
+    found: list[JobInfo] = []
+    for queue in runtime.queues():
+        registries = [
+            ("queued", queue.get_job_ids(0, SHOWN - 1)),
+            ("running", StartedJobRegistry(queue=queue).get_job_ids(0, SHOWN - 1)),
+            ("scheduled", ScheduledJobRegistry(queue=queue).get_job_ids(0, SHOWN - 1)),
+            ("failed", FailedJobRegistry(queue=queue).get_job_ids(0, SHOWN - 1)),
+        ]
+        for state, ids in registries:
+            for job in Job.fetch_many(
+                [i.split(":")[0] for i in ids], queue.connection, queue.serializer
+            ):
+                if job is not None:
+                    found.append(_info(job, queue.name, state))
+    return found
+
+
+def requeue(runtime: Runtime, job_id: str) -> JobInfo:
+    """Queue a failed job again; InvalidRequest if no failed job has that id."""
+    for queue in runtime.queues():
+        registry = FailedJobRegistry(queue=queue)
+        try:
+            registry.requeue(job_id)
+        except (NoSuchJobError, InvalidJobOperation):
+            continue
+        job = Job.fetch(job_id, queue.connection, queue.serializer)
+        return _info(job, queue.name, "queued")
+    raise InvalidRequest(
+        f"job {job_id!r} is not a failed job: expected an id `assocmem jobs` lists"
+    )
+
+
+def _info(job: Job, queue: str, state: str) -> JobInfo:
+    error = (
+        (job.latest_result().exc_string if job.latest_result() else None)
+        if state == "failed"
+        else None
+    )
+    last = error.strip().splitlines()[-1] if error else None
+    return JobInfo(
+        job.id,
+        queue,
+        state,
+        job.func_name,
+        list(job.args),
+        job.enqueued_at,
+        job.started_at,
+        job.ended_at,
+        last,
+        job.retries_left,
+    )
