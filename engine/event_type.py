@@ -82,8 +82,4 @@ def event_type(name: str) -> EventType:
     return found
 
 
-def event_types() -> list[EventType]:
-    return sorted(_REGISTRY.values(), key=lambda t: t.name)
-
-
 from . import events as _built_in  # noqa: E402,F401 - registers the built-in records

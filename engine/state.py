@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import dataclasses
 from array import array
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -261,16 +260,6 @@ class State:
             found += block[b[at] == block][::-1].tolist()
             end = start
         return found[:limit]
-
-    def neighbours(self, i: int) -> Iterator[int]:
-        """Every concept linked to `i` by a count or a learned delta."""
-        matrix = self.counts.matrix()
-        counted = matrix.indices[matrix.indptr[i] : matrix.indptr[i + 1]].tolist()
-        yield from counted
-        seen = set(counted)
-        for j in self.learned.get(i, {}):
-            if j not in seen:
-                yield j
 
     def memories_with(self, concept: str) -> list[str]:
         index = self.concept_index.get(concept)

@@ -11,21 +11,17 @@ into status codes.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import threading
 import time
-import zoneinfo
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
-
-import orjson
 
 from assocmem.engine.activity import ActivityFilter, activities, summarise
 from assocmem.engine.audit import MemoryEvent
 from assocmem.engine.chains import find_chains
 from assocmem.engine.documents import unit_terms
-from assocmem.engine.errors import EngineError, InvalidEvent, quoted
+from assocmem.engine.errors import quoted
 from assocmem.engine.event import Event, check_time
 from assocmem.engine.events import (
     ACTIVITY_LOGGED,
@@ -34,11 +30,11 @@ from assocmem.engine.events import (
     IMPORTANCE_SET,
     MEMORY_WRITTEN,
 )
-from assocmem.engine.extraction import Extraction, extract, given_terms, named
+from assocmem.engine.extraction import given_terms
 from assocmem.engine.graph import neighbourhood
 from assocmem.engine.links import links_of
 from assocmem.engine.payload import check_text
-from assocmem.engine.position import MAX_PART, Position
+from assocmem.engine.position import Position
 from assocmem.engine.principal import Principal
 from assocmem.engine.prompt import MAX_BUDGET, MIN_BUDGET, prompt_text
 from assocmem.engine.question import parse_question
@@ -54,6 +50,16 @@ from .history import Difference, History, Verification
 from .jobs import JobInfo, list_jobs, requeue
 from .live_state import LiveState
 from .rebuild import Rebuild, rebuild
+from .request_values import (
+    checked,
+    checked_payload,
+    extraction_of,
+    fingerprint,
+    parse_point,
+    parse_position,
+    written,
+    zone_of,
+)
 from .requests import (
     ActivityEntry,
     ActivityQuery,
@@ -126,8 +132,8 @@ class Application:
         events = []
         for n, note in enumerate(notes):
             where = "" if len(notes) == 1 else f"items[{n}]."
-            extraction = _extraction(note.text, note.concepts, where)
-            data = _checked_payload(
+            extraction = extraction_of(note.text, note.concepts, where)
+            data = checked_payload(
                 where,
                 lambda note=note, extraction=extraction: MEMORY_WRITTEN.payload(
                     text=note.text,
@@ -139,13 +145,11 @@ class Application:
             events.append(
                 self._event(principal, MEMORY_WRITTEN.name, data, note.ts, note.key, where)
             )
-        return [
-            _written(a, e) for a, e in zip(self._append(principal, events), events, strict=True)
-        ]
+        return [written(a, e) for a, e in zip(self._append(principal, events), events, strict=True)]
 
     def log_activity(self, principal: Principal, entry: ActivityEntry) -> results.Written:
-        extraction = _extraction(entry.text, None, "")
-        data = _checked_payload(
+        extraction = extraction_of(entry.text, None, "")
+        data = checked_payload(
             "",
             lambda: ACTIVITY_LOGGED.payload(
                 text=entry.text,
@@ -157,18 +161,18 @@ class Application:
             ),
         )
         event = self._event(principal, ACTIVITY_LOGGED.name, data, entry.ts, entry.key, "")
-        return _written(self._append(principal, [event])[0], event)
+        return written(self._append(principal, [event])[0], event)
 
     def ingest(self, principal: Principal, document: Document) -> results.Ingested:
-        _check(lambda: check_text(document.text))
-        units, labels = _check(lambda: unit_terms(document.text, document.scope))
+        checked(lambda: check_text(document.text))
+        units, labels = checked(lambda: unit_terms(document.text, document.scope))
         if not units:
             raise InvalidRequest(
                 "text has no unit with two or more concepts: expected sentences with content words"
             )
         events = []
         for n in range(0, len(units), UNITS_PER_EVENT):
-            data = _checked_payload(
+            data = checked_payload(
                 "",
                 lambda n=n: DOCUMENT_INGESTED.payload(
                     title=document.title,
@@ -190,7 +194,7 @@ class Application:
 
     def give_feedback(self, principal: Principal, rating: Rating) -> results.Rated:
         terms = self._question_terms(rating.concepts, rating.text)
-        data = _checked_payload(
+        data = checked_payload(
             "",
             lambda: FEEDBACK_GIVEN.payload(
                 memory_ids=rating.ids, outcome=rating.outcome, concepts=list(terms)
@@ -204,7 +208,7 @@ class Application:
         return results.Rated(appended.position, tuple(terms), labels, appended.is_duplicate)
 
     def set_importance(self, principal: Principal, memory_id: str, importance: int) -> Position:
-        data = _checked_payload(
+        data = checked_payload(
             "", lambda: IMPORTANCE_SET.payload(memory_id=memory_id, importance=importance)
         )
         self._check_known(principal.tenant, [memory_id], "id")
@@ -221,7 +225,7 @@ class Application:
     def read(self, principal: Principal, request: ReadRequest) -> results.Read:
         zone = zone_of(request.tz) if request.tz else self.zone
         now = datetime.fromtimestamp(self.clock() if request.now is None else request.now, zone)
-        window = _check(
+        window = checked(
             lambda: read_window(
                 request.text, request.time, request.start, request.end, request.auto_time, now
             )
@@ -247,7 +251,7 @@ class Application:
             raise InvalidRequest(
                 f"token_budget {request.token_budget} is out of range: expected {MIN_BUDGET} to {MAX_BUDGET}"
             )
-        query = _check(
+        query = checked(
             lambda: Query(
                 concepts,
                 depth=request.depth,
@@ -278,7 +282,7 @@ class Application:
             raise InvalidRequest(f"floor {request.floor} is out of range: expected 0 or more")
         with self._state(principal.tenant, request.after) as state:
             unknown = tuple(c for c in concepts if c not in state.concept_index)
-            chains = _check(
+            chains = checked(
                 lambda: find_chains(state, links_of(state), tuple(concepts), request.floor)
             )
             labels = tuple(state.label(c) for c in concepts)
@@ -289,7 +293,7 @@ class Application:
     ) -> results.Neighbourhood:
         seeds = list(given_terms(concepts))
         with self._state(principal.tenant, None, as_of) as state:
-            edges = _check(lambda: neighbourhood(state, seeds, hops))
+            edges = checked(lambda: neighbourhood(state, seeds, hops))
             labels = tuple(state.label(c) for c in seeds)
             return results.Neighbourhood(state.position, tuple(seeds), labels, hops, edges)
 
@@ -304,7 +308,7 @@ class Application:
         window, spec = self._listing(request)
         zone = zone_of(request.tz) if request.tz else self.zone
         with self._state(principal.tenant) as state:
-            periods = _check(lambda: summarise(state, spec, request.period, zone))
+            periods = checked(lambda: summarise(state, spec, request.period, zone))
             labels = {
                 c: state.label(c)
                 for p in periods
@@ -389,10 +393,10 @@ class Application:
     def _listing(self, request: ActivityQuery) -> tuple[Any, ActivityFilter]:
         zone = zone_of(request.tz) if request.tz else self.zone
         now = datetime.fromtimestamp(self.clock(), zone)
-        window = _check(
+        window = checked(
             lambda: listing_window(request.date, request.start, request.end, request.when, now)
         )
-        spec = _check(
+        spec = checked(
             lambda: ActivityFilter(
                 window.start,
                 window.end,
@@ -429,9 +433,9 @@ class Application:
         where: str,
     ) -> Event:
         if ts is not None:
-            _check(lambda: check_time(ts, f"{where}ts"))
+            checked(lambda: check_time(ts, f"{where}ts"))
         moment = self.clock() if ts is None else ts
-        fingerprint = _fingerprint(event_type, data, ts) if key else None
+        said = fingerprint(event_type, data, ts) if key else None
         return Event(
             event_type,
             principal.tenant,
@@ -440,7 +444,7 @@ class Application:
             data,
             principal.user,
             key,
-            fingerprint=fingerprint,
+            fingerprint=said,
         )
 
     def _append(self, principal: Principal, events: list[Event]) -> list[Appended]:
@@ -454,72 +458,3 @@ class Application:
             unknown = [i for i in ids if i not in state.memories]
         if unknown:
             raise UnknownMemory(f"{field} {unknown} are unknown: expected ids of written memories")
-
-
-def zone_of(name: str) -> zoneinfo.ZoneInfo:
-    try:
-        return zoneinfo.ZoneInfo(name)
-    except (zoneinfo.ZoneInfoNotFoundError, ValueError) as exc:
-        raise InvalidRequest(
-            f"tz {quoted(name)} is unknown: expected an IANA time zone such as Asia/Shanghai"
-        ) from exc
-
-
-def parse_position(text: str, field: str) -> Position:
-    try:
-        return Position.parse(text)
-    except ValueError as exc:
-        raise InvalidRequest(
-            f"{field} {quoted(text)} is not a stream position: expected one a write returned,"
-            " '<ms>-<seq>', e.g. 1700000000000-0"
-        ) from exc
-
-
-def parse_point(text: str, field: str) -> Position:
-    """A stream position, or an ISO time standing for the last position at or before it."""
-    try:
-        moment = datetime.fromisoformat(text)
-    except ValueError:
-        return parse_position(text, field)
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return Position(max(0, int(moment.timestamp() * 1000)), MAX_PART)
-
-
-def _extraction(text: str, concepts: list[str] | None, where: str) -> Extraction:
-    _check(lambda: check_text(text, f"{where}text"))
-    return named(given_terms(concepts)) if concepts is not None else extract(text)
-
-
-def _fingerprint(event_type: str, data: dict[str, Any], ts: float | None) -> str:
-    """What a keyed request said: its type, payload and the time it gave (not the clock's)."""
-    raw = orjson.dumps([event_type, data, ts], option=orjson.OPT_SORT_KEYS)
-    return hashlib.sha256(raw).hexdigest()[:32]
-
-
-def _written(appended: Appended, event: Event) -> results.Written:
-    concepts = tuple(event.data["concepts"])
-    labels = event.data.get("labels", {})
-    return results.Written(
-        appended.position,
-        concepts,
-        tuple(labels.get(c, c) for c in concepts),
-        event.data.get("tiers"),
-        appended.is_duplicate,
-    )
-
-
-def _checked_payload(where: str, build: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-    """The record's payload, its rule's complaint (if any) naming the batch item."""
-    try:
-        return build()
-    except InvalidEvent as exc:
-        raise InvalidRequest(f"{where}{exc}") from exc
-
-
-def _check(run: Callable[[], Any]) -> Any:
-    """Engine complaints about a request (a malformed value, a bad range) as InvalidRequest."""
-    try:
-        return run()
-    except EngineError as exc:
-        raise InvalidRequest(str(exc)) from exc
