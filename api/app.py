@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import Annotated, Any, Literal
 
 import orjson
-from fastapi import FastAPI, Query, Request
+from fastapi import FastAPI, Path, Query, Request
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
@@ -283,7 +283,10 @@ def jobs(request: Request, caller: Caller) -> dict[str, Any]:
     return responses.jobs_view(_application(request).jobs(caller))
 
 
-def requeue_job(job_id: str, request: Request, caller: Caller) -> dict[str, Any]:
+JobId = Annotated[str, Path(pattern=r"^[A-Za-z0-9_.:-]{1,100}$", description="A job's id")]
+
+
+def requeue_job(job_id: JobId, request: Request, caller: Caller) -> dict[str, Any]:
     """Queue a failed job again."""
     return responses.job_view(_application(request).requeue_job(caller, job_id))
 

@@ -57,7 +57,7 @@ def requeue(runtime: Runtime, job_id: str) -> JobInfo:
         registry = FailedJobRegistry(queue=queue)
         try:
             registry.requeue(job_id)
-        except (NoSuchJobError, InvalidJobOperation):
+        except (NoSuchJobError, InvalidJobOperation, ValueError):
             continue
         job = Job.fetch(job_id, queue.connection, queue.serializer)
         return _info(job, queue.name, "queued")
