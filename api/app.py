@@ -172,7 +172,7 @@ def write_memories(body: MemoryBatchIn, request: Request, caller: Caller) -> dic
 
 def read(body: ReadIn, request: Request, caller: Caller) -> dict[str, Any]:
     """Memories for the query's concepts, direct and through links, each with the path that brought it."""
-    values = ReadRequest(**body.model_dump())
+    values = ReadRequest(**body.__dict__)
     return responses.read_view(_application(request).read(caller, values))
 
 

@@ -6,6 +6,7 @@ it); the canonical concept, what matching uses, stays beside it under a `*key` n
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
@@ -43,7 +44,7 @@ def read_view(read: results.Read) -> dict[str, Any]:
         ],
         "chains": [chain_view(c) for c in found.chains],
         "time": time_view(read.window),
-        "items": [item_view(item, labels) for item in found.items],
+        "items": [item_view(item, labels, found.relabelled) for item in found.items],
     }
     if read.prompt is not None:
         view["prompt"] = prompt_view(read.prompt)
@@ -68,7 +69,7 @@ def time_view(window: Window) -> dict[str, Any] | None:
     return view
 
 
-def memory_view(m: Memory, labels: dict[str, str]) -> dict[str, Any]:
+def memory_view(m: Memory, labels: Mapping[str, str]) -> dict[str, Any]:
     view = {
         "id": m.id,
         "kind": m.kind,
@@ -88,8 +89,8 @@ def memory_view(m: Memory, labels: dict[str, str]) -> dict[str, Any]:
     return view
 
 
-def item_view(item: Item, labels: dict[str, str]) -> dict[str, Any]:
-    view = memory_view(item.memory, labels)
+def item_view(item: Item, labels: dict[str, str], relabelled: Mapping[str, str]) -> dict[str, Any]:
+    view = memory_view(item.memory, relabelled)
     view |= {
         "source": item.source,
         "score": item.score,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
+from collections.abc import Mapping
 from datetime import UTC, datetime
 
 from .recall import Item, Recall
@@ -59,7 +60,7 @@ def prompt_text(result: Recall, budget: int) -> PromptText:
         for n, item in enumerate(result.items):
             if levels[n] != level - 1:
                 continue
-            block = _block(item, level, result.labels)
+            block = _block(item, level, result.relabelled)
             if block is None:
                 levels[n] = level if blocks[n] else levels[n]
                 continue
@@ -97,7 +98,7 @@ def _render(header: str, blocks: list[tuple[str, int, str] | None]) -> str:
     return "\n".join([header, *texts] if header else texts)
 
 
-def _block(item: Item, level: int, labels: dict[str, str]) -> str | None:
+def _block(item: Item, level: int, labels: Mapping[str, str]) -> str | None:
     """The memory at `level` (1 = topic .. 4 = body); None when that layer adds nothing."""
     memory = item.memory
     day = datetime.fromtimestamp(memory.ts, UTC).date().isoformat()

@@ -18,6 +18,7 @@ that matches the rest of the query.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from typing import TypeVar
 
 import networkx as nx
@@ -156,7 +157,10 @@ class Recall:
     chain_concepts: dict[str, float] = dataclasses.field(default_factory=dict)
     time_range: TimeRange | None = None
     labels: dict[str, str] = dataclasses.field(default_factory=dict)
-    """Concept -> the word people read, for every concept the result names."""
+    """Concept -> the word people read, for the concepts the read named or reached."""
+    relabelled: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    """Concept -> the word people read, where it is not the concept itself: for the items'
+    own concepts (the state's table, looked up as shown, not copied for every read)."""
 
 
 def recall(state: State, query: Query) -> Recall:
@@ -235,7 +239,8 @@ def recall(state: State, query: Query) -> Recall:
         chains=tuple(chains),
         chain_concepts={state.concepts[j]: round(r, 6) for j, r in reached.items()},
         time_range=query.time_range,
-        labels=_labels(state, query.concepts, matches, vias, reached, items),
+        labels=_labels(state, query.concepts, matches, vias, reached),
+        relabelled=state.relabelled,
     )
 
 
@@ -245,11 +250,8 @@ def _labels(
     matches: list[Match],
     vias: dict[int, list[Via]],
     reached: dict[int, float],
-    items: tuple[Item, ...],
 ) -> dict[str, str]:
-    relabelled = state.relabelled
-    names = [*concepts, *(m.name for m in matches), *(c for i in items for c in i.memory.concepts)]
-    found = {name: relabelled.get(name, name) for name in names}
+    found = {name: state.label(name) for name in (*concepts, *(m.name for m in matches))}
     found |= {state.concepts[j]: state.labels[j] for j in (*vias, *reached)}
     return found
 
