@@ -49,7 +49,7 @@ from .errors import InvalidRequest, UnknownMemory
 from .history import Difference, History, Verification
 from .jobs import JobInfo, list_jobs, requeue
 from .live_state import LiveState
-from .rebuild import Rebuild, rebuild
+from .rebuild_cache import RebuildCache
 from .request_values import (
     checked,
     checked_payload,
@@ -85,6 +85,7 @@ class Application:
         """Event times and "now" of reads, unix seconds."""
         self.zone = zone_of(runtime.settings.timezone)
         self.accesses = AccessRecorder(self.append)
+        self.rebuilds = RebuildCache(runtime.log, runtime.snapshots)
         self.history = History(runtime)
         """How links got their weight, memory histories, replays, diffs, dead letters."""
         self._live: dict[str, LiveState] = {}
@@ -365,13 +366,6 @@ class Application:
     def requeue_job(self, principal: Principal, job_id: str) -> JobInfo:
         return requeue(self.runtime, job_id)
 
-    def rebuilt(self, tenant: str, as_of: str | None, without_feedback: bool) -> State:
-        """The state at `as_of` (a position or an ISO time; default now), with every feedback
-        event left out if asked."""
-        upto = parse_point(as_of, "as_of") if as_of is not None else None
-        skip = frozenset({FEEDBACK_GIVEN.name}) if without_feedback else frozenset()
-        return rebuild(self.runtime.log, self.runtime.snapshots, tenant, Rebuild(upto, skip))
-
     # --- helpers -----------------------------------------------------------------------------
 
     @contextlib.contextmanager
@@ -384,7 +378,10 @@ class Application:
     ) -> Iterator[State]:
         """The served state (at least at `after`), or a rebuilt one for `as_of` or without feedback."""
         if as_of is not None or without_feedback:
-            yield self.rebuilt(tenant, as_of, without_feedback)
+            upto = parse_point(as_of, "as_of") if as_of is not None else None
+            skip = frozenset({FEEDBACK_GIVEN.name}) if without_feedback else frozenset()
+            with self.rebuilds.state(tenant, upto, skip) as state:
+                yield state
             return
         wanted = parse_position(after, "after") if after is not None else None
         with self.live(tenant).served(wanted) as state:

@@ -1,0 +1,45 @@
+"""Rebuilt states kept between requests: `without_feedback` and `as_of` reads fold once, not
+on every request. A state rebuilt up to the log's end is brought up to date by folding only
+what came after it."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator
+
+from assocmem.engine.position import Position
+from assocmem.engine.state import State
+
+from .rebuild import Rebuild, fold_log, rebuild
+from .stores import EventLog, SnapshotStore
+
+KEPT = 2
+"""Rebuilt states kept (each is a whole state: hundreds of MB at 50,000 memories)."""
+
+Key = tuple[str, Position | None, frozenset[str]]
+
+
+class RebuildCache:
+    def __init__(self, log: EventLog, snapshots: SnapshotStore) -> None:
+        self._log = log
+        self._snapshots = snapshots
+        self._states: OrderedDict[Key, State] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @contextlib.contextmanager
+    def state(self, tenant: str, upto: Position | None, skip: frozenset[str]) -> Iterator[State]:
+        """The state of `tenant` up to `upto` (None: the log's end) without `skip` events;
+        held by this caller alone until the block ends."""
+        key = (tenant, upto, skip)
+        with self._lock:
+            state = self._states.pop(key, None)
+            if state is None:
+                state = rebuild(self._log, self._snapshots, tenant, Rebuild(upto, skip))
+            elif upto is None:
+                fold_log(state, self._log, tenant, None, skip)
+            self._states[key] = state
+            while len(self._states) > KEPT:
+                self._states.popitem(last=False)
+            yield state
