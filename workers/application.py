@@ -451,7 +451,12 @@ class Application:
         return appended
 
     def _check_known(self, tenant: str, ids: list[str], field: str) -> None:
-        with self.live(tenant).served() as state:
+        live = self.live(tenant)
+        with live.served() as state:
             unknown = [i for i in ids if i not in state.memories]
+        if unknown:  # written through another replica (or before a restart), not folded here yet
+            live.refresh()
+            with live.served() as state:
+                unknown = [i for i in unknown if i not in state.memories]
         if unknown:
             raise UnknownMemory(f"{field} {unknown} are unknown: expected ids of written memories")
