@@ -12,6 +12,7 @@ from collections.abc import Iterable
 
 from .cooccurrence import Cooccurrence
 from .event import Event
+from .events import LINKS_CONSOLIDATED
 from .fold import fold
 from .link_rule import link_weight
 from .position import Position
@@ -25,7 +26,7 @@ class LinkChange:
     agent: str
     type: str
     written: int
-    """Co-occurrences this event added."""
+    """Co-occurrences this event added (taken off, for a consolidation)."""
     taught: float
     """Change of the learned delta."""
     count: int
@@ -86,6 +87,8 @@ def link_history(events: Iterable[Event], source: str, target: str) -> LinkHisto
         before = counter.added
         fold(state, [event])
         written = counter.added - before
+        if event.type == LINKS_CONSOLIDATED.name:  # the one event that sets counts, not adds
+            written = _count(state, source, target) - count
         now = _learned(state, source, target)
         if written or now != learned:
             count += written
@@ -116,6 +119,8 @@ def memory_history(events: Iterable[Event], memory_id: str) -> list[MemoryEvent]
             detail = {"text": data.get("text"), "concepts": data.get("concepts")}
         elif memory_id in data.get("supersedes", ()):
             detail = {"superseded_by": str(event.position)}
+        elif event.type == LINKS_CONSOLIDATED.name and memory_id in _merged(data):
+            detail = {"superseded_by": _merged(data)[memory_id], "merged": True}
         elif event.type == "feedback.given" and memory_id in data.get("memory_ids", ()):
             detail = {"outcome": data.get("outcome"), "concepts": data.get("concepts")}
         elif event.type == "memory.accessed" and memory_id in data.get("memory_ids", ()):
@@ -125,6 +130,15 @@ def memory_history(events: Iterable[Event], memory_id: str) -> list[MemoryEvent]
         if detail is not None and event.position is not None:
             found.append(MemoryEvent(event.position, event.ts, event.agent, event.type, detail))
     return found
+
+
+def _merged(data: dict[str, object]) -> dict[str, str]:
+    return {old: kept for old, kept in data.get("merged", ())}  # type: ignore[attr-defined]
+
+
+def _count(state: State, source: str, target: str) -> int:
+    i, j = state.concept_index.get(source), state.concept_index.get(target)
+    return 0 if i is None or j is None else state.counts.count(i, j)
 
 
 def _learned(state: State, source: str, target: str) -> float:

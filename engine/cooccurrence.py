@@ -13,6 +13,12 @@ import numpy as np
 import scipy.sparse
 
 COUNT_DTYPE = np.int32
+LINK_WINDOW = 8
+"""A memory links each concept to the next LINK_WINDOW - 1 in its list: all pairs for short
+notes, linear (not quadratic) growth for long text."""
+LINKED_CONCEPTS = 24
+"""A memory's strongest concepts (core first) that make links: long text links its key terms,
+not its 150 words."""
 
 
 @functools.lru_cache(maxsize=512)
@@ -32,6 +38,7 @@ class Cooccurrence:
         self._pending: list[tuple[np.ndarray, np.ndarray]] = []
         self._size = 0
         self._marginals = np.zeros(0, dtype=np.int64)
+        self._reduction = scipy.sparse.csr_array((0, 0), dtype=COUNT_DTYPE)
         self.version = 0
         """Bumped on every change, so derived views (PPMI rows) know when to recompute."""
 
@@ -71,7 +78,25 @@ class Cooccurrence:
             return int(matrix.data[start + at])
         return 0
 
-    def load(self, matrix: scipy.sparse.csr_array) -> None:
+    def reduction(self) -> scipy.sparse.csr_array:
+        """What consolidation took off the counts: the counts as written are matrix() + this."""
+        return _resized(self._reduction, self._size)
+
+    def written(self) -> scipy.sparse.csr_array:
+        """Every co-occurrence ever counted, consolidation undone."""
+        return _compact((self.matrix() + self.reduction()).tocsr())
+
+    def load(
+        self,
+        matrix: scipy.sparse.csr_array,
+        reduction: scipy.sparse.csr_array | None = None,
+    ) -> None:
+        """Take `matrix` as the counts (and `reduction` as what consolidation took off them)."""
+        if reduction is not None:
+            reduction = _compact(reduction.tocsr())
+            reduction.eliminate_zeros()
+            reduction.sort_indices()
+            self._reduction = reduction
         matrix = _compact(matrix)
         self._matrix = matrix
         self._size = matrix.shape[0]

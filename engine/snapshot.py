@@ -2,8 +2,9 @@
 
 The encoding is canonical (memories in log order, counts as a CSR matrix with
 sorted indices, learned links in index order), so equal states always give
-equal bytes and equal hashes. Layout: a JSON header, then the counts matrix as
-three raw little-endian arrays; numpy reads them back without parsing.
+equal bytes and equal hashes. Layout: a JSON header, then the counts matrix and what
+consolidation took off it, each as three raw little-endian arrays; numpy reads them back
+without parsing.
 """
 
 from __future__ import annotations
@@ -22,14 +23,15 @@ from .errors import CorruptSnapshot
 from .position import Position
 from .state import Memory, State
 
-SNAPSHOT_FORMAT = 3
+SNAPSHOT_FORMAT = 4
 """Bumped when the byte layout changes; older snapshots are then rebuilt from the log."""
 _ARRAYS = (("indptr", "<i8"), ("indices", "<i4"), ("data", "<i4"))
+_MATRICES = ("counts", "reduction")
 
 
 def encode_state(state: State) -> bytes:
     """Canonical, uncompressed bytes of `state` (the input of the content hash)."""
-    matrix = state.counts.matrix()
+    matrices = {"counts": state.counts.matrix(), "reduction": state.counts.reduction()}
     header = {
         "format": SNAPSHOT_FORMAT,
         "position": str(state.position),
@@ -37,6 +39,7 @@ def encode_state(state: State) -> bytes:
         "surfaces": [[i, list(s.items())] for i, s in enumerate(state.surfaces) if s],
         "labels": [[i, w] for i, w in enumerate(state.labels) if w != state.concepts[i]],
         "documents": state.documents,
+        "consolidated_at": state.consolidated_at,
         "memories": [_memory_row(state, m) for m in state.rows],
         "learned": sorted(
             [i, j, v, str(state.learned_at[(i, j)])]
@@ -47,9 +50,10 @@ def encode_state(state: State) -> bytes:
     }
     head = orjson.dumps(header, option=orjson.OPT_SORT_KEYS)
     parts = [struct.pack("<Q", len(head)), head]
-    for name, dtype in _ARRAYS:
-        raw = np.ascontiguousarray(getattr(matrix, name), dtype=dtype).tobytes()
-        parts += [struct.pack("<Q", len(raw)), raw]
+    for matrix in _MATRICES:
+        for name, dtype in _ARRAYS:
+            raw = np.ascontiguousarray(getattr(matrices[matrix], name), dtype=dtype).tobytes()
+            parts += [struct.pack("<Q", len(raw)), raw]
     return b"".join(parts)
 
 
@@ -64,9 +68,10 @@ def load_state(blob: bytes) -> State:
         header = orjson.loads(sections[0])
         if header["format"] != SNAPSHOT_FORMAT:
             raise CorruptSnapshot(f"snapshot format {header['format']} is not {SNAPSHOT_FORMAT}")
+        layout = [(m, name, dtype) for m in _MATRICES for name, dtype in _ARRAYS]
         arrays = {
-            name: np.frombuffer(section, dtype=dtype).copy()
-            for (name, dtype), section in zip(_ARRAYS, sections[1:], strict=True)
+            (m, name): np.frombuffer(section, dtype=dtype).copy()
+            for (m, name, dtype), section in zip(layout, sections[1:], strict=True)
         }
         return _state_from(header, arrays)
     except (zlib.error, orjson.JSONDecodeError, struct.error) as exc:
@@ -88,8 +93,9 @@ def _sections(raw: bytes) -> list[bytes]:
             raise CorruptSnapshot("snapshot is truncated")
         sections.append(raw[at : at + size])
         at += size
-    if len(sections) != 1 + len(_ARRAYS):
-        raise CorruptSnapshot(f"snapshot has {len(sections)} sections: expected {1 + len(_ARRAYS)}")
+    expected = 1 + len(_ARRAYS) * len(_MATRICES)
+    if len(sections) != expected:
+        raise CorruptSnapshot(f"snapshot has {len(sections)} sections: expected {expected}")
     return sections
 
 
@@ -113,10 +119,11 @@ def _memory_row(state: State, m: Memory) -> list[Any]:
     ]
 
 
-def _state_from(header: dict[str, Any], arrays: dict[str, np.ndarray]) -> State:
+def _state_from(header: dict[str, Any], arrays: dict[tuple[str, str], np.ndarray]) -> State:
     state = State()
     state.position = Position.parse(header["position"])
     state.documents = header["documents"]
+    state.consolidated_at = header["consolidated_at"]
     for concept in header["concepts"]:
         state.intern(concept)
     for index, surfaces in header["surfaces"]:
@@ -133,10 +140,18 @@ def _state_from(header: dict[str, Any], arrays: dict[str, np.ndarray]) -> State:
         memory.accesses, memory.superseded_by = accesses, superseded_by
         state.add_memory(memory)
     size = len(state.concepts)
-    data = arrays["data"].astype(COUNT_DTYPE, copy=False)
-    state.counts.load(
-        scipy.sparse.csr_array((data, arrays["indices"], arrays["indptr"]), shape=(size, size))
+    counts, reduction = (
+        scipy.sparse.csr_array(
+            (
+                arrays[(m, "data")].astype(COUNT_DTYPE, copy=False),
+                arrays[(m, "indices")],
+                arrays[(m, "indptr")],
+            ),
+            shape=(size, size),
+        )
+        for m in _MATRICES
     )
+    state.counts.load(counts, reduction)
     for i, j, value, position in header["learned"]:
         state.set_learned(i, j, value, Position.parse(position))
     return state

@@ -148,6 +148,8 @@ class State:
         self.learned_at: dict[tuple[int, int], Position] = {}
         self.learned_version = 0
         self.documents = 0
+        self.consolidated_at = 0.0
+        """Unix time the last links.consolidated event decided at (0: never consolidated)."""
         self.derived: dict[str, object] = {}
         """Views recomputed from the state (link strengths, ...): never snapshotted or hashed."""
         self.ts = Column(np.float64)
@@ -271,6 +273,16 @@ class State:
         for a, b in ((i, j), (j, i)):
             self.learned.setdefault(a, {})[b] = value
         self.learned_at[pair(i, j)] = position
+        self.learned_version += 1
+
+    def drop_learned(self, i: int, j: int) -> None:
+        for a, b in ((i, j), (j, i)):
+            row = self.learned.get(a)
+            if row is not None:
+                row.pop(b, None)
+                if not row:
+                    del self.learned[a]
+        self.learned_at.pop(pair(i, j), None)
         self.learned_version += 1
 
     def written_links(self) -> int:

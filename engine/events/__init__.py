@@ -4,6 +4,7 @@ from .activity_logged import ACTIVITY_LOGGED
 from .document_ingested import DOCUMENT_INGESTED
 from .feedback_given import FEEDBACK_GIVEN
 from .importance_set import IMPORTANCE_SET
+from .links_consolidated import LINKS_CONSOLIDATED
 from .memory_accessed import MEMORY_ACCESSED
 from .memory_written import MEMORY_WRITTEN
 
@@ -12,6 +13,7 @@ __all__ = [
     "DOCUMENT_INGESTED",
     "FEEDBACK_GIVEN",
     "IMPORTANCE_SET",
+    "LINKS_CONSOLIDATED",
     "MEMORY_ACCESSED",
     "MEMORY_WRITTEN",
 ]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..cooccurrence import LINK_WINDOW, LINKED_CONCEPTS
 from ..event_type import EventType, Payload, register
 from ..extraction import EXTRACTOR_VERSION, Extraction
 from ..payload import (
@@ -23,13 +24,6 @@ from ..state import Memory, State
 
 if TYPE_CHECKING:
     from ..event import Event
-
-LINK_WINDOW = 8
-"""A memory links each concept to the next LINK_WINDOW - 1 in its list: all pairs for short
-notes, linear (not quadratic) growth for long text."""
-LINKED_CONCEPTS = 24
-"""A memory's strongest concepts (core first) that make links: long text links its key terms,
-not its 150 words."""
 
 
 def build(

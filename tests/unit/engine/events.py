@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+from assocmem.engine.consolidation import Rule, decide
 from assocmem.engine.event import Event
 from assocmem.engine.events import (
     ACTIVITY_LOGGED,
     DOCUMENT_INGESTED,
     FEEDBACK_GIVEN,
     IMPORTANCE_SET,
+    LINKS_CONSOLIDATED,
     MEMORY_ACCESSED,
     MEMORY_WRITTEN,
 )
 from assocmem.engine.position import Position
+from assocmem.engine.state import State
 
 
 def written(
@@ -68,3 +71,12 @@ def importance_set(n: int, memory_id: str, importance: int, tenant: str = "t") -
 
     data = {"memory_id": memory_id, "importance": importance}
     return Event(IMPORTANCE_SET.name, tenant, "agent", float(n), data, position=Position(n, 0))
+
+
+def consolidated(n: int, state_before: State, rule: Rule, tenant: str = "t") -> Event:
+    """A links.consolidated event decided on `state_before`, appended at position n."""
+    decision, effect = decide(state_before, rule)
+    data = LINKS_CONSOLIDATED.payload(
+        decision=decision, effect=effect, decided_at=str(state_before.position)
+    )
+    return Event(LINKS_CONSOLIDATED.name, tenant, "sleep", float(n), data, position=Position(n, 0))

@@ -5,15 +5,35 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from assocmem.engine.consolidation import Rule
 from assocmem.engine.event import Event
 from assocmem.engine.fold import fold, fold_from_zero
 from assocmem.engine.snapshot import content_hash, dump_state, load_state
 from assocmem.engine.state import State
 
-from .events import accessed, activity, document, feedback, importance_set, written
+from .events import (
+    accessed,
+    activity,
+    consolidated,
+    document,
+    feedback,
+    importance_set,
+    written,
+)
 
 CONCEPTS = ["a", "b", "c", "d", "e", "f", "g"]
-KINDS = ["write", "write", "feedback", "activity", "document", "accessed", "importance"]
+KINDS = [
+    "write",
+    "write",
+    "feedback",
+    "activity",
+    "document",
+    "accessed",
+    "importance",
+    "consolidate",
+]
+DAYS = st.floats(1e-5, 1e-4)
+"""Windows and half-lives of generated consolidations: event times are seconds apart."""
 
 
 @st.composite
@@ -53,6 +73,19 @@ def histories(draw: st.DrawFn, tenant: str = "t") -> list[Event]:
                     tenant,
                 )
             )
+        elif kind == "consolidate":
+            # Decided on an earlier state (events may land while the job runs), applied here.
+            decided_on = fold_from_zero(events[: draw(st.integers(0, len(events)))])
+            rule = Rule(
+                at=n + draw(st.floats(0, 30)),
+                window_days=draw(DAYS),
+                written_half_life_days=draw(DAYS),
+                taught_half_life_days=draw(DAYS),
+                min_cooccurrence=draw(st.integers(0, 3)),
+                vocabulary_cap=draw(st.integers(0, 8)),
+                merge_duplicates=draw(st.booleans()),
+            )
+            events.append(consolidated(n, decided_on, rule, tenant))
         else:
             events.append(
                 importance_set(n, draw(st.sampled_from(known)), draw(st.integers(1, 5)), tenant)

@@ -1,0 +1,291 @@
+"""Sleep consolidation: what a night's consolidation decides from a state, and how the fold
+applies the decision, so a replay reproduces it exactly.
+
+- **Written counts** are counted again from the memories themselves, each memory's
+  co-occurrences weighted by its age at the decision time `at`: full weight inside the
+  recent window, then halved every written half-life. A link keeps a count of at least 1:
+  decay reorders links, it never erases one (pruning does). Document units carry no time
+  in the state, so what documents wrote is kept as it is. What consolidation takes off is
+  kept beside the counts (`Cooccurrence.reduction`), so the next consolidation starts
+  again from every count ever written, not from counts already rounded.
+- **Taught deltas** are halved every taught half-life (longer than the written one) for
+  the time past the window since they were last taught, or since the previous
+  consolidation; one that falls below DROP_TAUGHT is dropped.
+- **Pruned concepts** lose every written link; memories carrying them still match them.
+  The decision names them: too few co-occurrences, or beyond the vocabulary cap. A concept
+  with a taught link is never pruned.
+- **Merged memories**: alive notes of one agent and user with the same text (case,
+  spacing and punctuation aside); the newest is kept and supersedes the others.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import scipy.sparse
+
+from .cooccurrence import COUNT_DTYPE, LINK_WINDOW, LINKED_CONCEPTS, window_template
+from .errors import InvalidEvent
+from .event import check_time
+from .state import State
+
+DAY = 86_400.0
+DROP_TAUGHT = 0.05
+"""A taught delta smaller than this (either sign) is dropped by consolidation."""
+
+Progress = Callable[[float], None]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Rule:
+    """The parameters of one consolidation, recorded in its event."""
+
+    at: float
+    """Unix time the decision was made at: ages are measured to it."""
+    window_days: float = 90.0
+    written_half_life_days: float = 180.0
+    taught_half_life_days: float = 365.0
+    min_cooccurrence: int = 2
+    """A concept whose links add up to fewer co-occurrences than this is pruned."""
+    vocabulary_cap: int = 500_000
+    """Concepts with links kept at most; the ones with the fewest co-occurrences go first."""
+    merge_duplicates: bool = True
+
+    def __post_init__(self) -> None:
+        check_time(self.at, "at")
+        if not isinstance(self.merge_duplicates, bool):
+            raise InvalidEvent(f"merge_duplicates {self.merge_duplicates!r} is not true or false")
+        for name in ("window_days", "written_half_life_days", "taught_half_life_days"):
+            value = getattr(self, name)
+            if not isinstance(value, int | float) or not 0 < value <= 36_500:
+                raise InvalidEvent(f"{name} {value!r} is out of range: expected 0 to 36500 days")
+        for name in ("min_cooccurrence", "vocabulary_cap"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise InvalidEvent(f"{name} {value!r} is invalid: expected a whole number >= 0")
+
+    def payload(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def of(cls, data: dict[str, Any]) -> Rule:
+        try:
+            return cls(**data)
+        except TypeError as exc:
+            raise InvalidEvent(f"rule is invalid: {exc}") from exc
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Decision:
+    rule: Rule
+    pruned: tuple[str, ...]
+    merged: tuple[tuple[str, str], ...]
+    """(superseded memory, kept memory)."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Effect:
+    """What a decision does to a state: the consolidation report."""
+
+    concepts_pruned: int
+    links_decayed: int
+    links_dropped: int
+    taught_decayed: int
+    taught_dropped: int
+    memories_merged: int
+    written_removed: int
+    """Co-occurrences taken off."""
+    taught_removed: float
+    """Taught delta taken off (absolute)."""
+
+
+def decide(state: State, rule: Rule, progress: Progress | None = None) -> tuple[Decision, Effect]:
+    """What consolidating `state` under `rule` would do; the state is left untouched."""
+    decayed = _decayed_counts(state, rule, progress)
+    taught = _decayed_taught(state, rule)
+    pruned = _pruned(state, decayed, taught, rule)
+    merged = _duplicates(state) if rule.merge_duplicates else []
+    decision = Decision(
+        rule, tuple(state.concepts[i] for i in pruned), tuple((a, b) for a, b in merged)
+    )
+    return decision, _effect(state, _without(decayed, pruned), taught, decision)
+
+
+def apply_decision(state: State, decision: Decision) -> None:
+    """The fold's side: apply `decision` to the state at the event's position."""
+    rule = decision.rule
+    pruned = [state.concept_index[c] for c in decision.pruned if c in state.concept_index]
+    kept = _without(_decayed_counts(state, rule, None), pruned)
+    written = state.counts.written()
+    state.counts.load(kept, written - kept)
+    for (i, j), value in _decayed_taught(state, rule).items():
+        if value is None:
+            state.drop_learned(i, j)
+        else:
+            state.set_learned(i, j, value, state.learned_at[(i, j)])
+    for (i, j), taught_at in list(state.learned_at.items()):
+        lowest = -float(state.counts.count(i, j))  # unlearns what is written, no more
+        if state.learned[i][j] < lowest:
+            state.set_learned(i, j, lowest, taught_at)
+    for old, new in decision.merged:
+        if old in state.memories and new in state.memories and old != new:
+            memory = state.memories[old]
+            if memory.superseded_by is None:
+                state.supersede(memory, new)
+    state.consolidated_at = max(state.consolidated_at, rule.at)
+
+
+def _decayed_counts(state: State, rule: Rule, progress: Progress | None) -> scipy.sparse.csr_array:
+    """Every written count, with the memories' share of it weighted by their age."""
+    size = len(state.concepts)
+    written = state.counts.written()
+    firsts, seconds, weights = [], [], []
+    ages = rule.at - state.ts.values
+    weight_of = np.where(
+        ages <= rule.window_days * DAY,
+        1.0,
+        0.5 ** ((ages - rule.window_days * DAY) / (rule.written_half_life_days * DAY)),
+    )
+    index = state.concept_index
+    step = max(1, len(state.rows) // 100)
+    for row, memory in enumerate(state.rows):
+        linked = memory.concepts[: min(memory.matched, LINKED_CONCEPTS)]
+        if len(linked) >= 2:
+            items = np.fromiter((index[c] for c in linked), dtype=np.int64, count=len(linked))
+            a, b = window_template(len(items), LINK_WINDOW)
+            first, second = items[a], items[b]
+            keep = first != second
+            firsts.append(first[keep])
+            seconds.append(second[keep])
+            weights.append(np.full(int(keep.sum()), weight_of[row]))
+        if progress is not None and row % step == 0:
+            progress(row / max(1, len(state.rows)))
+    if not firsts:
+        return written
+    first = np.concatenate(firsts)
+    second = np.concatenate(seconds)
+    weight = np.concatenate(weights)
+    keys = np.concatenate([first * size + second, second * size + first])
+    keys, inverse = np.unique(keys, return_inverse=True)
+    weight = np.concatenate([weight, weight])
+    by_memories = np.bincount(inverse, minlength=len(keys)).astype(COUNT_DTYPE)
+    decayed = np.maximum(1, np.rint(np.bincount(inverse, weights=weight, minlength=len(keys))))
+    rows, cols = keys // size, keys % size
+
+    def matrix(values: np.ndarray) -> scipy.sparse.csr_array:
+        return scipy.sparse.csr_array(
+            (values.astype(COUNT_DTYPE), (rows, cols)), shape=(size, size)
+        )
+
+    from_documents = written - matrix(by_memories)
+    result = (from_documents + matrix(decayed)).tocsr()
+    result.eliminate_zeros()
+    result.sort_indices()
+    if progress is not None:
+        progress(1.0)
+    return result
+
+
+def _decayed_taught(state: State, rule: Rule) -> dict[tuple[int, int], float | None]:
+    """Each taught delta that decays: its value after, or None when it is dropped."""
+    found: dict[tuple[int, int], float | None] = {}
+    window = rule.window_days * DAY
+    half_life = rule.taught_half_life_days * DAY
+    for (i, j), taught_at in state.learned_at.items():
+        value = state.learned.get(i, {}).get(j, 0.0)
+        exposed = rule.at - max(taught_at.ms / 1000 + window, state.consolidated_at)
+        if exposed <= 0:
+            continue
+        after = value * 0.5 ** (exposed / half_life)
+        found[(i, j)] = None if abs(after) < DROP_TAUGHT else after
+    return found
+
+
+def _pruned(
+    state: State,
+    counts: scipy.sparse.csr_array,
+    taught: dict[tuple[int, int], float | None],
+    rule: Rule,
+) -> list[int]:
+    marginals = np.asarray(counts.sum(axis=1)).ravel()
+    protected = np.zeros(len(marginals), dtype=bool)
+    for i, row in state.learned.items():
+        for j, value in row.items():
+            if value and taught.get((min(i, j), max(i, j)), value) is not None:
+                protected[i] = True
+    linked = marginals > 0
+    weak = linked & (marginals < rule.min_cooccurrence) & ~protected
+    survivors = np.flatnonzero(linked & ~weak)
+    over = len(survivors) - rule.vocabulary_cap
+    if over > 0:
+        candidates = survivors[~protected[survivors]]
+        order = np.lexsort((candidates, marginals[candidates]))  # fewest first, then by index
+        weak[candidates[order[:over]]] = True
+    return np.flatnonzero(weak).tolist()
+
+
+def _without(counts: scipy.sparse.csr_array, pruned: list[int]) -> scipy.sparse.csr_array:
+    if not pruned:
+        return counts
+    keep = np.ones(counts.shape[0], dtype=COUNT_DTYPE)
+    keep[pruned] = 0
+    mask = scipy.sparse.diags_array(keep, format="csr", dtype=COUNT_DTYPE)
+    result = (mask @ counts @ mask).tocsr()
+    result.eliminate_zeros()
+    result.sort_indices()
+    return result
+
+
+_NOT_WORDS = re.compile(r"[\W_]+")
+
+
+def _duplicates(state: State) -> list[tuple[str, str]]:
+    newest: dict[tuple[str, str | None, str], str] = {}
+    merged: list[tuple[str, str]] = []
+    for memory in reversed(state.rows):
+        if memory.kind != "memory" or memory.superseded_by is not None:
+            continue
+        text = _NOT_WORDS.sub(" ", memory.text.casefold()).strip()
+        key = (memory.agent, memory.user, text)
+        kept = newest.setdefault(key, memory.id)
+        if kept != memory.id:
+            merged.append((memory.id, kept))
+    return sorted(merged)
+
+
+def _effect(
+    state: State,
+    counts: scipy.sparse.csr_array,
+    taught: dict[tuple[int, int], float | None],
+    decision: Decision,
+) -> Effect:
+    before_keys, before = _upper_entries(state.counts.matrix())
+    after_keys, after = _upper_entries(counts)
+    at = np.minimum(np.searchsorted(after_keys, before_keys), max(0, len(after_keys) - 1))
+    found = after_keys[at] == before_keys if len(after_keys) else np.zeros(len(before_keys), bool)
+    after_of_before = np.where(found, after[at] if len(after) else 0, 0)
+    taught_removed = 0.0
+    for (i, j), value in taught.items():
+        taught_removed += abs(state.learned[i][j]) - (abs(value) if value is not None else 0.0)
+    return Effect(
+        concepts_pruned=len(decision.pruned),
+        links_decayed=int(((after_of_before < before) & (after_of_before > 0)).sum()),
+        links_dropped=int((after_of_before == 0).sum()),
+        taught_decayed=sum(1 for v in taught.values() if v is not None),
+        taught_dropped=sum(1 for v in taught.values() if v is None),
+        memories_merged=len(decision.merged),
+        written_removed=int(before.sum() - after.sum()),
+        taught_removed=round(taught_removed, 6),
+    )
+
+
+def _upper_entries(matrix: scipy.sparse.csr_array) -> tuple[np.ndarray, np.ndarray]:
+    """Keys (row * size + column, ascending) and counts of the links, each pair once."""
+    upper = scipy.sparse.triu(matrix, k=1).tocsr()
+    upper.sort_indices()
+    rows = np.repeat(np.arange(upper.shape[0], dtype=np.int64), np.diff(upper.indptr))
+    return rows * upper.shape[0] + upper.indices, np.asarray(upper.data, dtype=np.int64)

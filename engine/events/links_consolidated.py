@@ -1,0 +1,61 @@
+"""links.consolidated: a sleep consolidation, with its rule and every decision it made.
+
+The job decides on the state at some position; the fold applies the decision where the
+event sits in the log (engine/consolidation.py), so a replay reproduces it exactly. The
+report is what the decision did to the state it was made on, kept for the audit.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING, Any
+
+from ..consolidation import Decision, Effect, Rule, apply_decision
+from ..errors import InvalidEvent
+from ..event_type import EventType, Payload, register
+from ..payload import check_concepts, check_ids
+from ..state import State
+
+if TYPE_CHECKING:
+    from ..event import Event
+
+
+def build(decision: Decision, effect: Effect, decided_at: str) -> Payload:
+    return {
+        "rule": decision.rule.payload(),
+        "pruned": list(decision.pruned),
+        "merged": [list(pair) for pair in decision.merged],
+        "report": dataclasses.asdict(effect),
+        "decided_at": decided_at,
+    }
+
+
+def check(data: Payload) -> None:
+    rule = data.get("rule")
+    if not isinstance(rule, dict):
+        raise InvalidEvent("rule is missing: expected the consolidation's parameters")
+    Rule.of(rule)
+    pruned = data.get("pruned")
+    if not isinstance(pruned, list):
+        raise InvalidEvent("pruned is invalid: expected a list of concepts")
+    for start in range(0, len(pruned), 256):
+        check_concepts(pruned[start : start + 256], "pruned")
+    merged = data.get("merged")
+    if not isinstance(merged, list) or not all(
+        isinstance(pair, list) and len(pair) == 2 for pair in merged
+    ):
+        raise InvalidEvent("merged is invalid: expected [superseded id, kept id] pairs")
+    for pair in merged:
+        check_ids(pair, "merged", 2)
+
+
+def decision_of(data: Payload) -> Decision:
+    merged: list[Any] = data["merged"]
+    return Decision(Rule.of(data["rule"]), tuple(data["pruned"]), tuple((a, b) for a, b in merged))
+
+
+def apply(state: State, event: Event) -> None:
+    apply_decision(state, decision_of(event.data))
+
+
+LINKS_CONSOLIDATED = register(EventType("links.consolidated", 1, check, apply, build))

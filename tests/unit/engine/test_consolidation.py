@@ -1,0 +1,140 @@
+"""Sleep consolidation: old written links weigh less, taught links fade slower, weak concepts
+lose their links (not their memories), duplicates merge, and the fold reproduces it all."""
+
+from __future__ import annotations
+
+from assocmem.engine.audit import link_history, memory_history
+from assocmem.engine.consolidation import DAY, Rule, decide
+from assocmem.engine.event import Event
+from assocmem.engine.fold import fold, fold_from_zero
+from assocmem.engine.links import links_of
+from assocmem.engine.position import Position
+from assocmem.engine.recall import Query, recall
+from assocmem.engine.snapshot import content_hash, dump_state, load_state
+from assocmem.engine.state import State
+
+from .events import consolidated, feedback, written
+
+YEAR = 365 * DAY
+NOW = 10 * YEAR
+
+
+def note(
+    n: int, concepts: list[str], ts: float, text: str | None = None, agent: str = "agent"
+) -> Event:
+    event = written(n, concepts, text)
+    return Event(event.type, event.tenant, agent, ts, event.data, position=Position(n, 0))
+
+
+def consolidate(events: list[Event], rule: Rule) -> tuple[State, list[Event]]:
+    """Fold `events`, then a consolidation decided on them; the state and the whole log."""
+    log = [*events, consolidated(len(events) + 1, fold_from_zero(events), rule)]
+    return fold_from_zero(log), log
+
+
+def count(state: State, a: str, b: str) -> int:
+    return state.counts.count(state.concept_index[a], state.concept_index[b])
+
+
+def found_ids(state: State, concept: str) -> list[str]:
+    return [item.memory.id for item in recall(state, Query((concept,), now=NOW)).items]
+
+
+def history() -> list[Event]:
+    """old+link written 6 times two years ago, new+link 6 times last week, rare once long ago."""
+    old = [note(n, ["old", "link"], NOW - 2 * YEAR) for n in range(1, 7)]
+    new = [note(n, ["new", "link"], NOW - 7 * DAY) for n in range(7, 13)]
+    return [*old, *new, note(13, ["rare", "link"], NOW - 3 * YEAR)]
+
+
+def test_old_written_links_decay_by_half_lives_past_the_window_and_recent_ones_stay() -> None:
+    state, _ = consolidate(history(), Rule(NOW, min_cooccurrence=0))
+    # Two years is 640 days past a 90-day window: 0.5 ** (640 / 180) of 6 is 0.51, kept at 1.
+    assert count(state, "old", "link") == 1
+    assert count(state, "new", "link") == 6
+    assert count(state, "rare", "link") == 1  # decay never erases a link
+    weights = links_of(state).row(state.concept_index["link"], 0.0)
+    ranked = [state.concepts[t] for t in weights.targets]
+    assert ranked.index("new") < ranked.index("old")
+
+
+def test_a_second_consolidation_starts_again_from_the_counts_as_written() -> None:
+    events = history()
+    once, log = consolidate(events, Rule(NOW, min_cooccurrence=0))
+    twice = fold_from_zero([*log, consolidated(len(log) + 1, once, Rule(NOW, min_cooccurrence=0))])
+    assert count(twice, "old", "link") == count(once, "old", "link") == 1
+    later = Rule(NOW + 60 * DAY, min_cooccurrence=0, window_days=1000.0)
+    restored = fold_from_zero([*log, consolidated(len(log) + 1, once, later)])
+    assert count(restored, "old", "link") == 6  # inside the longer window: full weight again
+
+
+def test_taught_links_fade_slower_than_written_ones_and_small_ones_are_dropped() -> None:
+    events = [note(1, ["alpha", "beta"], NOW - 400 * DAY), note(2, ["gamma", "delta"], 1.0)]
+    events += [feedback(3, ["1-0"], 1.0, ["zeta"]), feedback(4, ["2-0"], 0.06, ["zeta"])]
+    # Feedback taught at position ms 3 and 4 (the epoch), 10 years before NOW: both decayed.
+    state, _ = consolidate(events, Rule(NOW, min_cooccurrence=0, taught_half_life_days=3650.0))
+    zeta = state.concept_index["zeta"]
+    assert state.learned[zeta][state.concept_index["alpha"]] == 0.5 ** (
+        (NOW - 0.003 - 90 * DAY) / (3650 * DAY)
+    )
+    assert state.concept_index["gamma"] not in state.learned.get(zeta, {})
+
+
+def test_a_pruned_concept_loses_its_links_but_its_memory_is_still_found() -> None:
+    events = [note(1, ["lonely", "word"], NOW), note(2, ["busy", "word", "more"], NOW)]
+    state, log = consolidate(events, Rule(NOW, min_cooccurrence=2))
+    pruned = log[-1].data["pruned"]
+    assert "lonely" in pruned and "busy" not in pruned
+    assert count(state, "lonely", "word") == 0 and count(state, "busy", "word") == 1
+    assert found_ids(state, "lonely") == ["1-0"]
+
+
+def test_the_vocabulary_cap_keeps_the_concepts_with_most_cooccurrences() -> None:
+    events = [note(1, ["a", "b", "c"], NOW), note(2, ["a", "b"], NOW), note(3, ["x", "y"], NOW)]
+    _, log = consolidate(events, Rule(NOW, min_cooccurrence=0, vocabulary_cap=3))
+    assert sorted(log[-1].data["pruned"]) == ["x", "y"]
+
+
+def test_a_concept_with_a_taught_link_is_never_pruned() -> None:
+    events = [note(1, ["lonely", "word"], NOW), feedback(2, ["1-0"], 1.0, ["asked"])]
+    # Taught at the epoch (position 2-0): a ten-year window keeps it from fading.
+    _, log = consolidate(events, Rule(NOW, min_cooccurrence=5, window_days=3650.0))
+    assert "lonely" not in log[-1].data["pruned"] and "asked" not in log[-1].data["pruned"]
+
+
+def test_duplicates_of_one_agent_merge_into_the_newest_and_the_audit_says_so() -> None:
+    events = [
+        note(1, ["deploy", "fix"], NOW, "Fix the deploy."),
+        note(2, ["deploy", "fix"], NOW, "fix the  DEPLOY"),
+        note(3, ["deploy", "fix"], NOW, "Fix the deploy.", agent="other"),
+    ]
+    state, log = consolidate(events, Rule(NOW))
+    assert state.memories["1-0"].superseded_by == "2-0"
+    assert state.memories["3-0"].superseded_by is None
+    assert sorted(found_ids(state, "deploy")) == ["2-0", "3-0"]
+    assert memory_history(log, "1-0")[-1].detail == {"superseded_by": "2-0", "merged": True}
+
+
+def test_deciding_leaves_the_state_untouched_and_reports_what_applying_does() -> None:
+    state = fold_from_zero(history())
+    before = content_hash(state)
+    decision, effect = decide(state, Rule(NOW, min_cooccurrence=0))
+    assert content_hash(state) == before
+    assert (effect.links_decayed, effect.links_dropped, effect.written_removed) == (1, 0, 5)
+
+
+def test_the_audit_lists_the_consolidation_that_decayed_a_link() -> None:
+    _, log = consolidate(history(), Rule(NOW, min_cooccurrence=0))
+    changes = link_history(log, "old", "link").changes
+    assert changes[-1].type == "links.consolidated"
+    assert (changes[-1].written, changes[-1].count) == (-5, 1)
+
+
+def test_a_decision_made_earlier_applies_the_same_in_replay_and_from_a_snapshot() -> None:
+    events = history()
+    decided_on = fold_from_zero(events[:8])
+    log = [*events, consolidated(20, decided_on, Rule(NOW, min_cooccurrence=2))]
+    log.append(note(21, ["old", "link"], NOW))
+    head = load_state(dump_state(fold_from_zero(log[:-1])))
+    fold(head, log[-1:])
+    assert content_hash(head) == content_hash(fold_from_zero(log))
