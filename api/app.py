@@ -44,6 +44,7 @@ from .principal import Caller, principal_of  # noqa: F401 - principal_of: tests 
 from .schemas import (
     ActivityIn,
     ChainIn,
+    ConsolidateIn,
     DocumentIn,
     FeedbackIn,
     ImportanceIn,
@@ -291,6 +292,17 @@ def requeue_job(job_id: JobId, request: Request, caller: Caller) -> dict[str, An
     return responses.job_view(_application(request).requeue_job(caller, job_id))
 
 
+def job(job_id: JobId, request: Request, caller: Caller) -> dict[str, Any]:
+    """One job: its state, progress while it runs, and its report once finished."""
+    return responses.job_view(_application(request).job(caller, job_id))
+
+
+def consolidate(body: ConsolidateIn, request: Request, caller: Caller) -> dict[str, Any]:
+    """Queue a sleep consolidation of the tenant now (it also runs nightly); follow it at
+    /v1/jobs/{id}: its progress, then its report."""
+    return responses.job_view(_application(request).consolidate(caller, body.dry_run))
+
+
 def health(request: Request, caller: Caller) -> dict[str, Any]:
     """The store answers; the log's length and the position this process has folded up to."""
     return responses.health_view(_application(request).health(caller))
@@ -311,7 +323,9 @@ _ROUTES = [
     ("/v1/state", state, "GET", 200, out.StateOut),
     ("/v1/health", health, "GET", 200, out.HealthOut),
     ("/v1/jobs", jobs, "GET", 200, out.JobsOut),
+    ("/v1/jobs/{job_id}", job, "GET", 200, out.Job),
     ("/v1/jobs/{job_id}/requeue", requeue_job, "POST", 202, out.Job),
+    ("/v1/consolidate", consolidate, "POST", 202, out.Job),
 ]
 
 

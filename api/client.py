@@ -173,6 +173,13 @@ class Client:
     def requeue_job(self, job_id: str) -> dict[str, Any]:
         return self._call("POST", f"/v1/jobs/{job_id}/requeue", changes_nothing=True)
 
+    def job(self, job_id: str) -> dict[str, Any]:
+        return self._call("GET", f"/v1/jobs/{job_id}")
+
+    def consolidate(self, dry_run: bool = False) -> dict[str, Any]:
+        """Queue a sleep consolidation now; the job (follow it with `job`)."""
+        return self._call("POST", "/v1/consolidate", json={"dry_run": dry_run})
+
     def dead_letters(self) -> dict[str, Any]:
         return self._call("GET", "/v1/dead-letters")
 

@@ -234,3 +234,33 @@ def jobs(r: dict[str, Any]) -> str:
         if j["error"]:
             lines.append(f"          {j['error'][:150]}")
     return "\n".join(lines)
+
+
+def consolidation(job: dict[str, Any]) -> str:
+    report = job.get("result") or {}
+    effect = report.get("effect", {})
+    rule = report.get("rule", {})
+    done = "would" if report.get("dry_run") else "did"
+    where = (
+        f"appended links.consolidated at {report['appended_at']}"
+        if report.get("appended_at")
+        else "dry run: nothing appended"
+    )
+    return "\n".join(
+        [
+            f"consolidation of {report.get('tenant')} ({done}), decided at "
+            f"{report.get('decided_at')}; {where}; {report.get('seconds')} s",
+            f"  concepts pruned   {effect.get('concepts_pruned')}",
+            f"  links decayed     {effect.get('links_decayed')}"
+            f"   dropped {effect.get('links_dropped')}"
+            f"   co-occurrences taken off {effect.get('written_removed')}",
+            f"  taught decayed    {effect.get('taught_decayed')}"
+            f"   dropped {effect.get('taught_dropped')}"
+            f"   delta taken off {effect.get('taught_removed')}",
+            f"  memories merged   {effect.get('memories_merged')}",
+            f"  rule: recent window {rule.get('window_days')} d, written half-life "
+            f"{rule.get('written_half_life_days')} d, taught half-life "
+            f"{rule.get('taught_half_life_days')} d, min co-occurrence "
+            f"{rule.get('min_cooccurrence')}, vocabulary cap {rule.get('vocabulary_cap')}",
+        ]
+    )

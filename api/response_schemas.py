@@ -292,7 +292,9 @@ class ResentOut(BaseModel):
 class Job(BaseModel):
     id: str
     queue: str
-    state: str = Field(description="queued, running, scheduled (waiting for a retry) or failed")
+    state: str = Field(
+        description="queued, running, scheduled (waiting for a retry), finished or failed"
+    )
     function: str
     args: list[Any]
     enqueued_at: str | None
@@ -300,6 +302,10 @@ class Job(BaseModel):
     ended_at: str | None
     error: str | None
     retries_left: int | None
+    progress: dict[str, Any] | None = Field(
+        None, description="While it runs: {phase, done}, done from 0 to 1"
+    )
+    result: dict[str, Any] | None = Field(None, description="A finished job's report")
 
 
 class JobsOut(BaseModel):

@@ -277,6 +277,8 @@ def job_view(job: JobInfo) -> dict[str, Any]:
         "ended_at": moment(job.ended_at),
         "error": job.error,
         "retries_left": job.retries_left,
+        "progress": job.progress,
+        "result": job.result,
     }
 
 

@@ -25,6 +25,7 @@ class RunInfo:
     worker_pids: list[int]
     redis_pid: int | None
     redis_url: str
+    cron_pid: int | None = None
 
 
 def write_run_file(home: Path, info: RunInfo) -> None:

@@ -211,3 +211,9 @@ class DocumentIn(Strict):
     )
     source: Label | None = Field(None, description="Where it came from (path, URL).")
     key: Key | None = Field(None, description="Idempotency key.")
+
+
+class ConsolidateIn(Strict):
+    dry_run: bool = Field(
+        False, description="Decide and report, append nothing: the state stays as it is."
+    )

@@ -159,6 +159,7 @@ def run_pipeline(settings: Settings, workers: int = 1, echo: Callable[[str], Non
             Child(f"worker-{i}", ["worker"], env, logs / f"worker-{i}.log", lock)
             for i in range(workers)
         ]
+        children.append(Child("cron", ["cron"], env, logs / "cron.log", lock))
         _wait_healthy(url, children[0], stop)
         _record(home, url, children, redis, settings)
         echo(f"assocmem serving {url}  (data: {home}, logs: {logs}; Ctrl-C stops)")
@@ -215,7 +216,8 @@ def _record(
         url=url,
         up_pid=os.getpid(),
         api_pid=children[0].process.pid,
-        worker_pids=[c.process.pid for c in children[1:]],
+        worker_pids=[c.process.pid for c in children if c.name.startswith("worker")],
+        cron_pid=children[-1].process.pid,
         redis_pid=redis.server.pid if redis else None,
         redis_url=settings.redis_url or "",
     )

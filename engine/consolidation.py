@@ -12,8 +12,9 @@ applies the decision, so a replay reproduces it exactly.
   the time past the window since they were last taught, or since the previous
   consolidation; one that falls below DROP_TAUGHT is dropped.
 - **Pruned concepts** lose every written link; memories carrying them still match them.
-  The decision names them: too few co-occurrences, or beyond the vocabulary cap. A concept
-  with a taught link is never pruned.
+  The decision names them: fewer co-occurrences ever written than the minimum (age does
+  not make a concept rare), or beyond the vocabulary cap (the ones weighing least after
+  decay go first). A concept with a taught link is never pruned.
 - **Merged memories**: alive notes of one agent and user with the same text (case,
   spacing and punctuation aside); the newest is kept and supersedes the others.
 """
@@ -50,7 +51,9 @@ class Rule:
     written_half_life_days: float = 180.0
     taught_half_life_days: float = 365.0
     min_cooccurrence: int = 2
-    """A concept whose links add up to fewer co-occurrences than this is pruned."""
+    """A concept whose links were written fewer times than this, all told, is pruned: the
+    default takes the links off a word seen in one note beside one other concept, which
+    that note's own match already finds."""
     vocabulary_cap: int = 500_000
     """Concepts with links kept at most; the ones with the fewest co-occurrences go first."""
     merge_duplicates: bool = True
@@ -211,6 +214,7 @@ def _pruned(
     taught: dict[tuple[int, int], float | None],
     rule: Rule,
 ) -> list[int]:
+    written = np.asarray(state.counts.written().sum(axis=1)).ravel()
     marginals = np.asarray(counts.sum(axis=1)).ravel()
     protected = np.zeros(len(marginals), dtype=bool)
     for i, row in state.learned.items():
@@ -218,7 +222,7 @@ def _pruned(
             if value and taught.get((min(i, j), max(i, j)), value) is not None:
                 protected[i] = True
     linked = marginals > 0
-    weak = linked & (marginals < rule.min_cooccurrence) & ~protected
+    weak = linked & (written < rule.min_cooccurrence) & ~protected
     survivors = np.flatnonzero(linked & ~weak)
     over = len(survivors) - rule.vocabulary_cap
     if over > 0:

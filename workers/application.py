@@ -45,9 +45,10 @@ from assocmem.engine.time_window import listing_window, read_window
 
 from . import results
 from .access import AccessRecorder
+from .consolidation_job import enqueue_consolidation
 from .errors import InvalidRequest, UnknownMemory
 from .history import Difference, History, Verification
-from .jobs import JobInfo, list_jobs, requeue
+from .jobs import JobInfo, job_info, list_jobs, requeue
 from .live_state import LiveState
 from .rebuild_cache import RebuildCache
 from .request_values import (
@@ -365,6 +366,16 @@ class Application:
 
     def requeue_job(self, principal: Principal, job_id: str) -> JobInfo:
         return requeue(self.runtime, job_id)
+
+    def job(self, principal: Principal, job_id: str) -> JobInfo:
+        return job_info(self.runtime, job_id)
+
+    def consolidate(self, principal: Principal, dry_run: bool = False) -> JobInfo:
+        """Queue a sleep consolidation of the tenant now; the job to follow."""
+        kind = "dry-run" if dry_run else "now"
+        job_id = f"consolidate-{principal.tenant}-{kind}-{int(self.clock() * 1000)}"
+        enqueue_consolidation(self.runtime, principal.tenant, job_id, dry_run)
+        return job_info(self.runtime, job_id)
 
     # --- helpers -----------------------------------------------------------------------------
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import dataclasses
 from datetime import datetime
+from typing import Any
 
 from rq.exceptions import InvalidJobOperation, NoSuchJobError
-from rq.job import Job
+from rq.job import Job, JobStatus
 from rq.registry import FailedJobRegistry, ScheduledJobRegistry, StartedJobRegistry
 
 from .errors import InvalidRequest
@@ -31,6 +32,35 @@ class JobInfo:
     error: str | None
     """The last line of the failure's traceback."""
     retries_left: int | None
+    progress: dict[str, Any] | None = None
+    """What a long job reports while it runs: its phase and the share done (0-1)."""
+    result: dict[str, Any] | None = None
+    """A finished job's return value (a consolidation's report)."""
+
+
+_STATES = {
+    JobStatus.QUEUED: "queued",
+    JobStatus.STARTED: "running",
+    JobStatus.SCHEDULED: "scheduled",
+    JobStatus.DEFERRED: "queued",
+    JobStatus.FAILED: "failed",
+    JobStatus.FINISHED: "finished",
+    JobStatus.STOPPED: "failed",
+    JobStatus.CANCELED: "failed",
+}
+
+
+def job_info(runtime: Runtime, job_id: str) -> JobInfo:
+    """One job by id, whatever its state; InvalidRequest if no job has that id."""
+    for queue in runtime.queues():
+        try:
+            job = Job.fetch(job_id, queue.connection, queue.serializer)
+        except NoSuchJobError:
+            continue
+        status = job.get_status(refresh=False)
+        state = _STATES.get(status, "queued") if status is not None else "queued"
+        return _info(job, job.origin, state)
+    raise InvalidRequest(f"job {job_id!r} is unknown: expected an id `assocmem jobs` lists")
 
 
 def list_jobs(runtime: Runtime) -> list[JobInfo]:
@@ -84,4 +114,6 @@ def _info(job: Job, queue: str, state: str) -> JobInfo:
         job.ended_at,
         last,
         job.retries_left,
+        job.meta.get("progress"),
+        job.return_value() if state == "finished" else None,
     )

@@ -54,5 +54,15 @@ def tenants_key() -> str:
     return f"{PREFIX}:tenants"
 
 
+def cron_lease_key() -> str:
+    """Held by the one cron that fires (workers/cron.py)."""
+    return f"{PREFIX}:cron:lease"
+
+
+def cron_last_key() -> str:
+    """Unix time of the last scheduled night the cron fired."""
+    return f"{PREFIX}:cron:last"
+
+
 def fold_job_id(tenant: str) -> str:
     return f"fold-{tenant}"

@@ -38,7 +38,34 @@ DEFAULT_MAX_CONNECTIONS = 200
 DEFAULT_READ_TIMEOUT = 10.0
 """Seconds a read or a chain may take before the API answers 503 (the work goes on in its
 thread, the connection is freed)."""
+DEFAULT_CONSOLIDATE_AT = "02:30"
+"""Local time (ASSOCMEM_TZ) of the nightly sleep consolidation of every tenant."""
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ConsolidationSettings:
+    """The nightly consolidation: when it runs and the rule it decides by (engine/consolidation.py)."""
+
+    at: str = DEFAULT_CONSOLIDATE_AT
+    """A time of day, HH:MM, or a cron expression (five fields; a sixth names seconds)."""
+    window_days: float = 90.0
+    written_half_life_days: float = 180.0
+    taught_half_life_days: float = 365.0
+    min_cooccurrence: int = 2
+    vocabulary_cap: int = 500_000
+    merge_duplicates: bool = True
+
+    def cron(self) -> str:
+        if ":" in self.at:
+            hour, minute = self.at.split(":")
+            return f"{int(minute)} {int(hour)} * * *"
+        return self.at
+
+    def rule_values(self) -> dict[str, Any]:
+        values = dataclasses.asdict(self)
+        del values["at"]
+        return values
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -66,6 +93,7 @@ class Settings:
     body_timeout: float = DEFAULT_BODY_TIMEOUT
     max_connections: int = DEFAULT_MAX_CONNECTIONS
     read_timeout: float = DEFAULT_READ_TIMEOUT
+    consolidation: ConsolidationSettings = ConsolidationSettings()
 
     def hosts(self) -> tuple[str, ...]:
         """Every Host header the API answers: the bound address, loopback, the configured ones."""
@@ -113,9 +141,68 @@ def load_settings(env: Mapping[str, str], **overrides: Any) -> Settings:
             env, "ASSOCMEM_MAX_CONNECTIONS", DEFAULT_MAX_CONNECTIONS, _positive_int
         ),
         "read_timeout": _read(env, "ASSOCMEM_READ_TIMEOUT", DEFAULT_READ_TIMEOUT, _positive_float),
+        "consolidation": _consolidation(env),
     }
     values.update({k: v for k, v in overrides.items() if v is not None})
     return Settings(**values)
+
+
+def _consolidation(env: Mapping[str, str]) -> ConsolidationSettings:
+    default = ConsolidationSettings()
+    return ConsolidationSettings(
+        at=_read(env, "ASSOCMEM_CONSOLIDATE_AT", default.at, _schedule),
+        window_days=_read(env, "ASSOCMEM_RECENT_DAYS", default.window_days, _days),
+        written_half_life_days=_read(
+            env, "ASSOCMEM_WRITTEN_HALF_LIFE_DAYS", default.written_half_life_days, _days
+        ),
+        taught_half_life_days=_read(
+            env, "ASSOCMEM_TAUGHT_HALF_LIFE_DAYS", default.taught_half_life_days, _days
+        ),
+        min_cooccurrence=_read(env, "ASSOCMEM_MIN_COOCCURRENCE", default.min_cooccurrence, _whole),
+        vocabulary_cap=_read(env, "ASSOCMEM_VOCABULARY_CAP", default.vocabulary_cap, _whole),
+        merge_duplicates=_read(
+            env, "ASSOCMEM_MERGE_DUPLICATES", default.merge_duplicates, _boolean
+        ),
+    )
+
+
+def _schedule(raw: str) -> str:
+    from croniter import croniter
+
+    if ":" in raw:
+        hour, _, minute = raw.partition(":")
+        if hour.isdigit() and minute.isdigit() and int(hour) < 24 and int(minute) < 60:
+            return raw
+        raise ValueError("expected a time of day HH:MM (24-hour), e.g. 02:30")
+    if not croniter.is_valid(raw) or len(raw.split()) not in (5, 6):
+        raise ValueError(
+            "expected HH:MM or a cron expression of five fields (a sixth for seconds),"
+            " e.g. '30 2 * * *'"
+        )
+    return raw
+
+
+def _days(raw: str) -> float:
+    value = float(raw)
+    if not 0 < value <= 36_500:
+        raise ValueError("expected a number of days above 0, at most 36500")
+    return value
+
+
+def _whole(raw: str) -> int:
+    value = int(raw)
+    if value < 0:
+        raise ValueError("expected a whole number of 0 or more")
+    return value
+
+
+def _boolean(raw: str) -> bool:
+    lowered = raw.strip().lower()
+    if lowered in ("1", "true", "yes", "on"):
+        return True
+    if lowered in ("0", "false", "no", "off"):
+        return False
+    raise ValueError("expected true or false")
 
 
 def _read(env: Mapping[str, str], name: str, default: T, parse: Callable[[str], T]) -> T:

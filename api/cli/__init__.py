@@ -1,16 +1,16 @@
 """The `assocmem` command line: run the pipeline, write, read, teach and inspect memories.
 
-One module per command group, as rq splits its CLI: pipeline (up, serve, worker), memory
-(write, read, chain, feedback, importance), activity (log, activities, summary),
-documents (ingest), audit (graph, state) and history (audit link and memory, replay,
-diff, dead-letters).
+One module per command group, as rq splits its CLI: pipeline (up, serve, worker, cron),
+memory (write, read, chain, feedback, importance), activity (log, activities, summary),
+documents (ingest), audit (graph, state), history (audit link and memory, replay, diff,
+dead-letters, jobs) and maintenance (consolidate).
 """
 
 from __future__ import annotations
 
 import click
 
-from . import activity, audit, documents, history, memory, pipeline
+from . import activity, audit, documents, history, maintenance, memory, pipeline
 from .common import Group
 
 
@@ -27,6 +27,7 @@ def main() -> None:
 for _command in (
     pipeline.up,
     pipeline.worker,
+    pipeline.cron,
     pipeline.serve,
     memory.write,
     memory.read,
@@ -44,5 +45,6 @@ for _command in (
     history.diff,
     history.dead_letters,
     history.jobs,
+    maintenance.consolidate,
 ):
     main.add_command(_command)

@@ -60,12 +60,38 @@ def up(home: Path, port: int, workers: int, appendfsync: str | None) -> None:
 @click.command(epilog="Example: REDIS_URL=redis://127.0.0.1:6379/0 assocmem worker")
 @click.option("--burst", is_flag=True, help="Run the queued jobs, then exit.")
 def worker(burst: bool) -> None:
-    """Run one RQ worker (fold jobs) and the fold scheduler. Needs REDIS_URL."""
+    """Run one RQ worker (fold, consolidation and replay jobs) and the fold scheduler.
+    Needs REDIS_URL."""
     from assocmem.workers.runtime import Runtime
     from assocmem.workers.worker import run_worker
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     run_worker(Runtime.connect(load_settings(os.environ)), burst=burst)
+
+
+@click.command(
+    epilog="Example: REDIS_URL=redis://127.0.0.1:6379/0 ASSOCMEM_TZ=Europe/Paris assocmem cron"
+)
+def cron() -> None:
+    """Run the nightly sleep consolidation's cron: at ASSOCMEM_CONSOLIDATE_AT (default 02:30)
+    in ASSOCMEM_TZ it queues one consolidation per tenant for the workers. Run as many as you
+    like: one holds a lease in Redis and fires, the others stand by and take over within 30 s
+    of it dying. `up` runs one. Needs REDIS_URL."""
+    import signal
+    import threading
+
+    from assocmem.workers.cron import run_cron
+    from assocmem.workers.runtime import Runtime
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    stop = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: stop.set())
+    runtime = Runtime.connect(load_settings(os.environ))
+    try:
+        run_cron(runtime, stop)
+    finally:
+        runtime.close()
 
 
 @click.command(epilog="Example: REDIS_URL=redis://127.0.0.1:6379/0 assocmem serve --port 8765")

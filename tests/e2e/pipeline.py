@@ -59,7 +59,7 @@ class Pipeline:
 
     def crash(self) -> None:
         """SIGKILL `up`, the API and the workers; then stop the embedded Redis."""
-        pids = [self.info.up_pid, self.info.api_pid, *self.info.worker_pids]
+        pids = [self.info.up_pid, self.info.api_pid, *self.info.worker_pids, self.info.cron_pid]
         for pid in pids:
             os.kill(pid, signal.SIGKILL)
         self.process.wait(10)

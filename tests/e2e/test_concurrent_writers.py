@@ -58,7 +58,13 @@ def test_sigterm_stops_every_process_of_up(tmp_path: Path) -> None:
     from assocmem.workers.redis_server import is_alive
 
     up = Pipeline(tmp_path / "data")
-    pids = [up.info.up_pid, up.info.api_pid, *up.info.worker_pids, up.info.redis_pid]
+    pids = [
+        up.info.up_pid,
+        up.info.api_pid,
+        *up.info.worker_pids,
+        up.info.cron_pid,
+        up.info.redis_pid,
+    ]
     up.stop()
     assert up.process.returncode == 0
     assert not [pid for pid in pids if pid and is_alive(pid)]

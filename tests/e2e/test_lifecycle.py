@@ -39,7 +39,7 @@ def test_kill_9_of_up_takes_every_process_down_and_a_new_up_serves_the_same_stat
     second = cli("up", "--data", str(home), url=up.url, check=False)
     assert second.returncode != 0
     assert f"pid {up.info.up_pid}" in second.stderr and up.url in second.stderr
-    pids = [up.info.api_pid, *up.info.worker_pids, up.info.redis_pid]
+    pids = [up.info.api_pid, *up.info.worker_pids, up.info.cron_pid, up.info.redis_pid]
     os.kill(up.info.up_pid, signal.SIGKILL)
     up.process.wait(10)
     wait_until(lambda: not any(is_alive(p) for p in pids), 2.0, "every child gone")

@@ -1,0 +1,72 @@
+"""Maintenance on demand: a sleep consolidation now, followed to its report."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any
+
+import click
+
+from .. import render
+from ..client import Client
+from .common import client_of, common, emit, remember
+
+POLL_SECONDS = 0.5
+PHASES = {"loading": (0, 30), "deciding": (30, 100)}
+"""Share of the progress bar each phase of the job fills (from, to)."""
+
+
+@click.command(epilog="Example: assocmem consolidate --now --dry-run")
+@click.option("--now", is_flag=True, help="Run a consolidation now (it also runs nightly).")
+@click.option("--dry-run", is_flag=True, help="Decide and report; append nothing.")
+@click.option(
+    "--wait/--no-wait",
+    default=True,
+    show_default=True,
+    help="Follow the job to its report, with a progress bar.",
+)
+@common
+@click.pass_context
+def consolidate(
+    ctx: click.Context, now: bool, dry_run: bool, wait: bool, url: str | None, as_json: bool
+) -> None:
+    """Sleep consolidation: weigh old written links down by age, fade taught links (slower),
+    take the links off rare concepts and merge duplicate notes, as one links.consolidated
+    event that replay and `audit link` show. The cron of `assocmem up` runs it every night at
+    ASSOCMEM_CONSOLIDATE_AT (default 02:30, in ASSOCMEM_TZ); --now runs it on demand, on a
+    worker. The rule's settings are the pipeline's environment (README, "Consolidation")."""
+    remember(ctx, url, as_json)
+    if not now:
+        raise click.UsageError(
+            "consolidation runs nightly by itself; pass --now to run it now "
+            "(--dry-run to see the report without changing anything)"
+        )
+    with client_of(ctx) as client:
+        job = client.consolidate(dry_run=dry_run)
+        if wait:
+            job = _follow(client, job, show_bar=not as_json and sys.stderr.isatty())
+    if job["state"] == "failed":
+        raise click.ClickException(f"consolidation job {job['id']} failed: {job['error']}")
+    if not wait or job["state"] != "finished":
+        emit(ctx, job, lambda j: f"queued consolidation job {j['id']}: assocmem jobs shows it")
+        return
+    emit(ctx, job, render.consolidation)
+
+
+def _follow(client: Client, job: dict[str, Any], show_bar: bool) -> dict[str, Any]:
+    with click.progressbar(
+        length=100, label=f"consolidating ({job['id']})", file=sys.stderr, hidden=not show_bar
+    ) as bar:
+        shown = 0
+        while job["state"] not in ("finished", "failed"):
+            time.sleep(POLL_SECONDS)
+            job = client.job(job["id"])
+            progress = job.get("progress") or {}
+            start, end = PHASES.get(progress.get("phase", ""), (0, 0))
+            at = int(start + (end - start) * float(progress.get("done", 0)))
+            if at > shown:
+                bar.update(at - shown)
+                shown = at
+        bar.update(100 - shown)
+    return job

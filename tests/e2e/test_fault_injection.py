@@ -1,0 +1,143 @@
+"""Nothing is lost or counted twice when the workers and the API are SIGKILLed while events
+are appended: clients retry by idempotency key, `up` restarts what died, and at the end the
+served state is the fold of the log from zero."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from assocmem.api.client import Client
+from assocmem.api.errors import ApiError, BadRequest
+from assocmem.api.run_file import read_run_file
+from assocmem.engine.position import Position
+from assocmem.workers.runtime import Runtime
+from assocmem.workers.settings import load_settings
+
+from .pipeline import Pipeline, cli_json
+
+NOTES = 100_000
+BATCH = 500
+FEEDBACK_EVERY = 10
+"""Batches between two feedback events (each rates a few notes of the last batch)."""
+WORKER_KILLS = 20
+API_KILLS = 5
+WORDS = [f"{a}{b}" for a in ("red", "blu", "gre", "yel", "bla", "whi") for b in "aeiou"] + [
+    "timeout", "retry", "deploy", "cache", "queue", "billing", "schema", "index", "lock", "shard",
+]  # fmt: skip
+
+
+def note(i: int, rng: random.Random) -> dict[str, object]:
+    words = " ".join(rng.sample(WORDS, 4))
+    return {"text": f"note {i} about {words}", "ts": 1_700_000_000.0 + i, "key": f"note-{i}"}
+
+
+def retried(call, *args, **kwargs):  # type: ignore[no-untyped-def]
+    """`call` until the API answers: a connection refused, a reset or a 5xx is retried with the
+    same idempotency keys, a refusal (4xx) is a failure of the test."""
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            return call(*args, **kwargs)
+        except BadRequest:
+            raise
+        except ApiError:
+            assert time.monotonic() < deadline, "the API did not come back within 120 s"
+            time.sleep(0.2)
+
+
+class Killer(threading.Thread):
+    """SIGKILLs a worker or the API at random moments, waiting each time until `up` has
+    restarted it (its pid in the run file changes)."""
+
+    def __init__(self, up: Pipeline, seed: int) -> None:
+        super().__init__(daemon=True)
+        self.up = up
+        self.rng = random.Random(seed)
+        self.targets = ["worker"] * WORKER_KILLS + ["api"] * API_KILLS
+        self.rng.shuffle(self.targets)
+        self.killed: list[str] = []
+        self.failure: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            for target in self.targets:
+                time.sleep(self.rng.uniform(0.3, 2.0))
+                info = read_run_file(self.up.home)
+                assert info is not None
+                pid = info.api_pid if target == "api" else self.rng.choice(info.worker_pids)
+                os.kill(pid, signal.SIGKILL)
+                self.killed.append(target)
+                self._wait_restarted(pid)
+        except BaseException as exc:  # noqa: BLE001 - reported by the test thread
+            self.failure = exc
+
+    def _wait_restarted(self, pid: int) -> None:
+        deadline = time.monotonic() + 60
+        while True:
+            info = read_run_file(self.up.home)
+            if info is not None and pid not in (info.api_pid, *info.worker_pids):
+                return
+            assert time.monotonic() < deadline, f"`up` did not restart pid {pid}"
+            time.sleep(0.1)
+
+
+def wait_for_snapshot_at(redis_url: str, position: str) -> None:
+    runtime = Runtime.connect(load_settings({"REDIS_URL": redis_url}))
+    try:
+        deadline = time.monotonic() + 300
+        while runtime.snapshots.latest_position("default") != Position.parse(position):
+            assert time.monotonic() < deadline, "the workers never published the last snapshot"
+            time.sleep(0.5)
+    finally:
+        runtime.close()
+
+
+@pytest.mark.slow
+def test_kill_9_of_workers_and_api_while_appending_loses_nothing_and_counts_nothing_twice(
+    tmp_path: Path,
+) -> None:
+    up = Pipeline(
+        tmp_path / "data",
+        {"ASSOCMEM_SNAPSHOT_EVERY": "5000", "ASSOCMEM_FOLD_INTERVAL": "0.5"},
+    )
+    rng = random.Random(16)
+    killer = Killer(up, seed=9)
+    try:
+        with Client(up.url, timeout=120) as client:
+            killer.start()
+            last = ""
+            feedbacks = 0
+            for start in range(0, NOTES, BATCH):
+                items = [note(i, rng) for i in range(start, start + BATCH)]
+                written = retried(client.write_many, items)
+                last = written[-1]["position"]
+                if (start // BATCH) % FEEDBACK_EVERY == 0:
+                    rated = [w["position"] for w in written[:3]]
+                    answer = retried(
+                        client.feedback, rated, 1.0, concepts=["timeout"], key=f"fb-{start}"
+                    )
+                    last, feedbacks = answer["position"], feedbacks + 1
+            killer.join(timeout=300)
+            assert killer.failure is None, killer.failure
+            assert len(killer.killed) == WORKER_KILLS + API_KILLS, "the appends ended first"
+
+            health = retried(client.health)
+            assert health["log_length"] == NOTES + feedbacks  # every event appended once
+            info = read_run_file(up.home)
+            assert info is not None
+            wait_for_snapshot_at(info.redis_url, last)
+            served = retried(client.state)
+            assert served["position"] == last
+            assert served["memories"] == NOTES
+        replay = cli_json("replay", url=up.url)
+        assert replay["matches"], replay["difference"]  # the last snapshot + tail == from zero
+        assert replay["replayed_hash"] == served["hash"]  # and so is the API's own state
+    finally:
+        up.stop()

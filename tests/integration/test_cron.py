@@ -1,0 +1,99 @@
+"""The nightly cron on a real Redis: one lease holder fires, a night is queued once per
+tenant however many crons run, and the queued consolidation appends its decision."""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import time
+from datetime import UTC, datetime, timedelta
+
+import redis
+from rq import SimpleWorker
+from rq.serializers import JSONSerializer
+
+from assocmem.engine.position import Position
+from assocmem.workers.consolidation_job import AGENT, enqueue_consolidation
+from assocmem.workers.cron import Lease, run_cron
+from assocmem.workers.jobs import job_info
+from assocmem.workers.keys import MAINTENANCE_QUEUE
+from assocmem.workers.rebuild import events_of, rebuild
+from assocmem.workers.runtime import Runtime, use_runtime
+from assocmem.workers.settings import ConsolidationSettings
+
+from ..stores import note, write
+
+
+def work(runtime: Runtime) -> None:
+    use_runtime(runtime)
+    worker = SimpleWorker(
+        runtime.queues(), connection=runtime.queue_connection, serializer=JSONSerializer
+    )
+    worker.work(burst=True)
+
+
+def test_one_lease_holder_at_a_time_and_a_standby_takes_over_when_it_lapses(
+    redis_url: str,
+) -> None:
+    connection = redis.Redis.from_url(redis_url)
+    first, second = Lease(connection, "lease", 1), Lease(connection, "lease", 1)
+    assert first.hold() and not second.hold()
+    assert first.hold()  # renewed, still ours
+    time.sleep(1.2)  # the holder stopped renewing (it died)
+    assert second.hold() and not first.hold()
+    second.release()
+    assert first.hold()
+    connection.close()
+
+
+def test_two_crons_queue_a_scheduled_night_once_per_tenant(runtime: Runtime) -> None:
+    write(runtime, ["a", "b"])
+    write(runtime, ["c", "d"], tenant="other")
+    night = datetime.now(UTC) + timedelta(seconds=3)
+    schedule = f"{night.minute} {night.hour} * * * {night.second}"
+    runtime.settings = dataclasses.replace(
+        runtime.settings, consolidation=ConsolidationSettings(at=schedule)
+    )
+    stop = threading.Event()
+    crons = [
+        threading.Thread(target=run_cron, args=(runtime, stop, 0.2), daemon=True) for _ in range(2)
+    ]
+    for cron in crons:
+        cron.start()
+    queue = runtime.queue(MAINTENANCE_QUEUE)
+    deadline = time.monotonic() + 15
+    while queue.count < 2 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(1.0)  # a second firing would have landed by now
+    stop.set()
+    for cron in crons:
+        cron.join(5)
+    stamp = night.strftime("%Y%m%dT%H%M")
+    assert sorted(queue.job_ids) == [f"consolidate-default-{stamp}", f"consolidate-other-{stamp}"]
+
+
+def test_a_consolidation_job_appends_its_decision_and_reports_it(runtime: Runtime) -> None:
+    # The same note twice: consolidation merges the older into the newer.
+    runtime.log.append("default", [note(["deploy", "fix"]), note(["deploy", "fix"])])
+    enqueue_consolidation(runtime, "default", "consolidate-now")
+    enqueue_consolidation(runtime, "default", "consolidate-now")  # the same id: runs once
+    work(runtime)
+    job = job_info(runtime, "consolidate-now")
+    assert job.state == "finished" and job.progress == {"phase": "deciding", "done": 1.0}
+    assert job.result is not None and job.result["effect"]["memories_merged"] == 1
+    events = [e for e in events_of(runtime.log, "default") if e.agent == AGENT]
+    assert [str(e.position) for e in events] == [job.result["appended_at"]]
+    state = rebuild(runtime.log, runtime.snapshots, "default")
+    first = state.rows[0]
+    assert first.superseded_by == state.rows[1].id
+    assert Position.parse(job.result["decided_at"]) < events[0].position
+
+
+def test_a_dry_run_appends_nothing(runtime: Runtime) -> None:
+    write(runtime, ["a", "b"])
+    length = runtime.log.length("default")
+    enqueue_consolidation(runtime, "default", "dry", dry_run=True)
+    work(runtime)
+    job = job_info(runtime, "dry")
+    assert job.result is not None and job.result["appended_at"] is None
+    assert runtime.log.length("default") == length
