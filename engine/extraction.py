@@ -213,15 +213,22 @@ def _terms(text: str) -> list[tuple[str, str]]:
             terms.append((_stemmer().stemWord(compound), compound))
             n += 1
         else:
-            word = _english_word(token)
+            bare = _bare(token)
+            word = _english_word(bare)
             if word:
-                terms.append((word, token))
+                terms.append((word, bare))
         n += 1
     return [(c, surface) for c, surface in terms if len(c) <= MAX_CONCEPT_LENGTH]
 
 
+def _bare(token: str) -> str:
+    """The token without the punctuation around it ("timeout." -> "timeout"), a name ending
+    in ++ or # (c++, c#) aside."""
+    return token.strip(".+#-/") if not token.endswith(("++", "#")) else token
+
+
 def _english_word(token: str) -> str | None:
-    token = token.strip(".+#-/") if not token.endswith(("++", "#")) else token
+    """The concept of a bare token: its stem, or the token itself if not all letters."""
     if len(token) < 2 or token in ENGLISH_STOP_WORDS or token.isdigit() and len(token) < 3:
         return None
     if token.isalpha():

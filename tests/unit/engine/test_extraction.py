@@ -4,6 +4,7 @@ from assocmem.engine.concept import normalise_concepts
 from assocmem.engine.extraction import (
     _chinese_idf,
     _english_frequencies,
+    extract,
     extract_concepts,
     given_concepts,
 )
@@ -70,8 +71,6 @@ def test_long_text_is_ranked_into_tiers_with_rare_terms_first() -> None:
 
 
 def test_short_text_is_all_core() -> None:
-    from assocmem.engine.extraction import extract
-
     result = extract("retry with backoff after a timeout")
     assert result.core == result.matched == len(result.concepts) == 3
 
@@ -102,3 +101,10 @@ def test_english_frequencies_are_the_ones_wordfreq_gives() -> None:
     assert len(table) == len(expected)
     assert all(table.get(word, -1.0) == frequency for word, frequency in expected.items())
     assert table.get("qzxv-not-a-word", 0.0) == 0.0
+
+
+def test_a_word_is_labelled_as_written_without_the_punctuation_around_it() -> None:
+    """A sentence's last word used to keep its full stop as the word shown for its concept."""
+    assert extract("Retry with backoff after a TIMEOUT.").labels == {"retri": "retry"}
+    assert extract("Call the API. Then deploy it.").labels == {}
+    assert extract("see U.S.A. today").concepts == ("see", "u.s.a", "today")
