@@ -281,7 +281,7 @@ def state(
 
 def jobs(request: Request, caller: Caller) -> dict[str, Any]:
     """The pipeline's jobs (RQ): queued, running, waiting for a retry, failed with the error."""
-    return responses.jobs_view(_application(request).jobs(caller))
+    return responses.jobs_view(_application(request).jobs.all(caller))
 
 
 JobId = Annotated[str, Path(pattern=r"^[A-Za-z0-9_.:-]{1,100}$", description="A job's id")]
@@ -289,18 +289,18 @@ JobId = Annotated[str, Path(pattern=r"^[A-Za-z0-9_.:-]{1,100}$", description="A 
 
 def requeue_job(job_id: JobId, request: Request, caller: Caller) -> dict[str, Any]:
     """Queue a failed job again."""
-    return responses.job_view(_application(request).requeue_job(caller, job_id))
+    return responses.job_view(_application(request).jobs.requeue(caller, job_id))
 
 
 def job(job_id: JobId, request: Request, caller: Caller) -> dict[str, Any]:
     """One job: its state, progress while it runs, and its report once finished."""
-    return responses.job_view(_application(request).job(caller, job_id))
+    return responses.job_view(_application(request).jobs.one(caller, job_id))
 
 
 def consolidate(body: ConsolidateIn, request: Request, caller: Caller) -> dict[str, Any]:
     """Queue a sleep consolidation of the tenant now (it also runs nightly); follow it at
     /v1/jobs/{id}: its progress, then its report."""
-    return responses.job_view(_application(request).consolidate(caller, body.dry_run))
+    return responses.job_view(_application(request).jobs.consolidate(caller, body.dry_run))
 
 
 def health(request: Request, caller: Caller) -> dict[str, Any]:

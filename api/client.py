@@ -164,6 +164,14 @@ class Client:
     def replay(self, until: str | None = None) -> dict[str, Any]:
         return self._call("GET", "/v1/replay", params={"until": until} if until else None)
 
+    def start_replay(self, until: str | None = None) -> dict[str, Any]:
+        """Queue `replay` as a job; the job (follow it with `job`)."""
+        return self._call("POST", "/v1/replay/jobs", json={"until": until})
+
+    def start_audit_link(self, source: str, target: str) -> dict[str, Any]:
+        """Queue `audit_link` as a job; the job (follow it with `job`)."""
+        return self._call("POST", "/v1/audit/link/jobs", json={"source": source, "target": target})
+
     def diff(self, first: str, second: str) -> dict[str, Any]:
         return self._call("GET", "/v1/diff", params={"first": first, "second": second})
 

@@ -6,10 +6,14 @@ from typing import Annotated, Any
 
 from fastapi import Query, Request
 
+from assocmem.workers.history_records import link_audit_record, verification_record
+
 from . import history_views as views
 from . import response_schemas as out
 from .fields import MAX_CONCEPT_LENGTH
 from .principal import Caller
+from .responses import job_view
+from .schemas import AuditLinkJobIn, ReplayJobIn
 
 
 def _application(request: Request) -> Any:
@@ -25,7 +29,7 @@ def audit_link(
 ) -> dict[str, Any]:
     """Every event that changed the link between two concepts: position, time, agent, type,
     written and taught deltas, and the weight after it."""
-    return views.link_audit_view(_application(request).audit_link(caller, source, target))
+    return link_audit_record(_application(request).audit_link(caller, source, target))
 
 
 def audit_memory(request: Request, caller: Caller, memory_id: str) -> dict[str, Any]:
@@ -36,7 +40,7 @@ def audit_memory(request: Request, caller: Caller, memory_id: str) -> dict[str, 
 def replay(request: Request, caller: Caller, until: Point | None = None) -> dict[str, Any]:
     """Fold the log from zero up to `until` (default: its end) and compare the content hash
     with the state served there (the newest snapshot at or before it, plus the tail)."""
-    return views.verification_view(_application(request).verify(caller, until))
+    return verification_record(_application(request).verify(caller, until))
 
 
 def diff(request: Request, caller: Caller, first: Point, second: Point) -> dict[str, Any]:
@@ -54,10 +58,24 @@ def resend_dead_letters(request: Request, caller: Caller) -> dict[str, Any]:
     return views.resent_view(_application(request).history.resend(caller))
 
 
+def replay_job(body: ReplayJobIn, request: Request, caller: Caller) -> dict[str, Any]:
+    """Queue the replay as a job (for long logs): follow it at /v1/jobs/{id}, its progress,
+    then the same answer as GET /v1/replay."""
+    return job_view(_application(request).jobs.replay(caller, body.until))
+
+
+def audit_link_job(body: AuditLinkJobIn, request: Request, caller: Caller) -> dict[str, Any]:
+    """Queue a link audit as a job (for long logs): follow it at /v1/jobs/{id}, its progress,
+    then the same answer as GET /v1/audit/link."""
+    return job_view(_application(request).jobs.audit_link(caller, body.source, body.target))
+
+
 ROUTES = [
     ("/v1/audit/link", audit_link, "GET", 200, out.LinkAuditOut),
     ("/v1/audit/memory/{memory_id}", audit_memory, "GET", 200, out.MemoryAuditOut),
+    ("/v1/audit/link/jobs", audit_link_job, "POST", 202, out.Job),
     ("/v1/replay", replay, "GET", 200, out.VerificationOut),
+    ("/v1/replay/jobs", replay_job, "POST", 202, out.Job),
     ("/v1/diff", diff, "GET", 200, out.DiffOut),
     ("/v1/dead-letters", dead_letters, "GET", 200, out.DeadLettersOut),
     ("/v1/dead-letters/resend", resend_dead_letters, "POST", 202, out.ResentOut),

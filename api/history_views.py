@@ -5,37 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from assocmem.engine.audit import MemoryEvent
-from assocmem.workers.history import DeadLetter, Difference, LinkChangeBetween, Resent, Verification
-from assocmem.workers.results import LinkAudit
-
-
-def link_audit_view(audit: LinkAudit) -> dict[str, Any]:
-    history = audit.history
-    last = history.changes[-1] if history.changes else None
-    return {
-        "source": audit.labels[0],
-        "target": audit.labels[1],
-        "source_key": history.source,
-        "target_key": history.target,
-        "count": last.count if last else 0,
-        "learned": last.learned if last else 0.0,
-        "weight": last.weight if last else 0.0,
-        "written_share": round(history.written_share, 6),
-        "changes": [
-            {
-                "position": str(c.position),
-                "ts": c.ts,
-                "agent": c.agent,
-                "type": c.type,
-                "written": c.written,
-                "taught": c.taught,
-                "count": c.count,
-                "learned": c.learned,
-                "weight": c.weight,
-            }
-            for c in history.changes
-        ],
-    }
+from assocmem.workers.history import DeadLetter, Difference, LinkChangeBetween, Resent
 
 
 def memory_audit_view(memory_id: str, events: list[MemoryEvent]) -> dict[str, Any]:
@@ -51,16 +21,6 @@ def memory_audit_view(memory_id: str, events: list[MemoryEvent]) -> dict[str, An
             }
             for e in events
         ],
-    }
-
-
-def verification_view(found: Verification) -> dict[str, Any]:
-    return {
-        "position": str(found.position),
-        "replayed_hash": found.replayed,
-        "served_hash": found.served,
-        "matches": found.matches,
-        "difference": found.difference,
     }
 
 

@@ -241,6 +241,7 @@ def consolidation(job: dict[str, Any]) -> str:
     effect = report.get("effect", {})
     rule = report.get("rule", {})
     done = "would" if report.get("dry_run") else "did"
+    more = ", ..." if effect.get("concepts_pruned", 0) > len(report.get("pruned", [])) else ""
     where = (
         f"appended links.consolidated at {report['appended_at']}"
         if report.get("appended_at")
@@ -250,7 +251,8 @@ def consolidation(job: dict[str, Any]) -> str:
         [
             f"consolidation of {report.get('tenant')} ({done}), decided at "
             f"{report.get('decided_at')}; {where}; {report.get('seconds')} s",
-            f"  concepts pruned   {effect.get('concepts_pruned')}",
+            f"  concepts pruned   {effect.get('concepts_pruned')}"
+            + (f"   ({', '.join(report['pruned'])}{more})" if report.get("pruned") else ""),
             f"  links decayed     {effect.get('links_decayed')}"
             f"   dropped {effect.get('links_dropped')}"
             f"   co-occurrences taken off {effect.get('written_removed')}",

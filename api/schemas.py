@@ -217,3 +217,14 @@ class ConsolidateIn(Strict):
     dry_run: bool = Field(
         False, description="Decide and report, append nothing: the state stays as it is."
     )
+
+
+class ReplayJobIn(Strict):
+    until: PointText | None = Field(
+        None, description="A stream position or an ISO time; the log's end when absent."
+    )
+
+
+class AuditLinkJobIn(Strict):
+    source: Concept
+    target: Concept

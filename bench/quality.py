@@ -22,6 +22,7 @@ Benchmarks (each prints its table; `--only` picks some):
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -41,9 +42,10 @@ from retrieval import (
 )
 from skeleton import load_corpus
 
+from assocmem.engine.consolidation import Rule, decide
 from assocmem.engine.errors import CorruptSnapshot
 from assocmem.engine.event import Event
-from assocmem.engine.events import FEEDBACK_GIVEN
+from assocmem.engine.events import FEEDBACK_GIVEN, LINKS_CONSOLIDATED
 from assocmem.engine.fold import fold
 from assocmem.engine.position import Position
 from assocmem.engine.question import parse_question
@@ -155,6 +157,39 @@ def cached_state(path: Path | None, texts: list[str], times: list[float]) -> Sta
     return state
 
 
+def consolidated(
+    state: State, now: float, questions: list[list[Question]], rule: dict[str, float | bool]
+) -> list[list[Question]]:
+    """Consolidate `state` in place as the nightly job would at `now` (the default rule);
+    the questions with a merged duplicate's answer moved to the note that stands for it."""
+    start = time.perf_counter()
+    decision, effect = decide(state, Rule(at=now, **rule))
+    data = LINKS_CONSOLIDATED.payload(decision=decision, effect=effect, decided_at="0-0")
+    position = Position(state.position.ms + 1, 0)
+    fold(state, [Event(LINKS_CONSOLIDATED.name, "default", "bench", now, data, position=position)])
+    print(f"consolidated in {time.perf_counter() - start:.1f} s: {effect}")
+    rows = {m.id: m.row for m in state.rows}
+    moved = {rows[old]: rows[kept] for old, kept in decision.merged}
+    return [
+        [
+            dataclasses.replace(q, answers=frozenset(moved.get(a, a) for a in q.answers))
+            for q in group
+        ]
+        for group in questions
+    ]
+
+
+def rule_values(given: list[str]) -> dict[str, float | bool]:
+    values: dict[str, float | bool] = {}
+    for item in given:
+        name, _, value = item.partition("=")
+        if value in ("true", "false"):
+            values[name] = value == "true"
+        else:
+            values[name] = int(value) if value.isdigit() else float(value)
+    return values
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -164,6 +199,18 @@ def main() -> None:
     parser.add_argument("--questions", type=int, default=600, help="questions per benchmark")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--only", default=",".join(BENCHMARKS), help="comma-separated benchmarks")
+    parser.add_argument(
+        "--consolidate",
+        action="store_true",
+        help="read after a sleep consolidation at 'now', as a night would leave it",
+    )
+    parser.add_argument(
+        "--rule",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a consolidation rule setting other than its default, e.g. written_half_life_days=365",
+    )
     parser.add_argument(
         "--state-cache",
         type=Path,
@@ -191,13 +238,35 @@ def main() -> None:
     hashes = [r["id"] for r in rows]
     described = citations(messages, hashes, now, "described", args.questions, args.seed)
     cited = citations(messages, hashes, now, "cited", args.questions, args.seed)
+    linked = associations(state, args.questions, now, args.seed) if "association" in only else []
+    if args.consolidate:
+        groups = {
+            "known-item": known,
+            "described": described,
+            "cited": cited,
+            "association": linked,
+        }
+        before = {
+            name: {d: [hits(q.answers, ask(state, q, d)) for q in group] for d in DEPTHS}
+            for name, group in groups.items()
+            if group
+        }
+        moved = consolidated(state, now, list(groups.values()), rule_values(args.rule))
+        groups = dict(zip(groups, moved, strict=True))
+        known, described, cited, linked = moved
+        print("\nR@10 before and after the consolidation, the same questions:")
+        for name, scores in before.items():
+            for depth in DEPTHS:
+                after = [hits(q.answers, ask(state, q, depth)) for q in groups[name]]
+                print(
+                    describe(f"  {name} {depth}", paired(scores[depth], after), ("before", "after"))
+                )
     if "known-item" in only:
         compare("known-item", state, bm25, known, AGE_BUCKETS)
     if "citations" in only:
         compare("citations, described", state, bm25, described, ())
         compare("citations, cited with date", state, bm25, cited, ())
     if "association" in only:
-        linked = associations(state, args.questions, now, args.seed)
         compare("association", state, bm25, linked, ())
     if "feedback" in only:
         questions = [*known, *described]

@@ -40,6 +40,8 @@ class LinkHistory:
     source: str
     target: str
     changes: tuple[LinkChange, ...]
+    labels: tuple[str, str] = ("", "")
+    """The words people read for the two concepts, at the end of the history."""
 
     @property
     def written_share(self) -> float:
@@ -106,7 +108,7 @@ def link_history(events: Iterable[Event], source: str, target: str) -> LinkHisto
                 )
             )
             learned = now
-    return LinkHistory(source, target, tuple(changes))
+    return LinkHistory(source, target, tuple(changes), (state.label(source), state.label(target)))
 
 
 def memory_history(events: Iterable[Event], memory_id: str) -> list[MemoryEvent]:

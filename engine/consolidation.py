@@ -35,6 +35,9 @@ from .event import check_time
 from .state import State
 
 DAY = 86_400.0
+KEPT_COUNT = 2
+"""Decay stops here: a link written this often stays followed by a read's default floor, so
+age reorders old links behind recent ones but never cuts the way to an old memory."""
 DROP_TAUGHT = 0.05
 """A taught delta smaller than this (either sign) is dropped by consolidation."""
 
@@ -48,8 +51,8 @@ class Rule:
     at: float
     """Unix time the decision was made at: ages are measured to it."""
     window_days: float = 90.0
-    written_half_life_days: float = 180.0
-    taught_half_life_days: float = 365.0
+    written_half_life_days: float = 3650.0
+    taught_half_life_days: float = 7300.0
     min_cooccurrence: int = 2
     """A concept whose links were written fewer times than this, all told, is pruned: the
     default takes the links off a word seen in one note beside one other concept, which
@@ -176,7 +179,10 @@ def _decayed_counts(state: State, rule: Rule, progress: Progress | None) -> scip
     keys, inverse = np.unique(keys, return_inverse=True)
     weight = np.concatenate([weight, weight])
     by_memories = np.bincount(inverse, minlength=len(keys)).astype(COUNT_DTYPE)
-    decayed = np.maximum(1, np.rint(np.bincount(inverse, weights=weight, minlength=len(keys))))
+    decayed = np.maximum(
+        np.minimum(by_memories, KEPT_COUNT),
+        np.rint(np.bincount(inverse, weights=weight, minlength=len(keys))),
+    )
     rows, cols = keys // size, keys % size
 
     def matrix(values: np.ndarray) -> scipy.sparse.csr_array:

@@ -18,7 +18,7 @@ from datetime import datetime
 from typing import Any
 
 from assocmem.engine.activity import ActivityFilter, activities, summarise
-from assocmem.engine.audit import MemoryEvent
+from assocmem.engine.audit import LinkHistory, MemoryEvent
 from assocmem.engine.chains import find_chains
 from assocmem.engine.documents import unit_terms
 from assocmem.engine.errors import quoted
@@ -45,10 +45,9 @@ from assocmem.engine.time_window import listing_window, read_window
 
 from . import results
 from .access import AccessRecorder
-from .consolidation_job import enqueue_consolidation
 from .errors import InvalidRequest, UnknownMemory
 from .history import Difference, History, Verification
-from .jobs import JobInfo, job_info, list_jobs, requeue
+from .job_commands import JobCommands
 from .live_state import LiveState
 from .rebuild_cache import RebuildCache
 from .request_values import (
@@ -89,6 +88,8 @@ class Application:
         self.rebuilds = RebuildCache(runtime.log, runtime.snapshots)
         self.history = History(runtime)
         """How links got their weight, memory histories, replays, diffs, dead letters."""
+        self.jobs = JobCommands(runtime, clock)
+        """The pipeline's jobs, and the long work queued as jobs (consolidation, replay, audit)."""
         self._live: dict[str, LiveState] = {}
         self._live_lock = threading.Lock()
         self._stop: threading.Event | None = None
@@ -341,12 +342,9 @@ class Application:
             tenant, self.runtime.log.length(tenant), self.live(tenant).served_position
         )
 
-    def audit_link(self, principal: Principal, source: str, target: str) -> results.LinkAudit:
+    def audit_link(self, principal: Principal, source: str, target: str) -> LinkHistory:
         """Every event that changed the link between two concepts, with the weight after."""
-        history = self.history.link(principal, source, target)
-        with self.live(principal.tenant).served() as state:
-            labels = (state.label(history.source), state.label(history.target))
-        return results.LinkAudit(history, labels)
+        return self.history.link(principal, source, target)
 
     def audit_memory(self, principal: Principal, memory_id: str) -> list[MemoryEvent]:
         return self.history.memory(principal, memory_id)
@@ -359,23 +357,6 @@ class Application:
         return self.history.diff(
             principal, parse_point(first, "first"), parse_point(second, "second")
         )
-
-    def jobs(self, principal: Principal) -> list[JobInfo]:
-        """The pipeline's jobs: queued, running, waiting for a retry, failed with their error."""
-        return list_jobs(self.runtime)
-
-    def requeue_job(self, principal: Principal, job_id: str) -> JobInfo:
-        return requeue(self.runtime, job_id)
-
-    def job(self, principal: Principal, job_id: str) -> JobInfo:
-        return job_info(self.runtime, job_id)
-
-    def consolidate(self, principal: Principal, dry_run: bool = False) -> JobInfo:
-        """Queue a sleep consolidation of the tenant now; the job to follow."""
-        kind = "dry-run" if dry_run else "now"
-        job_id = f"consolidate-{principal.tenant}-{kind}-{int(self.clock() * 1000)}"
-        enqueue_consolidation(self.runtime, principal.tenant, job_id, dry_run)
-        return job_info(self.runtime, job_id)
 
     # --- helpers -----------------------------------------------------------------------------
 

@@ -21,6 +21,7 @@ from assocmem.engine.consolidation import Effect, Rule, decide
 from assocmem.engine.event import Event
 from assocmem.engine.events import LINKS_CONSOLIDATED
 
+from .job_progress import job_progress
 from .keys import MAINTENANCE_QUEUE
 from .rebuild import rebuild
 from .runtime import Runtime, current_runtime
@@ -33,6 +34,8 @@ CONSOLIDATE_JOB = "assocmem.workers.consolidation_job.consolidate_tenant"
 CONSOLIDATE_TIMEOUT = 1800
 """Seconds a consolidation may run: a minute or two at a million events here."""
 CONSOLIDATE_RETRIES = Retry(max=2, interval=[60, 600])
+
+PRUNED_SHOWN = 20
 
 Progress = Callable[[str, float], None]
 
@@ -48,6 +51,8 @@ class Report:
     rule: dict[str, object]
     effect: Effect
     seconds: float
+    pruned: list[str]
+    """The first PRUNED_SHOWN pruned concepts (the event holds them all)."""
 
     def as_dict(self) -> dict[str, object]:
         return dataclasses.asdict(self)
@@ -57,17 +62,8 @@ def consolidate_tenant(tenant: str, dry_run: bool = False) -> dict[str, object]:
     """RQ entry point; the job id doubles as the event's idempotency key (a retry of a job
     that appended before it died appends nothing new)."""
     job = get_current_job()
-    last = [0.0]
-
-    def progress(phase: str, done: float) -> None:
-        if job is None or (time.monotonic() - last[0] < 0.5 and done < 1.0):
-            return
-        last[0] = time.monotonic()
-        job.meta["progress"] = {"phase": phase, "done": round(done, 3)}
-        job.save_meta()
-
     key = f"consolidate:{job.id}" if job is not None else None
-    return consolidate(current_runtime(), tenant, dry_run, key, progress).as_dict()
+    return consolidate(current_runtime(), tenant, dry_run, key, job_progress()).as_dict()
 
 
 def consolidate(
@@ -100,6 +96,7 @@ def consolidate(
         rule.payload(),
         effect,
         round(time.monotonic() - started, 3),
+        list(decision.pruned[:PRUNED_SHOWN]),
     )
     log.info("consolidation of %s: %s", tenant, report.as_dict())
     return report

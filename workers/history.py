@@ -5,6 +5,7 @@ points, and the dead letters (listed, and appended again once the code reads the
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable, Iterator
 
 from assocmem.engine.audit import LinkHistory, MemoryEvent, link_history, memory_history
 from assocmem.engine.errors import InvalidEvent, quoted
@@ -19,8 +20,13 @@ from assocmem.engine.snapshot import content_hash
 from assocmem.engine.state import State
 
 from .errors import InvalidRequest, UnknownMemory
-from .rebuild import Rebuild, events_of, rebuild
+from .rebuild import Rebuild, events_of, log_share, rebuild
 from .runtime import Runtime
+
+Share = Callable[[float], None]
+"""Told how far a long query has got, 0 to 1."""
+REPORT_EVERY = 1000
+"""Events between two progress reports of an audit."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -73,18 +79,31 @@ class Resent:
     reason: str | None
 
 
+def check_link_names(source: str, target: str) -> list[str]:
+    """The two concepts a link audit names; InvalidRequest if they are one."""
+    names = list(given_terms([source, target]))
+    if len(names) != 2:
+        raise InvalidRequest(
+            f"concepts {quoted(source)} and {quoted(target)} are one concept: expected two"
+        )
+    return names
+
+
 class History:
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
 
-    def link(self, principal: Principal, source: str, target: str) -> LinkHistory:
+    def link(
+        self, principal: Principal, source: str, target: str, progress: Share | None = None
+    ) -> LinkHistory:
         """Every event that changed the link between two concepts (either form)."""
-        names = list(given_terms([source, target]))
-        if len(names) != 2:
-            raise InvalidRequest(
-                f"concepts {quoted(source)} and {quoted(target)} are one concept: expected two"
+        names = check_link_names(source, target)
+        events = events_of(self.runtime.log, principal.tenant)
+        if progress is not None:
+            events = _reporting(
+                events, log_share(self.runtime.log, principal.tenant, None, progress)
             )
-        return link_history(events_of(self.runtime.log, principal.tenant), *names)
+        return link_history(events, *names)
 
     def memory(self, principal: Principal, memory_id: str) -> list[MemoryEvent]:
         found = memory_history(events_of(self.runtime.log, principal.tenant), memory_id)
@@ -92,7 +111,9 @@ class History:
             raise UnknownMemory(f"id {memory_id!r} is unknown: expected the id of a written memory")
         return found
 
-    def verify(self, principal: Principal, upto: Position | None) -> Verification:
+    def verify(
+        self, principal: Principal, upto: Position | None, progress: Share | None = None
+    ) -> Verification:
         """The fold from zero against the state served at `upto` (default: the log's end),
         which is the newest snapshot at or before it plus the events after."""
         tenant, log, snapshots = principal.tenant, self.runtime.log, self.runtime.snapshots
@@ -100,7 +121,14 @@ class History:
         if upto is None:
             raise InvalidRequest(f"the log of {tenant!r} is empty: nothing to replay")
         served = rebuild(log, snapshots, tenant, Rebuild(upto))
-        replayed = rebuild(log, snapshots, tenant, Rebuild(upto, from_zero=True))
+        at = log_share(log, tenant, upto, progress) if progress is not None else None
+        replayed = rebuild(
+            log,
+            snapshots,
+            tenant,
+            Rebuild(upto, from_zero=True),
+            (lambda state: at(state.position)) if at is not None else None,
+        )
         replayed_hash, served_hash = content_hash(replayed), content_hash(served)
         difference = None if replayed_hash == served_hash else first_difference(replayed, served)
         return Verification(replayed.position, replayed_hash, served_hash, difference)
@@ -155,6 +183,13 @@ class History:
         )
         found = self.runtime.log.entries(tenant, before, position, 1)
         return found[0][1] if found and found[0][0] == position else None
+
+
+def _reporting(events: Iterator[Event], at: Callable[[Position], None]) -> Iterator[Event]:
+    for n, event in enumerate(events):
+        if n % REPORT_EVERY == 0 and event.position is not None:
+            at(event.position)
+        yield event
 
 
 def _readable(letter: DeadLetter) -> Event:

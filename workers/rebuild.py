@@ -113,8 +113,27 @@ def starting_state(store: SnapshotStore, tenant: str, upto: Position | None) -> 
         return State()
 
 
-def rebuild(log_: EventLog, store: SnapshotStore, tenant: str, spec: Rebuild = Rebuild()) -> State:
+def rebuild(
+    log_: EventLog,
+    store: SnapshotStore,
+    tenant: str,
+    spec: Rebuild = Rebuild(),
+    progress: Progress | None = None,
+) -> State:
     fresh = spec.skip_types or spec.from_zero
     state = State() if fresh else starting_state(store, tenant, spec.upto)
-    fold_log(state, log_, tenant, spec.upto, spec.skip_types)
+    fold_log(state, log_, tenant, spec.upto, spec.skip_types, progress)
     return state
+
+
+def log_share(
+    log_: EventLog, tenant: str, upto: Position | None, report: Callable[[float], None]
+) -> Callable[[Position], None]:
+    """Report how far through the log (up to `upto`) a position is, 0 to 1, by its time."""
+    first = log_.entries(tenant, ZERO, upto, 1)
+    last = upto or log_.last_position(tenant)
+    if not first or last is None:
+        return lambda position: report(1.0)
+    start = first[0][0].ms
+    span = max(1, last.ms - start)
+    return lambda position: report(min(1.0, max(0.0, (position.ms - start) / span)))

@@ -6,7 +6,6 @@ from __future__ import annotations
 import dataclasses
 
 from assocmem.engine.activity import PeriodSummary
-from assocmem.engine.audit import LinkHistory
 from assocmem.engine.chains import Chain
 from assocmem.engine.graph import Edge
 from assocmem.engine.position import Position
@@ -102,10 +101,3 @@ class Health:
     tenant: str
     log_length: int
     served_position: Position | None
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class LinkAudit:
-    history: LinkHistory
-    labels: tuple[str, str]
-    """The words people read for the link's two concepts."""

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 
-from rq import Retry
-from rq.exceptions import DuplicateJobError
+from rq import Queue, Retry
+from rq.exceptions import DuplicateJobError, InvalidJobOperation, NoSuchJobError
+from rq.job import Job, JobStatus
+from rq.registry import FailedJobRegistry
 
 from .keys import fold_job_id
 from .runtime import Runtime
@@ -16,20 +19,28 @@ log = logging.getLogger(__name__)
 FOLD_JOB = "assocmem.workers.fold_job.fold_tenant"
 FOLD_TIMEOUT = 600
 """Seconds a fold job may run (a fold from zero of a million events takes about a minute
-and a half here). A job whose worker died is seen as abandoned once this has passed, and
-retried at the next maintenance round of a worker (workers/worker.py)."""
+and a half here). A job whose worker died is seen as abandoned once its heartbeat lapses,
+and retried at the next maintenance round of a worker (workers/worker.py)."""
+FAILED_FOLD_PAUSE = 60.0
+"""Seconds a fold that failed for good rests before new events queue it again."""
 FOLD_RETRIES = Retry(max=3, interval=[1, 5, 30])
 """A failed fold job is tried again after 1, 5 and 30 seconds, then left failed
 (`assocmem jobs` shows it, with its error, and can requeue it)."""
 
 
 def enqueue_fold(runtime: Runtime, tenant: str) -> bool:
-    """Enqueue one fold job for `tenant` unless one is queued or running (one job id per tenant)."""
+    """Enqueue one fold job for `tenant` unless one is queued or running (one job id per tenant).
+
+    A fold that failed for good (its retries spent) keeps its id in the failed registry, where
+    `assocmem jobs` shows its error; new events queue it again once FAILED_FOLD_PAUSE has
+    passed, rather than leave the tenant without snapshots until someone requeues it."""
+    queue = runtime.queue()
+    job_id = fold_job_id(tenant)
     try:
-        runtime.queue().enqueue_call(
+        queue.enqueue_call(
             FOLD_JOB,
             args=(tenant,),
-            job_id=fold_job_id(tenant),
+            job_id=job_id,
             unique=True,
             result_ttl=0,
             failure_ttl=7 * 24 * 3600,
@@ -37,7 +48,27 @@ def enqueue_fold(runtime: Runtime, tenant: str) -> bool:
             retry=FOLD_RETRIES,
         )
     except DuplicateJobError:
+        return _requeue_if_failed(queue, job_id)
+    return True
+
+
+def _requeue_if_failed(queue: Queue, job_id: str) -> bool:
+    try:
+        job = Job.fetch(job_id, queue.connection, queue.serializer)
+    except NoSuchJobError:
         return False
+    if job.get_status(refresh=False) != JobStatus.FAILED:
+        return False
+    ended = job.ended_at.timestamp() if job.ended_at else 0.0
+    if time.time() - ended < FAILED_FOLD_PAUSE:
+        return False
+    result = job.latest_result()
+    error = result.exc_string.strip().splitlines()[-1] if result and result.exc_string else "?"
+    log.warning("fold job %s failed for good (%s); queueing it again", job_id, error)
+    try:
+        FailedJobRegistry(queue=queue).requeue(job_id)
+    except (NoSuchJobError, InvalidJobOperation):
+        return False  # requeued by another scheduler meanwhile
     return True
 
 

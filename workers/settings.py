@@ -50,8 +50,8 @@ class ConsolidationSettings:
     at: str = DEFAULT_CONSOLIDATE_AT
     """A time of day, HH:MM, or a cron expression (five fields; a sixth names seconds)."""
     window_days: float = 90.0
-    written_half_life_days: float = 180.0
-    taught_half_life_days: float = 365.0
+    written_half_life_days: float = 3650.0
+    taught_half_life_days: float = 7300.0
     min_cooccurrence: int = 2
     vocabulary_cap: int = 500_000
     merge_duplicates: bool = True

@@ -2,19 +2,62 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 
-from rq import SimpleWorker
+import redis
+from rq import Queue, SimpleWorker
+from rq.executions import Execution
+from rq.job import Job
 from rq.serializers import JSONSerializer
+from rq.worker import WorkerStatus
 
 from . import fold_job  # noqa: F401 - imported before forking, so each job starts warm
 from .native_threads import limit_native_threads
 from .runtime import Runtime, use_runtime
 from .scheduler import run_scheduler
 
+log = logging.getLogger(__name__)
+
 MAINTENANCE_INTERVAL = 30
 """Seconds between a worker's maintenance rounds, where abandoned jobs (their worker died)
 are retried: RQ's default is 10 minutes."""
+HEARTBEAT_EVERY = 10
+"""Seconds between two heartbeats of a running job."""
+HEARTBEAT_TTL = 30
+"""Seconds a running job's heartbeat lasts. A job whose worker was killed is abandoned once
+it lapses, and retried at the next maintenance round of a live worker: within
+HEARTBEAT_TTL + MAINTENANCE_INTERVAL (60 s) of the kill, not after the job's whole timeout
+(RQ's SimpleWorker beats once, for the timeout plus a minute)."""
+
+
+class HeartbeatWorker(SimpleWorker):
+    """Runs jobs in its own process, unforked (a fold job reuses the state the previous one
+    folded), with a thread beating the job's heartbeat while it runs."""
+
+    def get_heartbeat_ttl(self, job: Job, working_time: float = 0.0) -> int:
+        return HEARTBEAT_TTL
+
+    def execute_job(self, job: Job, queue: Queue) -> None:
+        execution = self.prepare_execution(job)
+        stop = threading.Event()
+        beat = threading.Thread(
+            target=self._beat, args=(job, execution, stop), name="job-heartbeat", daemon=True
+        )
+        beat.start()
+        try:
+            self.perform_job(job, queue, execution)
+        finally:
+            stop.set()
+            beat.join()
+        self.set_state(WorkerStatus.IDLE)
+
+    def _beat(self, job: Job, execution: Execution, stop: threading.Event) -> None:
+        while not stop.wait(HEARTBEAT_EVERY):
+            try:
+                self.maintain_heartbeats(job, execution)
+            except redis.RedisError:
+                log.exception("heartbeat of job %s failed; trying again", job.id)
 
 
 def run_worker(runtime: Runtime, burst: bool = False) -> None:
@@ -27,8 +70,7 @@ def run_worker(runtime: Runtime, burst: bool = False) -> None:
     if not burst:
         scheduler.start()
     try:
-        # Unforked, so a fold job reuses the state the previous one published (fold_job._folded).
-        worker = SimpleWorker(
+        worker = HeartbeatWorker(
             runtime.queues(),
             connection=runtime.queue_connection,
             serializer=JSONSerializer,

@@ -10,6 +10,7 @@ import click
 
 from .. import render
 from .common import client_of, common, emit, remember
+from .follow import follow
 
 
 @click.group(epilog="Example: assocmem audit link timeout jitter --plot link.png")
@@ -38,12 +39,14 @@ def audit_link(
     as_json: bool,
 ) -> None:
     """Every event that changed the link SOURCE -- TARGET: position, time, agent, event type,
-    written and taught deltas, and the weight after it."""
+    written and taught deltas, and the weight after it. Runs as a job on a worker (it reads
+    the whole log), with a progress bar."""
     remember(ctx, url, as_json)
     if plot is not None and plot.suffix.lower() not in (".png", ".svg"):
         raise click.BadParameter(f"{plot} ends in {plot.suffix!r}: expected .png or .svg")
     with client_of(ctx) as client:
-        response = client.audit_link(source, target)
+        job = client.start_audit_link(source, target)
+        response = follow(client, job, "auditing", as_json)["result"]
     if plot is not None:
         from ..plot import plot_link
 
@@ -75,10 +78,12 @@ def replay(
     ctx: click.Context, until: str | None, verify: bool, url: str | None, as_json: bool
 ) -> None:
     """Fold the log from zero and compare the content hash with the state served at that
-    position (the newest snapshot at or before it, plus the events after)."""
+    position (the newest snapshot at or before it, plus the events after). Runs as a job on
+    a worker, with a progress bar."""
     remember(ctx, url, as_json)
     with client_of(ctx) as client:
-        response = client.replay(until)
+        job = client.start_replay(until)
+        response = follow(client, job, "replaying", as_json)["result"]
     emit(ctx, response, render.verification)
     if verify and not response["matches"]:
         sys.exit(1)

@@ -2,19 +2,11 @@
 
 from __future__ import annotations
 
-import sys
-import time
-from typing import Any
-
 import click
 
 from .. import render
-from ..client import Client
 from .common import client_of, common, emit, remember
-
-POLL_SECONDS = 0.5
-PHASES = {"loading": (0, 30), "deciding": (30, 100)}
-"""Share of the progress bar each phase of the job fills (from, to)."""
+from .follow import follow
 
 
 @click.command(epilog="Example: assocmem consolidate --now --dry-run")
@@ -44,29 +36,8 @@ def consolidate(
         )
     with client_of(ctx) as client:
         job = client.consolidate(dry_run=dry_run)
-        if wait:
-            job = _follow(client, job, show_bar=not as_json and sys.stderr.isatty())
-    if job["state"] == "failed":
-        raise click.ClickException(f"consolidation job {job['id']} failed: {job['error']}")
-    if not wait or job["state"] != "finished":
-        emit(ctx, job, lambda j: f"queued consolidation job {j['id']}: assocmem jobs shows it")
-        return
+        if not wait:
+            emit(ctx, job, lambda j: f"queued consolidation job {j['id']}: assocmem jobs shows it")
+            return
+        job = follow(client, job, "consolidating", as_json)
     emit(ctx, job, render.consolidation)
-
-
-def _follow(client: Client, job: dict[str, Any], show_bar: bool) -> dict[str, Any]:
-    with click.progressbar(
-        length=100, label=f"consolidating ({job['id']})", file=sys.stderr, hidden=not show_bar
-    ) as bar:
-        shown = 0
-        while job["state"] not in ("finished", "failed"):
-            time.sleep(POLL_SECONDS)
-            job = client.job(job["id"])
-            progress = job.get("progress") or {}
-            start, end = PHASES.get(progress.get("phase", ""), (0, 0))
-            at = int(start + (end - start) * float(progress.get("done", 0)))
-            if at > shown:
-                bar.update(at - shown)
-                shown = at
-        bar.update(100 - shown)
-    return job

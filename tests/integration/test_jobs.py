@@ -3,13 +3,23 @@ failed one queued again."""
 
 from __future__ import annotations
 
-from rq import SimpleWorker
+import os
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime, timedelta
+
+from rq import Retry, SimpleWorker
+from rq.job import Job, JobStatus
+from rq.registry import FailedJobRegistry, StartedJobRegistry
 from rq.serializers import JSONSerializer
 
 from assocmem.workers.jobs import list_jobs, requeue
-from assocmem.workers.keys import QUEUES
+from assocmem.workers.keys import MAINTENANCE_QUEUE, QUEUES, fold_job_id
 from assocmem.workers.runtime import Runtime, use_runtime
-from assocmem.workers.scheduler import FOLD_RETRIES, enqueue_fold
+from assocmem.workers.scheduler import FAILED_FOLD_PAUSE, FOLD_JOB, FOLD_RETRIES, enqueue_fold
+from assocmem.workers.settings import Settings
+from assocmem.workers.worker import HEARTBEAT_TTL
 
 from ..stores import write
 
@@ -41,3 +51,45 @@ def test_a_queued_fold_job_is_listed_and_a_failed_job_shows_its_error_and_can_be
     assert "no_such_job" in (failed[0].error or "")
     assert requeue(runtime, "broken").state == "queued"
     assert [j.state for j in list_jobs(runtime)] == ["queued"]
+
+
+def test_a_fold_that_failed_for_good_is_queued_again_by_new_events(runtime: Runtime) -> None:
+    """A failed job keeps its id: the scheduler's next enqueue used to be refused as a
+    duplicate for the failure's whole TTL, leaving the tenant without snapshots."""
+    write(runtime, ["a", "b"])
+    queue = runtime.queue()
+    job = queue.enqueue_call(FOLD_JOB, args=("default",), job_id=fold_job_id("default"))
+    queue.remove(job)
+    job.ended_at = datetime.now(UTC) - timedelta(seconds=FAILED_FOLD_PAUSE + 1)
+    job.set_status(JobStatus.FAILED)
+    job.save()
+    FailedJobRegistry(queue=queue).add(job, ttl=3600)
+    assert enqueue_fold(runtime, "default")
+    assert queue.job_ids == [fold_job_id("default")]
+    assert not enqueue_fold(runtime, "default")  # queued now: one is enough
+
+
+def test_a_job_whose_worker_was_killed_is_abandoned_once_its_heartbeat_lapses(
+    runtime: Runtime, settings: Settings
+) -> None:
+    queue = runtime.queue(MAINTENANCE_QUEUE)
+    queue.enqueue_call("time.sleep", args=(30,), job_id="slow", timeout=600, retry=Retry(1))
+    env = {**os.environ, "REDIS_URL": settings.redis_url or ""}
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "assocmem.api.cli", "worker", "--burst"], env=env
+    )
+    try:
+        registry = StartedJobRegistry(queue=queue)
+        deadline = time.monotonic() + 30
+        while not registry.get_job_ids():
+            assert time.monotonic() < deadline, "the worker never started the job"
+            time.sleep(0.1)
+        connection = runtime.queue_connection
+        assert connection is not None
+        [(_, expiry)] = connection.zrange(registry.key, 0, -1, withscores=True)
+        assert expiry <= time.time() + HEARTBEAT_TTL + 1  # not the job's 600 s timeout
+    finally:
+        worker.kill()
+        worker.wait(10)
+    registry.cleanup(timestamp=time.time() + HEARTBEAT_TTL + 1)  # what maintenance does then
+    assert Job.fetch("slow", connection, queue.serializer).get_status() == JobStatus.QUEUED

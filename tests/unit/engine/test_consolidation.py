@@ -17,6 +17,8 @@ from .events import consolidated, feedback, written
 
 YEAR = 365 * DAY
 NOW = 10 * YEAR
+HALF_YEAR = 180.0
+"""Written half-life of these tests: the default (ten years) moves counts of two years little."""
 
 
 def note(
@@ -48,9 +50,12 @@ def history() -> list[Event]:
 
 
 def test_old_written_links_decay_by_half_lives_past_the_window_and_recent_ones_stay() -> None:
-    state, _ = consolidate(history(), Rule(NOW, min_cooccurrence=0))
-    # Two years is 640 days past a 90-day window: 0.5 ** (640 / 180) of 6 is 0.51, kept at 1.
-    assert count(state, "old", "link") == 1
+    state, _ = consolidate(
+        history(), Rule(NOW, min_cooccurrence=0, written_half_life_days=HALF_YEAR)
+    )
+    # Two years is 640 days past a 90-day window: 0.5 ** (640 / 180) of 6 is 0.51, kept at 2
+    # (a read still follows it).
+    assert count(state, "old", "link") == 2
     assert count(state, "new", "link") == 6
     assert count(state, "rare", "link") == 1  # decay never erases a link
     weights = links_of(state).row(state.concept_index["link"], 0.0)
@@ -60,10 +65,19 @@ def test_old_written_links_decay_by_half_lives_past_the_window_and_recent_ones_s
 
 def test_a_second_consolidation_starts_again_from_the_counts_as_written() -> None:
     events = history()
-    once, log = consolidate(events, Rule(NOW, min_cooccurrence=0))
-    twice = fold_from_zero([*log, consolidated(len(log) + 1, once, Rule(NOW, min_cooccurrence=0))])
-    assert count(twice, "old", "link") == count(once, "old", "link") == 1
-    later = Rule(NOW + 60 * DAY, min_cooccurrence=0, window_days=1000.0)
+    once, log = consolidate(events, Rule(NOW, min_cooccurrence=0, written_half_life_days=HALF_YEAR))
+    twice = fold_from_zero(
+        [
+            *log,
+            consolidated(
+                len(log) + 1, once, Rule(NOW, min_cooccurrence=0, written_half_life_days=HALF_YEAR)
+            ),
+        ]
+    )
+    assert count(twice, "old", "link") == count(once, "old", "link") == 2
+    later = Rule(
+        NOW + 60 * DAY, min_cooccurrence=0, window_days=1000.0, written_half_life_days=HALF_YEAR
+    )
     restored = fold_from_zero([*log, consolidated(len(log) + 1, once, later)])
     assert count(restored, "old", "link") == 6  # inside the longer window: full weight again
 
@@ -118,22 +132,24 @@ def test_duplicates_of_one_agent_merge_into_the_newest_and_the_audit_says_so() -
 def test_deciding_leaves_the_state_untouched_and_reports_what_applying_does() -> None:
     state = fold_from_zero(history())
     before = content_hash(state)
-    decision, effect = decide(state, Rule(NOW, min_cooccurrence=0))
+    decision, effect = decide(
+        state, Rule(NOW, min_cooccurrence=0, written_half_life_days=HALF_YEAR)
+    )
     assert content_hash(state) == before
-    assert (effect.links_decayed, effect.links_dropped, effect.written_removed) == (1, 0, 5)
+    assert (effect.links_decayed, effect.links_dropped, effect.written_removed) == (1, 0, 4)
 
 
 def test_the_audit_lists_the_consolidation_that_decayed_a_link() -> None:
-    _, log = consolidate(history(), Rule(NOW, min_cooccurrence=0))
+    _, log = consolidate(history(), Rule(NOW, min_cooccurrence=0, written_half_life_days=HALF_YEAR))
     changes = link_history(log, "old", "link").changes
     assert changes[-1].type == "links.consolidated"
-    assert (changes[-1].written, changes[-1].count) == (-5, 1)
+    assert (changes[-1].written, changes[-1].count) == (-4, 2)
 
 
 def test_a_decision_made_earlier_applies_the_same_in_replay_and_from_a_snapshot() -> None:
     events = history()
     decided_on = fold_from_zero(events[:8])
-    log = [*events, consolidated(20, decided_on, Rule(NOW, min_cooccurrence=2))]
+    log = [*events, consolidated(20, decided_on, Rule(NOW, written_half_life_days=HALF_YEAR))]
     log.append(note(21, ["old", "link"], NOW))
     head = load_state(dump_state(fold_from_zero(log[:-1])))
     fold(head, log[-1:])

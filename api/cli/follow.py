@@ -1,0 +1,40 @@
+"""Following a job the API queued (a consolidation, a replay, an audit) to its end, with a
+progress bar on a terminal."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any
+
+import click
+
+from ..client import Client
+
+POLL_SECONDS = 0.5
+PHASES = {"loading": (0, 30), "deciding": (30, 100)}
+"""The share of the bar a phase fills (from, to); any other phase fills all of it."""
+
+
+def follow(client: Client, job: dict[str, Any], label: str, as_json: bool) -> dict[str, Any]:
+    """Poll the job until it has finished or failed; the job as it ended.
+
+    A failed job is a ClickException naming its error. The bar goes to stderr and only on a
+    terminal, so --json output and pipes stay clean."""
+    hidden = as_json or not sys.stderr.isatty()
+    with click.progressbar(length=100, label=label, file=sys.stderr, hidden=hidden) as bar:
+        shown = 0
+        while job["state"] not in ("finished", "failed"):
+            time.sleep(POLL_SECONDS)
+            job = client.job(job["id"])
+            progress = job.get("progress") or {}
+            start, end = PHASES.get(progress.get("phase", ""), (0, 100))
+            at = int(start + (end - start) * float(progress.get("done", 0)))
+            if at > shown:
+                bar.update(at - shown)
+                shown = at
+        if job["state"] == "finished":
+            bar.update(100 - shown)
+    if job["state"] == "failed":
+        raise click.ClickException(f"job {job['id']} failed: {job['error']}")
+    return job

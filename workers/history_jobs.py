@@ -1,0 +1,67 @@
+"""Replays and link audits as jobs on the replay queue.
+
+Both fold the whole log (a minute and more at a million events): longer than an HTTP
+request should wait, and work a worker should do rather than the API. The job's metadata
+holds how far it has got, its result the same record the API's direct routes answer.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rq.exceptions import DuplicateJobError
+
+from assocmem.engine.principal import Principal
+
+from .history import History
+from .history_records import link_audit_record, verification_record
+from .job_progress import job_progress
+from .keys import REPLAY_QUEUE
+from .request_values import parse_point
+from .runtime import Runtime, current_runtime
+
+REPLAY_JOB = "assocmem.workers.history_jobs.replay"
+AUDIT_LINK_JOB = "assocmem.workers.history_jobs.audit_link"
+HISTORY_TIMEOUT = 3600
+"""Seconds a replay or an audit may run."""
+RESULT_TTL = 24 * 3600
+"""Seconds a finished job's answer is kept."""
+
+
+def replay(tenant: str, until: str | None) -> dict[str, Any]:
+    """RQ entry point: the replay from zero checked against the served state."""
+    report = job_progress()
+    upto = parse_point(until, "until") if until is not None else None
+    found = History(current_runtime()).verify(
+        _principal(tenant), upto, lambda done: report("replaying", done)
+    )
+    return verification_record(found)
+
+
+def audit_link(tenant: str, source: str, target: str) -> dict[str, Any]:
+    """RQ entry point: every event that changed the link source -- target."""
+    report = job_progress()
+    history = History(current_runtime()).link(
+        _principal(tenant), source, target, lambda done: report("auditing", done)
+    )
+    return link_audit_record(history)
+
+
+def enqueue_history(runtime: Runtime, function: str, job_id: str, *args: object) -> str:
+    try:
+        runtime.queue(REPLAY_QUEUE).enqueue_call(
+            function,
+            args=args,
+            job_id=job_id,
+            unique=True,
+            result_ttl=RESULT_TTL,
+            failure_ttl=RESULT_TTL,
+            timeout=HISTORY_TIMEOUT,
+        )
+    except DuplicateJobError:
+        pass
+    return job_id
+
+
+def _principal(tenant: str) -> Principal:
+    return Principal(tenant, "history")

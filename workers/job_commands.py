@@ -1,0 +1,57 @@
+"""The pipeline's jobs as the application offers them: listed, one followed, a failed one
+queued again; and the long work that runs as a job rather than inside a request (a sleep
+consolidation, a replay, a link audit), queued under an id the caller then follows."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from assocmem.engine.principal import Principal
+
+from .consolidation_job import enqueue_consolidation
+from .history import check_link_names
+from .history_jobs import AUDIT_LINK_JOB, REPLAY_JOB, enqueue_history
+from .jobs import JobInfo, job_info, list_jobs, requeue
+from .request_values import parse_point
+from .runtime import Runtime
+
+
+class JobCommands:
+    def __init__(self, runtime: Runtime, clock: Callable[[], float]) -> None:
+        self.runtime = runtime
+        self.clock = clock
+
+    def all(self, principal: Principal) -> list[JobInfo]:
+        """Queued, running, waiting for a retry, failed with their error."""
+        return list_jobs(self.runtime)
+
+    def one(self, principal: Principal, job_id: str) -> JobInfo:
+        return job_info(self.runtime, job_id)
+
+    def requeue(self, principal: Principal, job_id: str) -> JobInfo:
+        return requeue(self.runtime, job_id)
+
+    def consolidate(self, principal: Principal, dry_run: bool = False) -> JobInfo:
+        """Queue a sleep consolidation of the tenant now."""
+        kind = "dry-run" if dry_run else "now"
+        job_id = self._id(f"consolidate-{principal.tenant}-{kind}")
+        enqueue_consolidation(self.runtime, principal.tenant, job_id, dry_run)
+        return job_info(self.runtime, job_id)
+
+    def replay(self, principal: Principal, until: str | None) -> JobInfo:
+        """Queue the replay from zero checked against the served state."""
+        if until is not None:
+            parse_point(until, "until")  # refused now, not as a failed job
+        job_id = self._id(f"replay-{principal.tenant}")
+        enqueue_history(self.runtime, REPLAY_JOB, job_id, principal.tenant, until)
+        return job_info(self.runtime, job_id)
+
+    def audit_link(self, principal: Principal, source: str, target: str) -> JobInfo:
+        """Queue the audit of the link source -- target."""
+        check_link_names(source, target)
+        job_id = self._id(f"audit-{principal.tenant}")
+        enqueue_history(self.runtime, AUDIT_LINK_JOB, job_id, principal.tenant, source, target)
+        return job_info(self.runtime, job_id)
+
+    def _id(self, prefix: str) -> str:
+        return f"{prefix}-{int(self.clock() * 1000)}"
