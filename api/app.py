@@ -303,6 +303,17 @@ def consolidate(body: ConsolidateIn, request: Request, caller: Caller) -> dict[s
     return responses.job_view(_application(request).jobs.consolidate(caller, body.dry_run))
 
 
+def archive_now(request: Request, caller: Caller) -> dict[str, Any]:
+    """Queue an archive run now (it also runs nightly): log entries older than the retention
+    window, already in a snapshot, move to compressed segments; follow it at /v1/jobs/{id}."""
+    return responses.job_view(_application(request).jobs.archive(caller))
+
+
+def archive_manifest(request: Request, caller: Caller) -> dict[str, Any]:
+    """The archive's segments, oldest first: first and last position, entries, bytes."""
+    return responses.archive_view(_application(request).jobs.segments(caller))
+
+
 def health(request: Request, caller: Caller) -> dict[str, Any]:
     """The store answers; the log's length and the position this process has folded up to."""
     return responses.health_view(_application(request).health(caller))
@@ -326,6 +337,8 @@ _ROUTES = [
     ("/v1/jobs/{job_id}", job, "GET", 200, out.Job),
     ("/v1/jobs/{job_id}/requeue", requeue_job, "POST", 202, out.Job),
     ("/v1/consolidate", consolidate, "POST", 202, out.Job),
+    ("/v1/archive", archive_now, "POST", 202, out.Job),
+    ("/v1/archive", archive_manifest, "GET", 200, out.ArchiveOut),
 ]
 
 

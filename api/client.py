@@ -164,6 +164,13 @@ class Client:
     def replay(self, until: str | None = None) -> dict[str, Any]:
         return self._call("GET", "/v1/replay", params={"until": until} if until else None)
 
+    def archive(self) -> dict[str, Any]:
+        """Queue an archive run now; the job (follow it with `job`)."""
+        return self._call("POST", "/v1/archive", changes_nothing=True)
+
+    def segments(self) -> dict[str, Any]:
+        return self._call("GET", "/v1/archive")
+
     def start_replay(self, until: str | None = None) -> dict[str, Any]:
         """Queue `replay` as a job; the job (follow it with `job`)."""
         return self._call("POST", "/v1/replay/jobs", json={"until": until})

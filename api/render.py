@@ -266,3 +266,29 @@ def consolidation(job: dict[str, Any]) -> str:
             f"{rule.get('min_cooccurrence')}, vocabulary cap {rule.get('vocabulary_cap')}",
         ]
     )
+
+
+def archive_report(job: dict[str, Any]) -> str:
+    r = job.get("result") or {}
+    if not r.get("entries"):
+        return (
+            "nothing to archive: no entry is both older than the retention window and in a snapshot"
+        )
+    return (
+        f"archived {r['entries']} entries up to {r['upto']} in {r['segments']} segments:"
+        f" {r['raw_bytes']:,} bytes stored as {r['stored_bytes']:,}; {r['seconds']} s"
+    )
+
+
+def archive_manifest(r: dict[str, Any]) -> str:
+    if not r["segments"]:
+        return "the archive is empty: every entry is in the log's stream"
+    lines = [
+        f"{r['entries']} entries in {len(r['segments'])} segments,"
+        f" {r['raw_bytes']:,} bytes stored as {r['stored_bytes']:,}"
+    ]
+    lines += [
+        f"  {s['first']} .. {s['last']}  {s['count']:>6} entries  {s['size']:>9,} bytes"
+        for s in r["segments"]
+    ]
+    return "\n".join(lines)

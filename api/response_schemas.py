@@ -310,3 +310,19 @@ class Job(BaseModel):
 
 class JobsOut(BaseModel):
     jobs: list[Job]
+
+
+class ArchiveSegment(BaseModel):
+    first: str
+    last: str
+    count: int
+    size: int = Field(description="Bytes stored (compressed)")
+    raw_size: int = Field(description="Bytes of the entries as the log held them")
+    sha256: str
+
+
+class ArchiveOut(BaseModel):
+    segments: list[ArchiveSegment]
+    entries: int
+    stored_bytes: int
+    raw_bytes: int

@@ -18,6 +18,7 @@ from assocmem.engine.recall import Item, Via
 from assocmem.engine.state import Memory
 from assocmem.engine.time_window import Window
 from assocmem.workers import results
+from assocmem.workers.archive import Segment
 from assocmem.workers.jobs import JobInfo
 
 
@@ -284,3 +285,22 @@ def job_view(job: JobInfo) -> dict[str, Any]:
 
 def jobs_view(jobs: list[JobInfo]) -> dict[str, Any]:
     return {"jobs": [job_view(j) for j in jobs]}
+
+
+def archive_view(segments: list[Segment]) -> dict[str, Any]:
+    return {
+        "segments": [
+            {
+                "first": str(s.first),
+                "last": str(s.last),
+                "count": s.count,
+                "size": s.size,
+                "raw_size": s.raw_size,
+                "sha256": s.sha256,
+            }
+            for s in segments
+        ],
+        "entries": sum(s.count for s in segments),
+        "stored_bytes": sum(s.size for s in segments),
+        "raw_bytes": sum(s.raw_size for s in segments),
+    }

@@ -1,4 +1,5 @@
-"""The nightly cron: at the configured local time, queue one sleep consolidation per tenant.
+"""The nightly cron: at the configured local time, queue one sleep consolidation and one
+archive run per tenant.
 
 Exactly one cron schedules at a time, however many run: each holds a lease in Redis
 (SET NX with an expiry, renewed while it lives) and only the holder fires; a standby
@@ -19,6 +20,7 @@ from datetime import datetime
 import redis
 from croniter import croniter
 
+from .archive_job import enqueue_archive
 from .consolidation_job import enqueue_consolidation
 from .keys import cron_last_key, cron_lease_key
 from .runtime import Runtime
@@ -58,12 +60,14 @@ class Lease:
 
 
 def fire(runtime: Runtime, night: datetime) -> list[str]:
-    """Queue the consolidation of every tenant for `night` (a local time); the job ids."""
+    """Queue the consolidation, then the archive run, of every tenant for `night` (a local
+    time); the job ids. A worker takes them in that order."""
     stamp = night.strftime("%Y%m%dT%H%M")
-    return [
-        enqueue_consolidation(runtime, tenant, f"consolidate-{tenant}-{stamp}")
-        for tenant in runtime.log.tenants()
-    ]
+    ids = []
+    for tenant in runtime.log.tenants():
+        ids.append(enqueue_consolidation(runtime, tenant, f"consolidate-{tenant}-{stamp}"))
+        ids.append(enqueue_archive(runtime, tenant, f"archive-{tenant}-{stamp}"))
+    return ids
 
 
 def run_cron(runtime: Runtime, stop: threading.Event, tick: float = TICK_SECONDS) -> None:

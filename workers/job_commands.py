@@ -1,6 +1,6 @@
 """The pipeline's jobs as the application offers them: listed, one followed, a failed one
 queued again; and the long work that runs as a job rather than inside a request (a sleep
-consolidation, a replay, a link audit), queued under an id the caller then follows."""
+consolidation, a replay, a link audit), queued under an id the caller then follows. And the archive's manifest."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ from collections.abc import Callable
 
 from assocmem.engine.principal import Principal
 
+from .archive import Segment
+from .archive_job import enqueue_archive
 from .consolidation_job import enqueue_consolidation
 from .history import check_link_names
 from .history_jobs import AUDIT_LINK_JOB, REPLAY_JOB, enqueue_history
@@ -38,6 +40,12 @@ class JobCommands:
         enqueue_consolidation(self.runtime, principal.tenant, job_id, dry_run)
         return job_info(self.runtime, job_id)
 
+    def archive(self, principal: Principal) -> JobInfo:
+        """Queue an archive run of the tenant's old log entries now."""
+        job_id = self._id(f"archive-{principal.tenant}-now")
+        enqueue_archive(self.runtime, principal.tenant, job_id)
+        return job_info(self.runtime, job_id)
+
     def replay(self, principal: Principal, until: str | None) -> JobInfo:
         """Queue the replay from zero checked against the served state."""
         if until is not None:
@@ -52,6 +60,10 @@ class JobCommands:
         job_id = self._id(f"audit-{principal.tenant}")
         enqueue_history(self.runtime, AUDIT_LINK_JOB, job_id, principal.tenant, source, target)
         return job_info(self.runtime, job_id)
+
+    def segments(self, principal: Principal) -> list[Segment]:
+        """The archive's segments, oldest first."""
+        return self.runtime.log.segments(principal.tenant)
 
     def _id(self, prefix: str) -> str:
         return f"{prefix}-{int(self.clock() * 1000)}"

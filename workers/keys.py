@@ -50,6 +50,20 @@ def snapshot_ladder_key(tenant: str) -> str:
     return f"{PREFIX}:{{{tenant}}}:snap_ladder"
 
 
+def archive_manifest_key(tenant: str) -> str:
+    """A list of archive segment records, oldest first (workers/archive.py)."""
+    return f"{PREFIX}:{{{tenant}}}:archive"
+
+
+def archive_meta_key(tenant: str) -> str:
+    """A hash: `upto`, the last archived position, and `count`, the entries archived."""
+    return f"{PREFIX}:{{{tenant}}}:archive_meta"
+
+
+def archive_segment_key(tenant: str, first: str) -> str:
+    return f"{PREFIX}:{{{tenant}}}:segment:{first}"
+
+
 def tenants_key() -> str:
     return f"{PREFIX}:tenants"
 

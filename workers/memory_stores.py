@@ -15,6 +15,7 @@ from assocmem.engine.event import Event, encode_event
 from assocmem.engine.fold import Rejection
 from assocmem.engine.position import ZERO, Position
 
+from .archive import Segment, archived_entries, archived_holds, decode_segment, encode_segment
 from .stores import DEFAULT_BATCH, Appended, Entry, key_conflict
 
 
@@ -25,6 +26,7 @@ class InMemoryEventLog:
         self._keys: dict[tuple[str, str], tuple[Position, str | None]] = {}
         self._wanted: set[str] = set()
         self._dead: dict[str, dict[Position, str]] = {}
+        self._archived: dict[str, list[tuple[Segment, bytes]]] = {}
         self._changed = threading.Condition()
 
     def append(self, tenant: str, events: list[Event]) -> list[Appended]:
@@ -67,10 +69,11 @@ class InMemoryEventLog:
         self, tenant: str, after: Position, upto: Position | None = None, count: int = DEFAULT_BATCH
     ) -> list[Entry]:
         with self._changed:
+            found = archived_entries(self.segments(tenant), self._load(tenant), after, upto, count)
             log = self._logs.get(tenant, [])
             start = bisect.bisect_right(log, after, key=lambda entry: entry[0])
-            chunk = log[start : start + count]
-        return [e for e in chunk if upto is None or e[0] <= upto]
+            chunk = log[start : start + count - len(found)]
+        return found + [e for e in chunk if upto is None or e[0] <= upto]
 
     def wait_for_entries(self, tenant: str, after: Position, timeout: float) -> bool:
         def arrived() -> bool:
@@ -82,15 +85,37 @@ class InMemoryEventLog:
 
     def last_position(self, tenant: str) -> Position | None:
         log = self._logs.get(tenant)
-        return log[-1][0] if log else None
+        segments = self.segments(tenant)
+        return log[-1][0] if log else segments[-1].last if segments else None
 
     def has(self, tenant: str, position: Position) -> bool:
         log = self._logs.get(tenant, [])
         at = bisect.bisect_left(log, position, key=lambda entry: entry[0])
-        return at < len(log) and log[at][0] == position
+        if at < len(log) and log[at][0] == position:
+            return True
+        return archived_holds(self.segments(tenant), self._load(tenant), position)
 
     def length(self, tenant: str) -> int:
-        return len(self._logs.get(tenant, []))
+        return len(self._logs.get(tenant, [])) + sum(s.count for s in self.segments(tenant))
+
+    def archive(self, tenant: str, upto: Position, limit: int) -> Segment | None:
+        with self._changed:
+            log = self._logs.get(tenant, [])
+            end = bisect.bisect_right(log, upto, key=lambda entry: entry[0])
+            taken = log[: min(end, limit)]
+            if not taken:
+                return None
+            segment, blob = encode_segment(taken)
+            self._archived.setdefault(tenant, []).append((segment, blob))
+            del log[: len(taken)]
+            return segment
+
+    def segments(self, tenant: str) -> list[Segment]:
+        return [segment for segment, _ in self._archived.get(tenant, [])]
+
+    def _load(self, tenant: str) -> Callable[[Segment], list[Entry]]:
+        blobs = {segment.first: blob for segment, blob in self._archived.get(tenant, [])}
+        return lambda segment: decode_segment(segment, blobs.get(segment.first))
 
     def tenants(self) -> list[str]:
         return sorted(self._logs)

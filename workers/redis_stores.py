@@ -18,8 +18,10 @@ from assocmem.engine.event import Event, encode_event
 from assocmem.engine.fold import Rejection
 from assocmem.engine.position import Position
 
+from .archive import Segment, next_position
 from .errors import StoreError, StoreUnavailable
 from .keys import (
+    archive_meta_key,
     dead_letter_key,
     fold_wanted_key,
     idempotency_key,
@@ -29,6 +31,7 @@ from .keys import (
     snapshot_ladder_key,
     tenants_key,
 )
+from .redis_archive import RedisArchive
 from .stores import DEFAULT_BATCH, Appended, Entry, key_conflict
 
 T = TypeVar("T")
@@ -53,6 +56,7 @@ class RedisEventLog:
         self._client = client
         self._ttl = idempotency_ttl
         self._append = _script(client, "append.lua")
+        self._archive = RedisArchive(client)
 
     def append(self, tenant: str, events: list[Event]) -> list[Appended]:
         if not events:
@@ -86,10 +90,26 @@ class RedisEventLog:
         self, tenant: str, after: Position, upto: Position | None = None, count: int = DEFAULT_BATCH
     ) -> list[Entry]:
         with _translated(f"read the log of {tenant!r}"):
-            rows = self._client.xrange(
-                log_key(tenant), min=f"({after}", max=str(upto) if upto else "+", count=count
-            )
-        return [(Position.parse(position), fields.get(b"e", b"")) for position, fields in rows]
+            with self._client.pipeline(transaction=False) as pipe:
+                pipe.hget(archive_meta_key(tenant), "upto")
+                pipe.xrange(
+                    log_key(tenant), min=f"({after}", max=str(upto) if upto else "+", count=count
+                )
+                archived, rows = pipe.execute()
+            if not archived or after >= Position.parse(archived):
+                return _entries(rows)
+            # The head of the log is archived: read it there, then the stream after it.
+            archived_upto = Position.parse(archived)
+            found = self._archive.read(tenant, after, upto, count)
+            if len(found) < count and (upto is None or archived_upto < upto):
+                rows = self._client.xrange(
+                    log_key(tenant),
+                    min=f"({archived_upto}",
+                    max=str(upto) if upto else "+",
+                    count=count - len(found),
+                )
+                found += _entries(rows)
+            return found
 
     def wait_for_entries(self, tenant: str, after: Position, timeout: float) -> bool:
         with _translated(f"read the log of {tenant!r}"):
@@ -101,15 +121,47 @@ class RedisEventLog:
     def last_position(self, tenant: str) -> Position | None:
         with _translated(f"read the log of {tenant!r}"):
             rows = self._client.xrevrange(log_key(tenant), count=1)
-        return Position.parse(rows[0][0]) if rows else None
+            return Position.parse(rows[0][0]) if rows else self._archive.upto(tenant)
 
     def has(self, tenant: str, position: Position) -> bool:
         with _translated(f"read the log of {tenant!r}"):
-            return bool(self._client.xrange(log_key(tenant), str(position), str(position)))
+            if self._client.xrange(log_key(tenant), str(position), str(position)):
+                return True
+            archived = self._archive.upto(tenant)
+            return (
+                archived is not None
+                and position <= archived
+                and self._archive.holds(tenant, position)
+            )
 
     def length(self, tenant: str) -> int:
         with _translated(f"read the log of {tenant!r}"):
-            return int(self._client.xlen(log_key(tenant)))
+            return int(self._client.xlen(log_key(tenant))) + self._archive.count(tenant)
+
+    def archive(self, tenant: str, upto: Position, limit: int) -> Segment | None:
+        with _translated(f"archive the log of {tenant!r}"):
+            archived = self._archive.upto(tenant)
+            if archived is not None:  # a trim a crash cut short
+                self._client.xtrim(
+                    log_key(tenant), minid=str(next_position(archived)), approximate=False
+                )
+            rows = self._client.xrange(
+                log_key(tenant),
+                min=f"({archived}" if archived else "-",
+                max=str(upto),
+                count=limit,
+            )
+            if not rows:
+                return None
+            segment = self._archive.add(tenant, _entries(rows), archived)
+            self._client.xtrim(
+                log_key(tenant), minid=str(next_position(segment.last)), approximate=False
+            )
+            return segment
+
+    def segments(self, tenant: str) -> list[Segment]:
+        with _translated(f"read the archive of {tenant!r}"):
+            return self._archive.segments(tenant)
 
     def tenants(self) -> list[str]:
         with _translated("list the tenants"):
@@ -148,6 +200,10 @@ class RedisEventLog:
     def ping(self) -> None:
         with _translated("reach Redis"):
             self._client.ping()
+
+
+def _entries(rows: list[tuple[bytes, dict[bytes, bytes]]]) -> list[Entry]:
+    return [(Position.parse(position), fields.get(b"e", b"")) for position, fields in rows]
 
 
 class RedisSnapshotStore:

@@ -38,6 +38,8 @@ DEFAULT_MAX_CONNECTIONS = 200
 DEFAULT_READ_TIMEOUT = 10.0
 """Seconds a read or a chain may take before the API answers 503 (the work goes on in its
 thread, the connection is freed)."""
+DEFAULT_RETENTION_DAYS = 30.0
+"""Log entries older than this (and in a snapshot) move to compressed archive segments."""
 DEFAULT_CONSOLIDATE_AT = "02:30"
 """Local time (ASSOCMEM_TZ) of the nightly sleep consolidation of every tenant."""
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
@@ -94,6 +96,7 @@ class Settings:
     max_connections: int = DEFAULT_MAX_CONNECTIONS
     read_timeout: float = DEFAULT_READ_TIMEOUT
     consolidation: ConsolidationSettings = ConsolidationSettings()
+    retention_days: float = DEFAULT_RETENTION_DAYS
 
     def hosts(self) -> tuple[str, ...]:
         """Every Host header the API answers: the bound address, loopback, the configured ones."""
@@ -142,6 +145,7 @@ def load_settings(env: Mapping[str, str], **overrides: Any) -> Settings:
         ),
         "read_timeout": _read(env, "ASSOCMEM_READ_TIMEOUT", DEFAULT_READ_TIMEOUT, _positive_float),
         "consolidation": _consolidation(env),
+        "retention_days": _read(env, "ASSOCMEM_RETENTION_DAYS", DEFAULT_RETENTION_DAYS, _days),
     }
     values.update({k: v for k, v in overrides.items() if v is not None})
     return Settings(**values)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterator
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from assocmem.engine.errors import quoted
 from assocmem.engine.event import Event
@@ -17,6 +17,9 @@ from assocmem.engine.fold import Rejection
 from assocmem.engine.position import Position
 
 from .errors import KeyConflict
+
+if TYPE_CHECKING:
+    from .archive import Segment
 
 DEFAULT_BATCH = 1000
 """Entries read from the log per round trip."""
@@ -60,7 +63,18 @@ class EventLog(Protocol):
         """Whether the log holds an entry at `position`."""
         ...
 
-    def length(self, tenant: str) -> int: ...
+    def length(self, tenant: str) -> int:
+        """Entries in the log, archived ones included."""
+        ...
+
+    def archive(self, tenant: str, upto: Position, limit: int) -> Segment | None:
+        """Move up to `limit` of the oldest entries at or before `upto` into one archive
+        segment (recorded first, then taken off the log); None when there are none."""
+        ...
+
+    def segments(self, tenant: str) -> list[Segment]:
+        """The archive's manifest, oldest segment first."""
+        ...
 
     def tenants(self) -> list[str]:
         """Every tenant that ever appended, sorted."""

@@ -9,6 +9,7 @@ import redis
 from rq import Queue, SimpleWorker
 from rq.executions import Execution
 from rq.job import Job
+from rq.scheduler import RQScheduler
 from rq.serializers import JSONSerializer
 from rq.worker import WorkerStatus
 
@@ -22,6 +23,8 @@ log = logging.getLogger(__name__)
 MAINTENANCE_INTERVAL = 30
 """Seconds between a worker's maintenance rounds, where abandoned jobs (their worker died)
 are retried: RQ's default is 10 minutes."""
+RETRY_TICK = 1.0
+"""Seconds between two looks for retries that are due (a failed fold waits 1, 5, 30 s)."""
 HEARTBEAT_EVERY = 10
 """Seconds between two heartbeats of a running job."""
 HEARTBEAT_TTL = 30
@@ -60,15 +63,44 @@ class HeartbeatWorker(SimpleWorker):
                 log.exception("heartbeat of job %s failed; trying again", job.id)
 
 
+def run_retries(runtime: Runtime, stop: threading.Event) -> None:
+    """Move jobs whose retry is due from RQ's scheduled registries to their queues.
+
+    RQ's own scheduler, run in a thread of this process: RQ forks it into a child that
+    outlives a worker killed with SIGKILL, and a standby tries to take a dead one's locks
+    only every ten minutes, where this loop tries every tick."""
+    scheduler = RQScheduler(
+        runtime.queues(), connection=runtime.queue_connection, serializer=JSONSerializer
+    )
+    try:
+        while not stop.wait(RETRY_TICK):
+            try:
+                if scheduler.acquired_locks != {q.name for q in runtime.queues()}:
+                    scheduler.acquire_locks()
+                if scheduler.acquired_locks:
+                    scheduler.heartbeat()
+                    scheduler.enqueue_scheduled_jobs()
+            except redis.RedisError:
+                log.exception("moving due retries failed; trying again in %.0f s", RETRY_TICK)
+    finally:
+        try:
+            scheduler.release_locks()
+        except redis.RedisError:
+            pass
+
+
 def run_worker(runtime: Runtime, burst: bool = False) -> None:
     limit_native_threads()
     use_runtime(runtime)
     stop = threading.Event()
-    scheduler = threading.Thread(
-        target=run_scheduler, args=(runtime, stop), name="fold-scheduler", daemon=True
-    )
+    helpers = [
+        threading.Thread(target=run_scheduler, args=(runtime, stop), name="fold-scheduler"),
+        threading.Thread(target=run_retries, args=(runtime, stop), name="retry-scheduler"),
+    ]
     if not burst:
-        scheduler.start()
+        for helper in helpers:
+            helper.daemon = True
+            helper.start()
     try:
         worker = HeartbeatWorker(
             runtime.queues(),

@@ -3,7 +3,7 @@
 One module per command group, as rq splits its CLI: pipeline (up, serve, worker, cron),
 memory (write, read, chain, feedback, importance), activity (log, activities, summary),
 documents (ingest), audit (graph, state), history (audit link and memory, replay, diff,
-dead-letters, jobs) and maintenance (consolidate).
+dead-letters, jobs) and maintenance (consolidate, archive).
 """
 
 from __future__ import annotations
@@ -46,5 +46,6 @@ for _command in (
     history.dead_letters,
     history.jobs,
     maintenance.consolidate,
+    maintenance.archive,
 ):
     main.add_command(_command)

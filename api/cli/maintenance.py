@@ -1,4 +1,5 @@
-"""Maintenance on demand: a sleep consolidation now, followed to its report."""
+"""Maintenance on demand: a sleep consolidation or an archive pass now, followed to its
+report; the archive's segments."""
 
 from __future__ import annotations
 
@@ -41,3 +42,31 @@ def consolidate(
             return
         job = follow(client, job, "consolidating", as_json)
     emit(ctx, job, render.consolidation)
+
+
+@click.command(epilog="Example: assocmem archive --now")
+@click.option("--now", is_flag=True, help="Run an archive pass now (it also runs nightly).")
+@click.option(
+    "--wait/--no-wait",
+    default=True,
+    show_default=True,
+    help="Follow the job to its report, with a progress bar.",
+)
+@common
+@click.pass_context
+def archive(ctx: click.Context, now: bool, wait: bool, url: str | None, as_json: bool) -> None:
+    """The log's archive: entries older than ASSOCMEM_RETENTION_DAYS (default 30) that a
+    snapshot already holds move to immutable compressed segments, recorded in a manifest,
+    and only then leave the stream. Replay, --as-of and audits read them as before. Lists the
+    segments; --now runs a pass (the cron of `assocmem up` runs one every night)."""
+    remember(ctx, url, as_json)
+    with client_of(ctx) as client:
+        if not now:
+            emit(ctx, client.segments(), render.archive_manifest)
+            return
+        job = client.archive()
+        if not wait:
+            emit(ctx, job, lambda j: f"queued archive job {j['id']}: assocmem jobs shows it")
+            return
+        job = follow(client, job, "archiving", as_json)
+    emit(ctx, job, render.archive_report)

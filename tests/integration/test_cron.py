@@ -46,7 +46,9 @@ def test_one_lease_holder_at_a_time_and_a_standby_takes_over_when_it_lapses(
     connection.close()
 
 
-def test_two_crons_queue_a_scheduled_night_once_per_tenant(runtime: Runtime) -> None:
+def test_two_crons_queue_a_scheduled_night_once_per_tenant_consolidation_then_archive(
+    runtime: Runtime,
+) -> None:
     write(runtime, ["a", "b"])
     write(runtime, ["c", "d"], tenant="other")
     night = datetime.now(UTC) + timedelta(seconds=3)
@@ -62,14 +64,18 @@ def test_two_crons_queue_a_scheduled_night_once_per_tenant(runtime: Runtime) -> 
         cron.start()
     queue = runtime.queue(MAINTENANCE_QUEUE)
     deadline = time.monotonic() + 15
-    while queue.count < 2 and time.monotonic() < deadline:
+    while queue.count < 4 and time.monotonic() < deadline:
         time.sleep(0.1)
     time.sleep(1.0)  # a second firing would have landed by now
     stop.set()
     for cron in crons:
         cron.join(5)
     stamp = night.strftime("%Y%m%dT%H%M")
-    assert sorted(queue.job_ids) == [f"consolidate-default-{stamp}", f"consolidate-other-{stamp}"]
+    assert sorted(queue.job_ids) == sorted(
+        f"{job}-{tenant}-{stamp}"
+        for job in ("consolidate", "archive")
+        for tenant in ("default", "other")
+    )
 
 
 def test_a_consolidation_job_appends_its_decision_and_reports_it(runtime: Runtime) -> None:

@@ -93,3 +93,27 @@ def test_a_job_whose_worker_was_killed_is_abandoned_once_its_heartbeat_lapses(
         worker.wait(10)
     registry.cleanup(timestamp=time.time() + HEARTBEAT_TTL + 1)  # what maintenance does then
     assert Job.fetch("slow", connection, queue.serializer).get_status() == JobStatus.QUEUED
+
+
+def test_a_retry_waiting_for_its_interval_is_run_when_due(
+    runtime: Runtime, settings: Settings
+) -> None:
+    """RQ parks a retry with an interval in its scheduled registry: without a scheduler the
+    job waited there for ever, and its id refused every later fold of the tenant."""
+    queue = runtime.queue()
+    queue.enqueue_call(
+        "assocmem.workers.fold_job.no_such_job", job_id="flaky", retry=Retry(max=1, interval=1)
+    )
+    env = {**os.environ, "REDIS_URL": settings.redis_url or ""}
+    worker = subprocess.Popen([sys.executable, "-m", "assocmem.api.cli", "worker"], env=env)
+    try:
+        connection = runtime.queue_connection
+        assert connection is not None
+        deadline = time.monotonic() + 30
+        while Job.fetch("flaky", connection, queue.serializer).get_status() != JobStatus.FAILED:
+            assert time.monotonic() < deadline, "the retry never ran"
+            time.sleep(0.2)
+        assert Job.fetch("flaky", connection, queue.serializer).retries_left == 0
+    finally:
+        worker.terminate()
+        worker.wait(30)
