@@ -5,10 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from rq import SimpleWorker
+from rq.serializers import JSONSerializer
 
 from assocmem.engine.event import Event
 from assocmem.engine.position import Position
-from assocmem.workers.runtime import Runtime
+from assocmem.workers.runtime import Runtime, use_runtime
 from assocmem.workers.settings import Settings
 
 KINDS = ("memory", "redis")
@@ -48,3 +50,12 @@ def write(runtime: Runtime, *concept_sets: list[str], tenant: str = "default") -
         a.position
         for a in runtime.log.append(tenant, [note(c, tenant=tenant) for c in concept_sets])
     ]
+
+
+def work(runtime: Runtime) -> None:
+    """Run the queued jobs in this process, as a worker in burst mode would."""
+    use_runtime(runtime)
+    worker = SimpleWorker(
+        runtime.queues(), connection=runtime.queue_connection, serializer=JSONSerializer
+    )
+    worker.work(burst=True)

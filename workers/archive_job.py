@@ -14,11 +14,10 @@ import logging
 import time
 from collections.abc import Callable
 
-from rq.exceptions import DuplicateJobError
-
 from assocmem.engine.position import MAX_PART, Position
 
 from .job_progress import Report, job_progress
+from .jobs import enqueue_once
 from .keys import MAINTENANCE_QUEUE
 from .runtime import Runtime, current_runtime
 
@@ -97,17 +96,5 @@ def archivable_upto(runtime: Runtime, tenant: str, now: float) -> Position | Non
 
 
 def enqueue_archive(runtime: Runtime, tenant: str, job_id: str) -> str:
-    """Queue an archive run under `job_id`; one already queued or running under it is kept."""
-    try:
-        runtime.queue(MAINTENANCE_QUEUE).enqueue_call(
-            ARCHIVE_JOB,
-            args=(tenant,),
-            job_id=job_id,
-            unique=True,
-            result_ttl=7 * 24 * 3600,
-            failure_ttl=30 * 24 * 3600,
-            timeout=ARCHIVE_TIMEOUT,
-        )
-    except DuplicateJobError:
-        pass
-    return job_id
+    """Queue an archive run under `job_id`; one already queued, running or done under it is kept."""
+    return enqueue_once(runtime, MAINTENANCE_QUEUE, ARCHIVE_JOB, job_id, (tenant,), ARCHIVE_TIMEOUT)

@@ -15,13 +15,13 @@ import time
 from collections.abc import Callable
 
 from rq import Retry, get_current_job
-from rq.exceptions import DuplicateJobError
 
 from assocmem.engine.consolidation import Effect, Rule, decide
 from assocmem.engine.event import Event
 from assocmem.engine.events import LINKS_CONSOLIDATED
 
 from .job_progress import job_progress
+from .jobs import enqueue_once
 from .keys import MAINTENANCE_QUEUE
 from .rebuild import rebuild
 from .runtime import Runtime, current_runtime
@@ -103,18 +103,13 @@ def consolidate(
 
 
 def enqueue_consolidation(runtime: Runtime, tenant: str, job_id: str, dry_run: bool = False) -> str:
-    """Queue a consolidation under `job_id`; one already queued or running under it is kept."""
-    try:
-        runtime.queue(MAINTENANCE_QUEUE).enqueue_call(
-            CONSOLIDATE_JOB,
-            args=(tenant, dry_run),
-            job_id=job_id,
-            unique=True,
-            result_ttl=7 * 24 * 3600,
-            failure_ttl=30 * 24 * 3600,
-            timeout=CONSOLIDATE_TIMEOUT,
-            retry=CONSOLIDATE_RETRIES,
-        )
-    except DuplicateJobError:
-        pass
-    return job_id
+    """Queue a consolidation under `job_id`; one already queued, running or done under it is kept."""
+    return enqueue_once(
+        runtime,
+        MAINTENANCE_QUEUE,
+        CONSOLIDATE_JOB,
+        job_id,
+        (tenant, dry_run),
+        CONSOLIDATE_TIMEOUT,
+        CONSOLIDATE_RETRIES,
+    )

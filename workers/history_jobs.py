@@ -9,13 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from rq.exceptions import DuplicateJobError
-
 from assocmem.engine.principal import Principal
 
 from .history import History
 from .history_records import link_audit_record, verification_record
 from .job_progress import job_progress
+from .jobs import enqueue_once
 from .keys import REPLAY_QUEUE
 from .request_values import parse_point
 from .runtime import Runtime, current_runtime
@@ -48,19 +47,9 @@ def audit_link(tenant: str, source: str, target: str) -> dict[str, Any]:
 
 
 def enqueue_history(runtime: Runtime, function: str, job_id: str, *args: object) -> str:
-    try:
-        runtime.queue(REPLAY_QUEUE).enqueue_call(
-            function,
-            args=args,
-            job_id=job_id,
-            unique=True,
-            result_ttl=RESULT_TTL,
-            failure_ttl=RESULT_TTL,
-            timeout=HISTORY_TIMEOUT,
-        )
-    except DuplicateJobError:
-        pass
-    return job_id
+    return enqueue_once(
+        runtime, REPLAY_QUEUE, function, job_id, args, HISTORY_TIMEOUT, result_ttl=RESULT_TTL
+    )
 
 
 def _principal(tenant: str) -> Principal:

@@ -7,7 +7,8 @@ import dataclasses
 from datetime import datetime
 from typing import Any
 
-from rq.exceptions import InvalidJobOperation, NoSuchJobError
+from rq import Retry
+from rq.exceptions import DuplicateJobError, InvalidJobOperation, NoSuchJobError
 from rq.job import Job, JobStatus
 from rq.registry import FailedJobRegistry, ScheduledJobRegistry, StartedJobRegistry
 
@@ -16,6 +17,10 @@ from .runtime import Runtime
 
 SHOWN = 200
 """Jobs listed per queue and state."""
+KEPT = 7 * 24 * 3600
+"""Seconds a finished job's result is kept."""
+FAILURE_KEPT = 30 * 24 * 3600
+"""Seconds a failed job (and its error) is kept."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -61,6 +66,34 @@ def job_info(runtime: Runtime, job_id: str) -> JobInfo:
         state = _STATES.get(status, "queued") if status is not None else "queued"
         return _info(job, job.origin, state)
     raise InvalidRequest(f"job {job_id!r} is unknown: expected an id `assocmem jobs` lists")
+
+
+def enqueue_once(
+    runtime: Runtime,
+    queue: str,
+    function: str,
+    job_id: str,
+    args: tuple[object, ...],
+    timeout: int,
+    retry: Retry | None = None,
+    result_ttl: int = KEPT,
+) -> str:
+    """Queue `function(*args)` under `job_id`, unless a job has that id already (queued,
+    running or kept as done): the same job enqueued twice runs once. Returns the id."""
+    try:
+        runtime.queue(queue).enqueue_call(
+            function,
+            args=args,
+            job_id=job_id,
+            unique=True,
+            result_ttl=result_ttl,
+            failure_ttl=FAILURE_KEPT,
+            timeout=timeout,
+            retry=retry,
+        )
+    except DuplicateJobError:
+        pass
+    return job_id
 
 
 def list_jobs(runtime: Runtime) -> list[JobInfo]:

@@ -9,16 +9,18 @@ from .. import render
 from .common import client_of, common, emit, remember
 from .follow import follow
 
-
-@click.command(epilog="Example: assocmem consolidate --now --dry-run")
-@click.option("--now", is_flag=True, help="Run a consolidation now (it also runs nightly).")
-@click.option("--dry-run", is_flag=True, help="Decide and report; append nothing.")
-@click.option(
+WAIT = click.option(
     "--wait/--no-wait",
     default=True,
     show_default=True,
     help="Follow the job to its report, with a progress bar.",
 )
+
+
+@click.command(epilog="Example: assocmem consolidate --now --dry-run")
+@click.option("--now", is_flag=True, help="Run a consolidation now (it also runs nightly).")
+@click.option("--dry-run", is_flag=True, help="Decide and report; append nothing.")
+@WAIT
 @common
 @click.pass_context
 def consolidate(
@@ -46,12 +48,7 @@ def consolidate(
 
 @click.command(epilog="Example: assocmem archive --now")
 @click.option("--now", is_flag=True, help="Run an archive pass now (it also runs nightly).")
-@click.option(
-    "--wait/--no-wait",
-    default=True,
-    show_default=True,
-    help="Follow the job to its report, with a progress bar.",
-)
+@WAIT
 @common
 @click.pass_context
 def archive(ctx: click.Context, now: bool, wait: bool, url: str | None, as_json: bool) -> None:

@@ -9,8 +9,6 @@ import time
 from datetime import UTC, datetime, timedelta
 
 import redis
-from rq import SimpleWorker
-from rq.serializers import JSONSerializer
 
 from assocmem.engine.position import Position
 from assocmem.workers.consolidation_job import AGENT, enqueue_consolidation
@@ -18,18 +16,10 @@ from assocmem.workers.cron import Lease, run_cron
 from assocmem.workers.jobs import job_info
 from assocmem.workers.keys import MAINTENANCE_QUEUE
 from assocmem.workers.rebuild import events_of, rebuild
-from assocmem.workers.runtime import Runtime, use_runtime
+from assocmem.workers.runtime import Runtime
 from assocmem.workers.settings import ConsolidationSettings
 
-from ..stores import note, write
-
-
-def work(runtime: Runtime) -> None:
-    use_runtime(runtime)
-    worker = SimpleWorker(
-        runtime.queues(), connection=runtime.queue_connection, serializer=JSONSerializer
-    )
-    worker.work(burst=True)
+from ..stores import note, work, write
 
 
 def test_one_lease_holder_at_a_time_and_a_standby_takes_over_when_it_lapses(

@@ -9,27 +9,18 @@ import sys
 import time
 from datetime import UTC, datetime, timedelta
 
-from rq import Retry, SimpleWorker
+from rq import Retry
 from rq.job import Job, JobStatus
 from rq.registry import FailedJobRegistry, StartedJobRegistry
-from rq.serializers import JSONSerializer
 
 from assocmem.workers.jobs import list_jobs, requeue
 from assocmem.workers.keys import MAINTENANCE_QUEUE, QUEUES, fold_job_id
-from assocmem.workers.runtime import Runtime, use_runtime
+from assocmem.workers.runtime import Runtime
 from assocmem.workers.scheduler import FAILED_FOLD_PAUSE, FOLD_JOB, FOLD_RETRIES, enqueue_fold
 from assocmem.workers.settings import Settings
 from assocmem.workers.worker import HEARTBEAT_TTL
 
-from ..stores import write
-
-
-def work(runtime: Runtime) -> None:
-    use_runtime(runtime)
-    worker = SimpleWorker(
-        runtime.queues(), connection=runtime.queue_connection, serializer=JSONSerializer
-    )
-    worker.work(burst=True)
+from ..stores import work, write
 
 
 def test_a_queued_fold_job_is_listed_and_a_failed_job_shows_its_error_and_can_be_requeued(
