@@ -261,8 +261,8 @@ def consolidation(job: dict[str, Any]) -> str:
             f"   delta taken off {effect.get('taught_removed')}",
             f"  memories merged   {effect.get('memories_merged')}",
             f"  rule: recent window {rule.get('window_days')} d, written half-life "
-            f"{rule.get('written_half_life_days')} d, taught half-life "
-            f"{rule.get('taught_half_life_days')} d, min co-occurrence "
+            f"{_days(rule.get('written_half_life_days'))}, taught half-life "
+            f"{_days(rule.get('taught_half_life_days'))}, min co-occurrence "
             f"{rule.get('min_cooccurrence')}, vocabulary cap {rule.get('vocabulary_cap')}",
         ]
     )
@@ -292,3 +292,7 @@ def archive_manifest(r: dict[str, Any]) -> str:
         for s in r["segments"]
     ]
     return "\n".join(lines)
+
+
+def _days(value: float | None) -> str:
+    return "never" if value is None else f"{value} d"

@@ -51,8 +51,11 @@ class Rule:
     at: float
     """Unix time the decision was made at: ages are measured to it."""
     window_days: float = 90.0
-    written_half_life_days: float = 3650.0
-    taught_half_life_days: float = 7300.0
+    written_half_life_days: float | None = None
+    """None: written counts never decay. Off by default: on bench/quality.py every half-life
+    tried (180 days to 10 years) cost recall of associations to old notes."""
+    taught_half_life_days: float | None = None
+    """None: taught deltas never decay. Set it longer than the written one."""
     min_cooccurrence: int = 2
     """A concept whose links were written fewer times than this, all told, is pruned: the
     default takes the links off a word seen in one note beside one other concept, which
@@ -67,8 +70,13 @@ class Rule:
             raise InvalidEvent(f"merge_duplicates {self.merge_duplicates!r} is not true or false")
         for name in ("window_days", "written_half_life_days", "taught_half_life_days"):
             value = getattr(self, name)
+            if value is None and name != "window_days":
+                continue
             if not isinstance(value, int | float) or not 0 < value <= 36_500:
-                raise InvalidEvent(f"{name} {value!r} is out of range: expected 0 to 36500 days")
+                raise InvalidEvent(
+                    f"{name} {value!r} is out of range: expected 0 to 36500 days"
+                    + ("" if name == "window_days" else ", or null for never")
+                )
         for name in ("min_cooccurrence", "vocabulary_cap"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
@@ -151,10 +159,15 @@ def _decayed_counts(state: State, rule: Rule, progress: Progress | None) -> scip
     written = state.counts.written()
     firsts, seconds, weights = [], [], []
     ages = rule.at - state.ts.values
-    weight_of = np.where(
-        ages <= rule.window_days * DAY,
-        1.0,
-        0.5 ** ((ages - rule.window_days * DAY) / (rule.written_half_life_days * DAY)),
+    half_life = rule.written_half_life_days
+    weight_of = (
+        np.ones(len(ages))
+        if half_life is None
+        else np.where(
+            ages <= rule.window_days * DAY,
+            1.0,
+            0.5 ** ((ages - rule.window_days * DAY) / (half_life * DAY)),
+        )
     )
     index = state.concept_index
     step = max(1, len(state.rows) // 100)
@@ -202,6 +215,8 @@ def _decayed_counts(state: State, rule: Rule, progress: Progress | None) -> scip
 def _decayed_taught(state: State, rule: Rule) -> dict[tuple[int, int], float | None]:
     """Each taught delta that decays: its value after, or None when it is dropped."""
     found: dict[tuple[int, int], float | None] = {}
+    if rule.taught_half_life_days is None:
+        return found
     window = rule.window_days * DAY
     half_life = rule.taught_half_life_days * DAY
     for (i, j), taught_at in state.learned_at.items():

@@ -52,8 +52,9 @@ class ConsolidationSettings:
     at: str = DEFAULT_CONSOLIDATE_AT
     """A time of day, HH:MM, or a cron expression (five fields; a sixth names seconds)."""
     window_days: float = 90.0
-    written_half_life_days: float = 3650.0
-    taught_half_life_days: float = 7300.0
+    written_half_life_days: float | None = None
+    """None: never (the default; see engine/consolidation.py)."""
+    taught_half_life_days: float | None = None
     min_cooccurrence: int = 2
     vocabulary_cap: int = 500_000
     merge_duplicates: bool = True
@@ -157,10 +158,10 @@ def _consolidation(env: Mapping[str, str]) -> ConsolidationSettings:
         at=_read(env, "ASSOCMEM_CONSOLIDATE_AT", default.at, _schedule),
         window_days=_read(env, "ASSOCMEM_RECENT_DAYS", default.window_days, _days),
         written_half_life_days=_read(
-            env, "ASSOCMEM_WRITTEN_HALF_LIFE_DAYS", default.written_half_life_days, _days
+            env, "ASSOCMEM_WRITTEN_HALF_LIFE_DAYS", default.written_half_life_days, _days_or_never
         ),
         taught_half_life_days=_read(
-            env, "ASSOCMEM_TAUGHT_HALF_LIFE_DAYS", default.taught_half_life_days, _days
+            env, "ASSOCMEM_TAUGHT_HALF_LIFE_DAYS", default.taught_half_life_days, _days_or_never
         ),
         min_cooccurrence=_read(env, "ASSOCMEM_MIN_COOCCURRENCE", default.min_cooccurrence, _whole),
         vocabulary_cap=_read(env, "ASSOCMEM_VOCABULARY_CAP", default.vocabulary_cap, _whole),
@@ -191,6 +192,15 @@ def _days(raw: str) -> float:
     if not 0 < value <= 36_500:
         raise ValueError("expected a number of days above 0, at most 36500")
     return value
+
+
+def _days_or_never(raw: str) -> float | None:
+    if raw.strip().lower() == "never":
+        return None
+    try:
+        return _days(raw)
+    except ValueError as exc:
+        raise ValueError(f"{exc}, or never") from exc
 
 
 def _whole(raw: str) -> int:
