@@ -31,7 +31,6 @@ _MATRICES = ("counts", "reduction")
 
 def encode_state(state: State) -> bytes:
     """Canonical, uncompressed bytes of `state` (the input of the content hash)."""
-    matrices = {"counts": state.counts.matrix(), "reduction": state.counts.reduction()}
     header = {
         "format": SNAPSHOT_FORMAT,
         "position": str(state.position),
@@ -40,14 +39,23 @@ def encode_state(state: State) -> bytes:
         "labels": [[i, w] for i, w in enumerate(state.labels) if w != state.concepts[i]],
         "documents": state.documents,
         "consolidated_at": state.consolidated_at,
-        "memories": [_memory_row(state, m) for m in state.rows],
-        "learned": sorted(
-            [i, j, v, str(state.learned_at[(i, j)])]
-            for i, row in state.learned.items()
-            for j, v in row.items()
-            if i < j
-        ),
+        "memories": [memory_row(state, m) for m in state.rows],
+        "learned": learned_rows(state),
     }
+    return pack(header, {"counts": state.counts.matrix(), "reduction": state.counts.reduction()})
+
+
+def learned_rows(state: State) -> list[list[Any]]:
+    return sorted(
+        [i, j, v, str(state.learned_at[(i, j)])]
+        for i, row in state.learned.items()
+        for j, v in row.items()
+        if i < j
+    )
+
+
+def pack(header: dict[str, Any], matrices: dict[str, scipy.sparse.csr_array]) -> bytes:
+    """A JSON header, then each matrix as three raw little-endian arrays."""
     head = orjson.dumps(header, option=orjson.OPT_SORT_KEYS)
     parts = [struct.pack("<Q", len(head)), head]
     for matrix in _MATRICES:
@@ -57,11 +65,8 @@ def encode_state(state: State) -> bytes:
     return b"".join(parts)
 
 
-def dump_state(state: State) -> bytes:
-    return zlib.compress(encode_state(state), 1)
-
-
-def load_state(blob: bytes) -> State:
+def unpack(blob: bytes) -> tuple[dict[str, Any], dict[str, scipy.sparse.csr_array]]:
+    """The header and matrices of a compressed snapshot (full or delta)."""
     try:
         raw = zlib.decompress(blob)
         sections = _sections(raw)
@@ -73,9 +78,36 @@ def load_state(blob: bytes) -> State:
             (m, name): np.frombuffer(section, dtype=dtype).copy()
             for (m, name, dtype), section in zip(layout, sections[1:], strict=True)
         }
-        return _state_from(header, arrays)
+        matrices = {}
+        for m in _MATRICES:
+            indptr = arrays[(m, "indptr")]
+            size = len(indptr) - 1
+            matrices[m] = scipy.sparse.csr_array(
+                (
+                    arrays[(m, "data")].astype(COUNT_DTYPE, copy=False),
+                    arrays[(m, "indices")],
+                    indptr,
+                ),
+                shape=(size, size),
+            )
+        return header, matrices
     except (zlib.error, orjson.JSONDecodeError, struct.error) as exc:
         raise CorruptSnapshot(f"snapshot cannot be decoded: {exc}") from exc
+    except (KeyError, TypeError, ValueError, IndexError) as exc:
+        raise CorruptSnapshot(f"snapshot cannot be decoded: {exc}") from exc
+
+
+def dump_state(state: State) -> bytes:
+    return zlib.compress(encode_state(state), 1)
+
+
+def load_state(blob: bytes) -> State:
+    """The state a full snapshot holds (a delta needs its base: engine/snapshot_delta.py)."""
+    header, matrices = unpack(blob)
+    if header.get("base") is not None:
+        raise CorruptSnapshot(f"snapshot at {header['position']} is a delta of {header['base']}")
+    try:
+        return _state_from(header, matrices)
     except (KeyError, TypeError, ValueError, IndexError) as exc:
         raise CorruptSnapshot(f"snapshot cannot be decoded: {exc}") from exc
 
@@ -99,7 +131,7 @@ def _sections(raw: bytes) -> list[bytes]:
     return sections
 
 
-def _memory_row(state: State, m: Memory) -> list[Any]:
+def memory_row(state: State, m: Memory) -> list[Any]:
     indices = [state.concept_index[c] for c in m.concepts]
     return [
         m.id,
@@ -119,7 +151,7 @@ def _memory_row(state: State, m: Memory) -> list[Any]:
     ]
 
 
-def _state_from(header: dict[str, Any], arrays: dict[tuple[str, str], np.ndarray]) -> State:
+def _state_from(header: dict[str, Any], matrices: dict[str, scipy.sparse.csr_array]) -> State:
     state = State()
     state.position = Position.parse(header["position"])
     state.documents = header["documents"]
@@ -131,27 +163,20 @@ def _state_from(header: dict[str, Any], arrays: dict[tuple[str, str], np.ndarray
     for index, label in header["labels"]:
         state.set_label(index, label)
     for row in header["memories"]:
-        mid, text, indices, core, matched, agent, user, ts, importance, valence = row[:10]
-        accesses, superseded_by, kind, meta = row[10:]
-        concepts = tuple(state.concepts[i] for i in indices)
-        memory = Memory(
-            mid, text, concepts, agent, ts, importance, user, valence, core, matched, kind, meta
-        )
-        memory.accesses, memory.superseded_by = accesses, superseded_by
-        state.add_memory(memory)
-    size = len(state.concepts)
-    counts, reduction = (
-        scipy.sparse.csr_array(
-            (
-                arrays[(m, "data")].astype(COUNT_DTYPE, copy=False),
-                arrays[(m, "indices")],
-                arrays[(m, "indptr")],
-            ),
-            shape=(size, size),
-        )
-        for m in _MATRICES
-    )
-    state.counts.load(counts, reduction)
+        state.add_memory(memory_from(state, row))
+    state.counts.load(matrices["counts"], matrices["reduction"])
     for i, j, value, position in header["learned"]:
         state.set_learned(i, j, value, Position.parse(position))
     return state
+
+
+def memory_from(state: State, row: list[Any]) -> Memory:
+    """The memory a `memory_row` describes, its concepts named from the state's table."""
+    mid, text, indices, core, matched, agent, user, ts, importance, valence = row[:10]
+    accesses, superseded_by, kind, meta = row[10:]
+    concepts = tuple(state.concepts[i] for i in indices)
+    memory = Memory(
+        mid, text, concepts, agent, ts, importance, user, valence, core, matched, kind, meta
+    )
+    memory.accesses, memory.superseded_by = accesses, superseded_by
+    return memory

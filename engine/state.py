@@ -57,6 +57,23 @@ class Memory:
         return CORE if n < self.core else IMPORTANT if n < self.matched else SUPPLEMENT
 
 
+@dataclasses.dataclass(slots=True)
+class Base:
+    """The full snapshot a state was last published as (or loaded from): what a delta
+    snapshot is the difference from. Never snapshotted or hashed."""
+
+    position: Position
+    rows: int
+    concepts: int
+    counts: Any
+    """The base's counts matrix (scipy CSR; the fold never mutates one in place)."""
+    reduction: Any
+    touched_rows: set[int] = dataclasses.field(default_factory=set)
+    """Rows of the base whose importance, valence, accesses or supersession changed since."""
+    touched_concepts: set[int] = dataclasses.field(default_factory=set)
+    """Concepts of the base whose surfaces or label changed since."""
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class Link:
     count: int
@@ -150,6 +167,8 @@ class State:
         self.documents = 0
         self.consolidated_at = 0.0
         """Unix time the last links.consolidated event decided at (0: never consolidated)."""
+        self.base: Base | None = None
+        """Set when the state is published or loaded as a full snapshot (engine/snapshot_delta.py)."""
         self.derived: dict[str, object] = {}
         """Views recomputed from the state (link strengths, ...): never snapshotted or hashed."""
         self.ts = Column(np.float64)
@@ -180,10 +199,14 @@ class State:
             surface = labels.get(concept, concept)
             counts = self.surfaces[index]
             counts[surface] = counts.get(surface, 0) + 1
+            if self.base is not None and index < self.base.concepts:
+                self.base.touched_concepts.add(index)
             if counts[surface] > counts.get(self.labels[index], 0):
                 self.set_label(index, surface)
 
     def set_label(self, index: int, label: str) -> None:
+        if self.base is not None and index < self.base.concepts:
+            self.base.touched_concepts.add(index)
         self.labels[index] = label
         concept = self.concepts[index]
         if label == concept:
@@ -216,19 +239,37 @@ class State:
 
     def set_valence(self, memory: Memory, value: float) -> None:
         memory.valence = value
+        self._touch(memory)
         self.valence[memory.row] = value
 
     def set_importance(self, memory: Memory, value: int) -> None:
         memory.importance = value
+        self._touch(memory)
         self.importance[memory.row] = value
 
     def add_accesses(self, memory: Memory, hits: int) -> None:
         memory.accesses += hits
+        self._touch(memory)
         self.accesses[memory.row] = memory.accesses
 
     def supersede(self, memory: Memory, by: str) -> None:
         memory.superseded_by = by
+        self._touch(memory)
         self.alive[memory.row] = False
+
+    def _touch(self, memory: Memory) -> None:
+        if self.base is not None and memory.row < self.base.rows:
+            self.base.touched_rows.add(memory.row)
+
+    def mark_base(self) -> None:
+        """Record the state as it is now as the base of the next delta snapshots."""
+        self.base = Base(
+            self.position,
+            len(self.rows),
+            len(self.concepts),
+            self.counts.matrix(),
+            self.counts.reduction(),
+        )
 
     def link(self, i: int, j: int) -> Link:
         learned_at = self.learned_at.get(pair(i, j), ZERO)

@@ -1,7 +1,8 @@
 """The fold job: fold a tenant's log after its latest snapshot and publish the next snapshot.
 
-A snapshot is the whole state (tens of MB at 50,000 memories): publishing one for
-every few events (a read's access counts arrive every 2 s) would keep a core busy
+A full snapshot is the whole state (tens of MB at 50,000 memories); the job publishes a
+delta from the last full one (engine/snapshot_delta.py) while the change is small beside
+it. Publishing even a delta for every few events (a read's access counts arrive every 2 s) would keep a core busy
 encoding and Redis busy rewriting its AOF, next to the readers. So the job folds
 every tail it is given, but publishes once `snapshot_every` events have gathered,
 or once the oldest of them has waited `snapshot_after` seconds; readers fold the
@@ -16,6 +17,7 @@ from collections.abc import Iterable, Iterator
 
 from assocmem.engine.position import ZERO, Position
 from assocmem.engine.snapshot import dump_state
+from assocmem.engine.snapshot_delta import delta_size, encode_delta
 from assocmem.engine.state import State
 
 from .heap import freeze_long_lived
@@ -25,6 +27,10 @@ from .stores import Entry, iter_entries
 
 log = logging.getLogger(__name__)
 
+REBASE_SHARE = 0.25
+"""A delta snapshot is published while what changed since its base (rows and concepts added
+or touched) is at most this share of the base; then a full snapshot becomes the new base.
+A publish then encodes a quarter of the state at most, an eighth on average."""
 PROGRESS_EVERY = 50_000
 """Events between progress lines of a long fold."""
 
@@ -55,7 +61,9 @@ def fold_and_publish(runtime: Runtime, tenant: str, force: bool = False) -> dict
     # The state this process folded continues the latest snapshot, unless another worker has
     # published since: reuse it rather than decode the whole snapshot again.
     if folded is None or folded.base != (expected or ZERO) or not _in_log(runtime, tenant, folded):
-        folded = _Folded(starting_state(runtime.snapshots, tenant, None), expected or ZERO)
+        folded = _Folded(
+            starting_state(runtime.snapshots, tenant, None, keep_base=True), expected or ZERO
+        )
     cache.pop(tenant, None)
     state = folded.state
     start = state.position
@@ -82,8 +90,11 @@ def fold_and_publish(runtime: Runtime, tenant: str, force: bool = False) -> dict
         if state.position != folded.base:  # come back: the time limit may pass with no append
             runtime.log.want_fold(tenant)
         return {"tenant": tenant, "published": False, "position": str(state.position)}
-    published = runtime.snapshots.publish(tenant, dump_state(state), state.position, expected)
+    blob, base = _snapshot_of(runtime, tenant, state)
+    published = runtime.snapshots.publish(tenant, blob, state.position, expected, base)
     if published:
+        if base is None:
+            state.mark_base()
         cache[tenant] = _Folded(state, state.position)
     else:
         cache.pop(tenant, None)
@@ -101,6 +112,19 @@ def fold_and_publish(runtime: Runtime, tenant: str, force: bool = False) -> dict
         "position": str(state.position),
         "rejected": len(rejections),
     }
+
+
+def _snapshot_of(runtime: Runtime, tenant: str, state: State) -> tuple[bytes, Position | None]:
+    """The snapshot to publish and the base it is a delta of: a delta of the state's base
+    while it is small beside the base and the base is still kept, else a full snapshot."""
+    base = state.base
+    if (
+        base is not None
+        and delta_size(state) <= REBASE_SHARE * (base.rows + base.concepts)
+        and base.position in runtime.snapshots.positions(tenant)
+    ):
+        return encode_delta(state), base.position
+    return dump_state(state), None
 
 
 def _in_log(runtime: Runtime, tenant: str, folded: _Folded) -> bool:

@@ -160,7 +160,12 @@ class InMemorySnapshotStore:
         return list(self._ladder.get(tenant, []))
 
     def publish(
-        self, tenant: str, blob: bytes, position: Position, expected: Position | None
+        self,
+        tenant: str,
+        blob: bytes,
+        position: Position,
+        expected: Position | None,
+        base: Position | None = None,
     ) -> bool:
         with self._lock:
             if self._latest.get(tenant) != expected:
@@ -170,8 +175,14 @@ class InMemorySnapshotStore:
             blobs[position] = blob
             self._latest[tenant] = position
             ladder.append(position)
-            while len(ladder) > self._kept:
-                blobs.pop(ladder.pop(0), None)
+            keep, spared = (max(2, self._kept) if base else self._kept), False
+            while len(ladder) > keep:
+                old = ladder.pop(0)
+                if old == base and not spared:
+                    ladder.append(old)
+                    spared = True
+                else:
+                    blobs.pop(old, None)
             return True
 
     def drop(self, tenant: str) -> None:

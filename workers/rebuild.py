@@ -14,7 +14,7 @@ from assocmem.engine.errors import CorruptSnapshot, InvalidEvent
 from assocmem.engine.event import Event, decode_event
 from assocmem.engine.fold import Rejection, fold
 from assocmem.engine.position import ZERO, Position
-from assocmem.engine.snapshot import load_state
+from assocmem.engine.snapshot_delta import load_snapshot
 from assocmem.engine.state import State
 
 from .stores import (
@@ -95,7 +95,12 @@ def fold_entries(
     return rejections
 
 
-def starting_state(store: SnapshotStore, tenant: str, upto: Position | None) -> State:
+def starting_state(
+    store: SnapshotStore, tenant: str, upto: Position | None, keep_base: bool = False
+) -> State:
+    """The newest snapshot (at or before `upto`) decoded, or an empty state. `keep_base`:
+    for a publisher, which takes its next delta from it; others drop it (it holds the
+    base's counts matrix, tens of MB)."""
     found = (
         latest_snapshot(store, tenant)
         if upto is None
@@ -105,12 +110,15 @@ def starting_state(store: SnapshotStore, tenant: str, upto: Position | None) -> 
         return State()
     position, blob = found
     try:
-        return load_state(blob)
+        state = load_snapshot(blob, lambda base: store.load(tenant, base))
     except CorruptSnapshot as exc:
         log.warning(
             "snapshot %s of %s is unreadable (%s); folding from zero", position, tenant, exc
         )
         return State()
+    if not keep_base:
+        state.base = None
+    return state
 
 
 def rebuild(

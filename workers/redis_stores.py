@@ -227,14 +227,26 @@ class RedisSnapshotStore:
         return [Position.parse(p) for p in raw]
 
     def publish(
-        self, tenant: str, blob: bytes, position: Position, expected: Position | None
+        self,
+        tenant: str,
+        blob: bytes,
+        position: Position,
+        expected: Position | None,
+        base: Position | None = None,
     ) -> bool:
         keys = [
             snapshot_key(tenant, str(position)),
             latest_snapshot_key(tenant),
             snapshot_ladder_key(tenant),
         ]
-        args = [blob, str(position), str(expected or ""), self._kept, snapshot_key(tenant, "")]
+        args = [
+            blob,
+            str(position),
+            str(expected or ""),
+            self._kept,
+            snapshot_key(tenant, ""),
+            str(base or ""),
+        ]
         with _translated(f"publish a snapshot of {tenant!r}"):
             return bool(self._publish(keys=keys, args=args))
 

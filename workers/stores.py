@@ -110,9 +110,15 @@ class SnapshotStore(Protocol):
         ...
 
     def publish(
-        self, tenant: str, blob: bytes, position: Position, expected: Position | None
+        self,
+        tenant: str,
+        blob: bytes,
+        position: Position,
+        expected: Position | None,
+        base: Position | None = None,
     ) -> bool:
-        """Publish `blob` as the state at `position` if `latest` is still `expected`."""
+        """Publish `blob` as the state at `position` if `latest` is still `expected`. A delta
+        names its `base`: that snapshot is kept while this one is (at least two are kept)."""
         ...
 
     def drop(self, tenant: str) -> None:

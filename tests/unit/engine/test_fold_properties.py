@@ -9,6 +9,7 @@ from assocmem.engine.consolidation import Rule
 from assocmem.engine.event import Event
 from assocmem.engine.fold import fold, fold_from_zero
 from assocmem.engine.snapshot import content_hash, dump_state, load_state
+from assocmem.engine.snapshot_delta import encode_delta, load_snapshot
 from assocmem.engine.state import State
 
 from .events import (
@@ -135,3 +136,25 @@ def test_feedback_never_unlearns_more_than_was_written(events: list[Event]) -> N
         for j, learned in row.items():
             assert learned >= -state.counts.count(i, j)
             assert state.learned[j][i] == learned  # symmetric
+
+
+@given(histories(), st.data())
+@settings(max_examples=80, deadline=None)
+def test_a_delta_on_its_base_is_the_state_and_the_next_delta_follows_from_it(
+    events: list[Event], data: st.DataObject
+) -> None:
+    """Publishing a full snapshot at `first`, deltas at `second` and at the end: each delta
+    applied to the base decodes to the state it was taken from, and a state loaded from a
+    delta takes its next delta from the same base."""
+    first, second = sorted(data.draw(st.lists(st.integers(0, len(events)), min_size=2, max_size=2)))
+    state = fold_from_zero(events[:first])
+    base_blob = dump_state(state)
+    state.mark_base()
+    fold(state, events[first:second])
+    delta = encode_delta(state)
+    loaded = load_snapshot(delta, lambda _: base_blob)
+    assert content_hash(loaded) == content_hash(state)
+    fold(loaded, events[second:])
+    fold(state, events[second:])
+    later = load_snapshot(encode_delta(loaded), lambda _: base_blob)
+    assert content_hash(later) == content_hash(state) == content_hash(fold_from_zero(events))

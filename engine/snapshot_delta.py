@@ -1,0 +1,155 @@
+"""Delta snapshots: a state as the difference from the full snapshot it was last published
+as (its base), so publishing costs what changed, not the whole state.
+
+A delta holds the concepts and memories added since the base, the base's memories and
+concepts that changed (tracked by `State.base` as the fold changes them), the counts
+matrix minus the base's, and what is small whole (taught links, what consolidation took
+off). Base + delta decodes to the same state as a full snapshot of it: same content hash.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Callable
+from typing import Any
+
+import scipy.sparse
+
+from .errors import CorruptSnapshot
+from .position import Position
+from .snapshot import (
+    SNAPSHOT_FORMAT,
+    learned_rows,
+    load_state,
+    memory_from,
+    memory_row,
+    pack,
+    unpack,
+)
+from .state import State
+
+
+def delta_size(state: State) -> int:
+    """How much a delta of `state` would hold: rows and concepts added or touched since its
+    base, and counts that changed. The publisher compares it with the base's size."""
+    base = state.base
+    if base is None:
+        return len(state.rows) + len(state.concepts)
+    return (
+        len(state.rows)
+        - base.rows
+        + len(base.touched_rows)
+        + len(state.concepts)
+        - base.concepts
+        + len(base.touched_concepts)
+    )
+
+
+def encode_delta(state: State) -> bytes:
+    """The compressed delta of `state` from its base (State.base must be set)."""
+    base = state.base
+    if base is None:
+        raise ValueError("the state has no base: publish a full snapshot first")
+    concepts = sorted(base.touched_concepts) + list(range(base.concepts, len(state.concepts)))
+    header = {
+        "format": SNAPSHOT_FORMAT,
+        "base": str(base.position),
+        "base_rows": base.rows,
+        "base_concepts": base.concepts,
+        "position": str(state.position),
+        "documents": state.documents,
+        "consolidated_at": state.consolidated_at,
+        "concepts": state.concepts[base.concepts :],
+        "surfaces": [[i, list(state.surfaces[i].items())] for i in concepts],
+        "labels": [[i, state.labels[i]] for i in concepts],
+        "memories": [memory_row(state, m) for m in state.rows[base.rows :]],
+        "changed": [
+            [r, m.importance, m.valence, m.accesses, m.superseded_by]
+            for r in sorted(base.touched_rows)
+            for m in (state.rows[r],)
+        ],
+        "learned": learned_rows(state),
+    }
+    size = len(state.concepts)
+    counts = (state.counts.matrix() - _sized(base.counts, size)).tocsr()
+    counts.eliminate_zeros()
+    counts.sort_indices()
+    return zlib.compress(pack(header, {"counts": counts, "reduction": state.counts.reduction()}), 1)
+
+
+def base_of(blob: bytes) -> Position | None:
+    """The base a snapshot is a delta of; None for a full snapshot."""
+    header, _ = unpack(blob)
+    return Position.parse(header["base"]) if header.get("base") else None
+
+
+def load_snapshot(blob: bytes, fetch: Callable[[Position], bytes | None]) -> State:
+    """The state a snapshot holds: a full one alone, a delta applied to its base's state
+    (`fetch` gets the base's bytes by position). Either way the state's base is set, so
+    the next delta is taken from it."""
+    header, matrices = unpack(blob)
+    if header.get("base") is None:
+        state = load_state(blob)
+        state.mark_base()
+        return state
+    base_blob = fetch(Position.parse(header["base"]))
+    if base_blob is None:
+        raise CorruptSnapshot(
+            f"delta snapshot at {header['position']} lost its base {header['base']}"
+        )
+    state = load_state(base_blob)
+    state.mark_base()
+    try:
+        _apply(state, header, matrices)
+    except (KeyError, TypeError, ValueError, IndexError) as exc:
+        raise CorruptSnapshot(f"delta snapshot cannot be applied: {exc}") from exc
+    return state
+
+
+def _apply(
+    state: State, header: dict[str, Any], matrices: dict[str, scipy.sparse.csr_array]
+) -> None:
+    base = state.base
+    assert base is not None
+    if (str(base.position), base.rows, base.concepts) != (
+        header["base"],
+        header["base_rows"],
+        header["base_concepts"],
+    ):
+        raise CorruptSnapshot(f"delta snapshot at {header['position']} is not of this base")
+    for concept in header["concepts"]:
+        state.intern(concept)
+    for index, surfaces in header["surfaces"]:
+        state.surfaces[index] = dict(surfaces)
+        if index < base.concepts:
+            base.touched_concepts.add(index)
+    for index, label in header["labels"]:
+        state.set_label(index, label)
+    for row in header["memories"]:
+        state.add_memory(memory_from(state, row))
+    for r, importance, valence, accesses, superseded_by in header["changed"]:
+        memory = state.rows[r]
+        state.set_importance(memory, importance)
+        state.set_valence(memory, valence)
+        state.add_accesses(memory, accesses - memory.accesses)
+        if superseded_by is not None and memory.superseded_by != superseded_by:
+            state.supersede(memory, superseded_by)
+    size = len(state.concepts)
+    counts = (_sized(base.counts, size) + matrices["counts"]).tocsr()
+    counts.eliminate_zeros()
+    counts.sort_indices()
+    state.counts.load(counts, matrices["reduction"])
+    state.learned, state.learned_at = {}, {}
+    for i, j, value, position in header["learned"]:
+        state.set_learned(i, j, value, Position.parse(position))
+    state.position = Position.parse(header["position"])
+    state.documents = header["documents"]
+    state.consolidated_at = header["consolidated_at"]
+
+
+def _sized(matrix: scipy.sparse.csr_array, size: int) -> scipy.sparse.csr_array:
+    if matrix.shape[0] == size:
+        return matrix
+    grown = matrix.copy()
+    grown.resize((size, size))
+    return grown
