@@ -64,6 +64,11 @@ def archive_segment_key(tenant: str, first: str) -> str:
     return f"{PREFIX}:{{{tenant}}}:segment:{first}"
 
 
+def snapshot_bases_key(tenant: str) -> str:
+    """A hash: delta snapshot position -> the position of its base."""
+    return f"{PREFIX}:{{{tenant}}}:snap_bases"
+
+
 def tenants_key() -> str:
     return f"{PREFIX}:tenants"
 

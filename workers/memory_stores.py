@@ -16,7 +16,7 @@ from assocmem.engine.fold import Rejection
 from assocmem.engine.position import ZERO, Position
 
 from .archive import Segment, archived_entries, archived_holds, decode_segment, encode_segment
-from .stores import DEFAULT_BATCH, Appended, Entry, key_conflict
+from .stores import DEFAULT_BATCH, DEFAULT_LADDER, Appended, Entry, Ladder, key_conflict
 
 
 class InMemoryEventLog:
@@ -143,8 +143,9 @@ class InMemoryEventLog:
 
 
 class InMemorySnapshotStore:
-    def __init__(self, kept: int = 16) -> None:
-        self._kept = kept
+    def __init__(self, ladder: Ladder = DEFAULT_LADDER) -> None:
+        self._rule = ladder
+        self._bases: dict[str, dict[Position, Position]] = {}
         self._blobs: dict[str, dict[Position, bytes]] = {}
         self._ladder: dict[str, list[Position]] = {}
         self._latest: dict[str, Position] = {}
@@ -175,14 +176,14 @@ class InMemorySnapshotStore:
             blobs[position] = blob
             self._latest[tenant] = position
             ladder.append(position)
-            keep, spared = (max(2, self._kept) if base else self._kept), False
-            while len(ladder) > keep:
-                old = ladder.pop(0)
-                if old == base and not spared:
-                    ladder.append(old)
-                    spared = True
-                else:
-                    blobs.pop(old, None)
+            bases = self._bases.setdefault(tenant, {})
+            if base is not None:
+                bases[position] = base
+            keep = self._rule.retained(ladder, bases)
+            for old in [p for p in ladder if p not in keep]:
+                blobs.pop(old, None)
+                bases.pop(old, None)
+            ladder[:] = [p for p in ladder if p in keep]
             return True
 
     def drop(self, tenant: str) -> None:
@@ -190,3 +191,4 @@ class InMemorySnapshotStore:
             self._blobs.pop(tenant, None)
             self._ladder.pop(tenant, None)
             self._latest.pop(tenant, None)
+            self._bases.pop(tenant, None)

@@ -1,10 +1,10 @@
 -- Publish an immutable snapshot and move the tenant's latest pointer, if it
--- still points where the publisher started from (compare-and-set).
--- KEYS[1] blob key, KEYS[2] latest pointer, KEYS[3] ladder list
+-- still points where the publisher started from (compare-and-set); then trim the
+-- ladder of kept snapshots by the rule of stores.Ladder.retained.
+-- KEYS[1] blob key, KEYS[2] latest pointer, KEYS[3] ladder list, KEYS[4] bases hash
 -- ARGV[1] blob, ARGV[2] new position, ARGV[3] expected old position ("" = none),
--- ARGV[4] snapshots kept, ARGV[5] blob key prefix,
--- ARGV[6] the base this snapshot is a delta of ("" = a full snapshot): never trimmed
--- while its newest delta is kept (it goes back to the end of the ladder once)
+-- ARGV[4] blob key prefix, ARGV[5] the base this snapshot is a delta of ("" = full),
+-- ARGV[6] recent kept, ARGV[7] hours kept, ARGV[8] days kept
 -- Returns 1 when published, 0 when another publisher moved the pointer first.
 local current = redis.call('GET', KEYS[2]) or ''
 if current ~= ARGV[3] then
@@ -13,19 +13,45 @@ end
 redis.call('SET', KEYS[1], ARGV[1])
 redis.call('SET', KEYS[2], ARGV[2])
 redis.call('RPUSH', KEYS[3], ARGV[2])
-local keep = tonumber(ARGV[4])
-local base = ARGV[6]
-if base ~= '' and keep < 2 then
-  keep = 2
+if ARGV[5] ~= '' then
+  redis.call('HSET', KEYS[4], ARGV[2], ARGV[5])
 end
-local spared = false
-while redis.call('LLEN', KEYS[3]) > keep do
-  local old = redis.call('LPOP', KEYS[3])
-  if old == base and not spared then
-    redis.call('RPUSH', KEYS[3], old)
-    spared = true
-  else
-    redis.call('DEL', ARGV[5] .. old)
+
+local all = redis.call('LRANGE', KEYS[3], 0, -1)
+local n = #all
+local function ms(position)
+  return tonumber(string.match(position, '^(%d+)-'))
+end
+local keep = {}
+for i = math.max(1, n - tonumber(ARGV[6]) + 1), n do
+  keep[all[i]] = true
+end
+local newest = ms(all[n])
+for _, rule in ipairs({{3600000, tonumber(ARGV[7])}, {86400000, tonumber(ARGV[8])}}) do
+  local span, count = rule[1], rule[2]
+  local seen = {}
+  for i = n, 1, -1 do
+    local at = ms(all[i])
+    local bucket = math.floor(at / span)
+    if newest - at < count * span and not seen[bucket] then
+      seen[bucket] = true
+      keep[all[i]] = true
+    end
+  end
+end
+for i = 1, n do
+  if keep[all[i]] then
+    local base = redis.call('HGET', KEYS[4], all[i])
+    if base then
+      keep[base] = true
+    end
+  end
+end
+for i = 1, n do
+  if not keep[all[i]] then
+    redis.call('LREM', KEYS[3], 1, all[i])
+    redis.call('DEL', ARGV[4] .. all[i])
+    redis.call('HDEL', KEYS[4], all[i])
   end
 end
 return 1

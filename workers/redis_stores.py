@@ -27,12 +27,13 @@ from .keys import (
     idempotency_key,
     latest_snapshot_key,
     log_key,
+    snapshot_bases_key,
     snapshot_key,
     snapshot_ladder_key,
     tenants_key,
 )
 from .redis_archive import RedisArchive
-from .stores import DEFAULT_BATCH, Appended, Entry, key_conflict
+from .stores import DEFAULT_BATCH, DEFAULT_LADDER, Appended, Entry, Ladder, key_conflict
 
 T = TypeVar("T")
 
@@ -207,9 +208,9 @@ def _entries(rows: list[tuple[bytes, dict[bytes, bytes]]]) -> list[Entry]:
 
 
 class RedisSnapshotStore:
-    def __init__(self, client: redis.Redis, kept: int = 16) -> None:
+    def __init__(self, client: redis.Redis, ladder: Ladder = DEFAULT_LADDER) -> None:
         self._client = client
-        self._kept = kept
+        self._rule = ladder
         self._publish = _script(client, "publish.lua")
 
     def latest_position(self, tenant: str) -> Position | None:
@@ -238,14 +239,17 @@ class RedisSnapshotStore:
             snapshot_key(tenant, str(position)),
             latest_snapshot_key(tenant),
             snapshot_ladder_key(tenant),
+            snapshot_bases_key(tenant),
         ]
         args = [
             blob,
             str(position),
             str(expected or ""),
-            self._kept,
             snapshot_key(tenant, ""),
             str(base or ""),
+            self._rule.recent,
+            self._rule.hourly,
+            self._rule.daily,
         ]
         with _translated(f"publish a snapshot of {tenant!r}"):
             return bool(self._publish(keys=keys, args=args))
@@ -253,4 +257,9 @@ class RedisSnapshotStore:
     def drop(self, tenant: str) -> None:
         with _translated(f"drop the snapshots of {tenant!r}"):
             blobs = [snapshot_key(tenant, str(p)) for p in self.positions(tenant)]
-            self._client.delete(latest_snapshot_key(tenant), snapshot_ladder_key(tenant), *blobs)
+            self._client.delete(
+                latest_snapshot_key(tenant),
+                snapshot_ladder_key(tenant),
+                snapshot_bases_key(tenant),
+                *blobs,
+            )

@@ -43,7 +43,7 @@ class Runtime:
         return cls(
             settings,
             RedisEventLog(data, settings.idempotency_ttl),
-            RedisSnapshotStore(data, settings.snapshots_kept),
+            RedisSnapshotStore(data, settings.ladder()),
             queue,
             closers=[data.close, queue.close],
         )
@@ -53,7 +53,7 @@ class Runtime:
         return cls(
             settings,
             InMemoryEventLog(),
-            InMemorySnapshotStore(settings.snapshots_kept),
+            InMemorySnapshotStore(settings.ladder()),
             None,
             clock,
         )

@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 
 from .errors import SettingError
 from .keys import check_tenant
+from .stores import Ladder
 
 T = TypeVar("T")
 
@@ -18,8 +19,8 @@ DEFAULT_PORT = 8765
 DEFAULT_FOLD_INTERVAL = 5.0
 """Seconds between checks for tenants whose log has events not yet in a snapshot."""
 DEFAULT_SNAPSHOTS_KEPT = 4
-"""Snapshots kept per tenant for fast `as_of` reads; older ones are deleted (each is the
-whole state: tens of MB at 50,000 memories, in Redis memory and its AOF)."""
+"""The newest snapshots kept per tenant, beside the newest of each hour and day
+(`stores.Ladder`); a kept delta's base is kept too."""
 DEFAULT_SNAPSHOT_EVERY = 1000
 """Events after the latest snapshot that make the workers publish the next one."""
 DEFAULT_SNAPSHOT_AFTER = 60.0
@@ -84,6 +85,10 @@ class Settings:
     port: int = DEFAULT_PORT
     fold_interval: float = DEFAULT_FOLD_INTERVAL
     snapshots_kept: int = DEFAULT_SNAPSHOTS_KEPT
+    snapshots_hourly: int = 24
+    """Hours back for which the newest snapshot of each hour is kept."""
+    snapshots_daily: int = 30
+    """Days back for which the newest snapshot of each day is kept."""
     snapshot_every: int = DEFAULT_SNAPSHOT_EVERY
     snapshot_after: float = DEFAULT_SNAPSHOT_AFTER
     idempotency_ttl: int = DEFAULT_IDEMPOTENCY_TTL
@@ -102,6 +107,9 @@ class Settings:
     def hosts(self) -> tuple[str, ...]:
         """Every Host header the API answers: the bound address, loopback, the configured ones."""
         return tuple(dict.fromkeys((self.host, *LOOPBACK_HOSTS, *self.allowed_hosts)))
+
+    def ladder(self) -> Ladder:
+        return Ladder(self.snapshots_kept, self.snapshots_hourly, self.snapshots_daily)
 
     def with_redis(self, redis_url: str) -> Settings:
         return dataclasses.replace(self, redis_url=redis_url)
@@ -128,6 +136,8 @@ def load_settings(env: Mapping[str, str], **overrides: Any) -> Settings:
         "snapshots_kept": _read(
             env, "ASSOCMEM_SNAPSHOTS_KEPT", DEFAULT_SNAPSHOTS_KEPT, _positive_int
         ),
+        "snapshots_hourly": _read(env, "ASSOCMEM_SNAPSHOTS_HOURLY", 24, _whole),
+        "snapshots_daily": _read(env, "ASSOCMEM_SNAPSHOTS_DAILY", 30, _whole),
         "snapshot_every": _read(
             env, "ASSOCMEM_SNAPSHOT_EVERY", DEFAULT_SNAPSHOT_EVERY, _positive_int
         ),

@@ -126,6 +126,40 @@ class SnapshotStore(Protocol):
         ...
 
 
+HOUR_MS = 3_600_000
+DAY_MS = 24 * HOUR_MS
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Ladder:
+    """Which snapshots a tenant keeps (publish.lua applies the same rule on Redis)."""
+
+    recent: int = 4
+    """The newest ones."""
+    hourly: int = 24
+    """The newest of each hour, for this many hours back from the newest snapshot."""
+    daily: int = 30
+    """The newest of each day, for this many days back."""
+
+    def retained(self, positions: list[Position], bases: dict[Position, Position]) -> set[Position]:
+        """The positions (in publish order) to keep, and the bases of the deltas kept."""
+        if not positions:
+            return set()
+        keep = set(positions[-self.recent :]) if self.recent else set()
+        newest = positions[-1].ms
+        for span, count in ((HOUR_MS, self.hourly), (DAY_MS, self.daily)):
+            seen: set[int] = set()
+            for position in reversed(positions):
+                bucket = position.ms // span
+                if newest - position.ms < count * span and bucket not in seen:
+                    seen.add(bucket)
+                    keep.add(position)
+        return keep | {bases[p] for p in keep if p in bases}
+
+
+DEFAULT_LADDER = Ladder()
+
+
 def key_conflict(key: str) -> KeyConflict:
     return KeyConflict(
         f"key {quoted(key)} was used before with another body: expected the same body"

@@ -17,7 +17,7 @@ from assocmem.workers.fold_job import fold_and_publish
 from assocmem.workers.rebuild import Rebuild, rebuild, starting_state
 from assocmem.workers.runtime import Runtime, use_runtime
 from assocmem.workers.scheduler import enqueue_fold, schedule_folds
-from assocmem.workers.stores import latest_snapshot
+from assocmem.workers.stores import Ladder, latest_snapshot
 
 from ..stores import KINDS, Clock, make_runtime, write
 
@@ -128,7 +128,8 @@ def test_scheduler_enqueues_one_job_per_tenant_and_a_worker_runs_it(runtime: Run
 def test_small_changes_publish_deltas_that_keep_their_base_and_load_as_the_state(
     anywhere: Runtime,
 ) -> None:
-    anywhere.snapshots._kept = 2  # type: ignore[attr-defined] - the ladder the base must survive
+    # Keep only the newest snapshot: its base must be kept beside it all the same.
+    anywhere.snapshots._rule = Ladder(recent=1, hourly=0, daily=0)  # type: ignore[attr-defined]
     write(anywhere, *[[f"c{n}", f"d{n % 5}"] for n in range(40)])
     base = Position.parse(fold_and_publish(anywhere, "default")["position"])
     for n in range(3):

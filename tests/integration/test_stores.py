@@ -10,7 +10,7 @@ import pytest
 from assocmem.engine.fold import Rejection
 from assocmem.engine.position import ZERO, Position
 from assocmem.workers.runtime import Runtime
-from assocmem.workers.stores import iter_entries, latest_snapshot, snapshot_at_or_before
+from assocmem.workers.stores import Ladder, iter_entries, latest_snapshot, snapshot_at_or_before
 
 from ..stores import KINDS, Clock, make_runtime, note, write
 
@@ -102,3 +102,24 @@ def test_only_the_newest_snapshots_are_kept(runtime: Runtime) -> None:
         expected = Position(n, 0)
     assert snapshots.positions("default") == [Position(n, 0) for n in range(3, kept + 3)]
     assert snapshots.load("default", Position(1, 0)) is None
+
+
+def test_the_ladder_keeps_the_newest_the_last_of_each_recent_hour_and_day_and_their_bases(
+    runtime: Runtime,
+) -> None:
+    snapshots = runtime.snapshots
+    snapshots._rule = Ladder(recent=2, hourly=3, daily=2)  # type: ignore[attr-defined]
+    hour, day = 3_600_000, 86_400_000
+    moments = [0, day + hour, day + 5 * hour, 2 * day, 2 * day + hour, 2 * day + 2 * hour]
+    moments += [2 * day + 2 * hour + 60_000, 2 * day + 2 * hour + 120_000]
+    positions = [Position(10 * day + ms, 0) for ms in moments]
+    expected = None
+    for n, position in enumerate(positions):
+        base = positions[3] if n >= 4 else None  # the later ones are deltas of the fourth
+        assert snapshots.publish("default", b"s%d" % n, position, expected, base)
+        expected = position
+    # The newest two (6, 7); the last of each of the last 3 hours (4, 7; 3 is also the base of
+    # the deltas 4 to 7); the last of each of the last 2 days (2, 7).
+    assert snapshots.positions("default") == [positions[n] for n in (2, 3, 4, 6, 7)]
+    assert [snapshots.load("default", positions[n]) for n in (0, 1, 5)] == [None] * 3
+    assert snapshots.load("default", positions[3]) == b"s3"
