@@ -22,6 +22,7 @@ from croniter import croniter
 
 from .archive_job import enqueue_archive
 from .consolidation_job import enqueue_consolidation
+from .errors import StoreError
 from .keys import cron_last_key, cron_lease_key
 from .runtime import Runtime
 
@@ -92,7 +93,7 @@ def run_cron(runtime: Runtime, stop: threading.Event, tick: float = TICK_SECONDS
                 elif holding:
                     log.warning("cron: lease lost; standing by")
                     holding = False
-            except redis.RedisError:
+            except (redis.RedisError, StoreError):
                 log.exception("cron: Redis failed; trying again in %.0f s", tick)
             stop.wait(tick)
     finally:
@@ -115,4 +116,4 @@ def _fire_due(runtime: Runtime, schedule: str, now: datetime) -> None:
         return
     ids = fire(runtime, latest)
     connection.set(cron_last_key(), latest.timestamp())
-    log.info("cron: consolidation of %s night %s queued: %s", len(ids), latest.isoformat(), ids)
+    log.info("cron: night %s queued %d jobs: %s", latest.isoformat(), len(ids), ids)
