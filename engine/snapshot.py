@@ -162,8 +162,8 @@ def _state_from(header: dict[str, Any], matrices: dict[str, scipy.sparse.csr_arr
         state.surfaces[index] = dict(surfaces)
     for index, label in header["labels"]:
         state.set_label(index, label)
-    for row in header["memories"]:
-        state.add_memory(memory_from(state, row))
+    rows = header["memories"]
+    state.add_memories([memory_from(state, row) for row in rows], [row[2] for row in rows])
     state.counts.load(matrices["counts"], matrices["reduction"])
     for i, j, value, position in header["learned"]:
         state.set_learned(i, j, value, Position.parse(position))
@@ -174,7 +174,7 @@ def memory_from(state: State, row: list[Any]) -> Memory:
     """The memory a `memory_row` describes, its concepts named from the state's table."""
     mid, text, indices, core, matched, agent, user, ts, importance, valence = row[:10]
     accesses, superseded_by, kind, meta = row[10:]
-    concepts = tuple(state.concepts[i] for i in indices)
+    concepts = tuple(map(state.concepts.__getitem__, indices))
     memory = Memory(
         mid, text, concepts, agent, ts, importance, user, valence, core, matched, kind, meta
     )
