@@ -156,8 +156,7 @@ def _state_from(header: dict[str, Any], matrices: dict[str, scipy.sparse.csr_arr
     state.position = Position.parse(header["position"])
     state.documents = header["documents"]
     state.consolidated_at = header["consolidated_at"]
-    for concept in header["concepts"]:
-        state.intern(concept)
+    state.intern_all(header["concepts"])
     for index, surfaces in header["surfaces"]:
         state.surfaces[index] = dict(surfaces)
     for index, label in header["labels"]:

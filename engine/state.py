@@ -131,9 +131,10 @@ class Postings:
         self.tiers: list[array] = []  # type: ignore[type-arg]
 
     def grow(self, size: int) -> None:
-        while len(self.rows) < size:
-            self.rows.append(array("i"))
-            self.tiers.append(array("b"))
+        missing = size - len(self.rows)
+        if missing > 0:
+            self.rows.extend(array("i") for _ in range(missing))
+            self.tiers.extend(array("b") for _ in range(missing))
 
     def add(self, concept: int, row: int, tier: int) -> None:
         self.rows[concept].append(row)
@@ -212,6 +213,21 @@ class State:
             self.postings.grow(index + 1)
             self.counts.grow(index + 1)
         return index
+
+    def intern_all(self, concepts: list[str]) -> None:
+        """`intern` for many new, distinct concepts at once (loading a snapshot)."""
+        start = len(self.concepts)
+        fresh = [c for c in concepts if c not in self.concept_index]
+        if len(set(fresh)) != len(concepts):
+            for concept in concepts:
+                self.intern(concept)
+            return
+        self.concepts.extend(fresh)
+        self.concept_index.update(zip(fresh, range(start, start + len(fresh)), strict=True))
+        self.surfaces.extend({} for _ in fresh)
+        self.labels.extend(fresh)
+        self.postings.grow(len(self.concepts))
+        self.counts.grow(len(self.concepts))
 
     def note_surfaces(self, indices: list[int], labels: dict[str, str]) -> None:
         """One more use of each concept's surface (its label in `labels`, else itself)."""
