@@ -157,18 +157,14 @@ def _decayed_counts(state: State, rule: Rule, progress: Progress | None) -> scip
     """Every written count, with the memories' share of it weighted by their age."""
     size = len(state.concepts)
     written = state.counts.written()
+    half_life = rule.written_half_life_days
+    if half_life is None:  # every weight is 1: the counts as written, without a recount
+        if progress is not None:
+            progress(1.0)
+        return written
     firsts, seconds, weights = [], [], []
     ages = rule.at - state.ts.values
-    half_life = rule.written_half_life_days
-    weight_of = (
-        np.ones(len(ages))
-        if half_life is None
-        else np.where(
-            ages <= rule.window_days * DAY,
-            1.0,
-            0.5 ** ((ages - rule.window_days * DAY) / (half_life * DAY)),
-        )
-    )
+    weight_of = 0.5 ** (np.maximum(ages - rule.window_days * DAY, 0.0) / (half_life * DAY))
     index = state.concept_index
     step = max(1, len(state.rows) // 100)
     for row, memory in enumerate(state.rows):

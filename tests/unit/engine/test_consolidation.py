@@ -13,7 +13,7 @@ from assocmem.engine.recall import Query, recall
 from assocmem.engine.snapshot import content_hash, dump_state, load_state
 from assocmem.engine.state import State
 
-from .events import consolidated, feedback, written
+from .events import consolidated, document, feedback, written
 
 YEAR = 365 * DAY
 NOW = 10 * YEAR
@@ -154,3 +154,13 @@ def test_a_decision_made_earlier_applies_the_same_in_replay_and_from_a_snapshot(
     head = load_state(dump_state(fold_from_zero(log[:-1])))
     fold(head, log[-1:])
     assert content_hash(head) == content_hash(fold_from_zero(log))
+
+
+def test_with_decay_off_the_counts_are_the_recount_at_full_weight() -> None:
+    """No half-life skips the recount of every memory (seconds at 60,000 notes, paid again by
+    every replay): it must leave what a recount at full weight would."""
+    events = [*history(), document(14, [["link", "doc"], ["doc", "rare"]])]
+    off, _ = consolidate(events, Rule(NOW, min_cooccurrence=0))
+    full_weight = Rule(NOW, min_cooccurrence=0, window_days=36_500.0, written_half_life_days=1.0)
+    recounted, _ = consolidate(events, full_weight)
+    assert content_hash(off) == content_hash(recounted)
