@@ -1,5 +1,6 @@
 -- Append a batch of events to a tenant's log, once per idempotency key, and register the
--- tenant and flag a fold in the same atomic step.
+-- tenant and raise its fold flag (a count, see stores.EventLog.fold_wanted) in the same
+-- atomic step.
 -- KEYS[1] log stream, KEYS[2] fold-wanted flag, KEYS[3] tenant registry, KEYS[4..] idempotency keys
 -- ARGV[1] event count n, ARGV[2] idempotency TTL (s), ARGV[3] tenant,
 -- then per event: payload, index into KEYS[4..] (0 = no key), fingerprint of the request
@@ -46,6 +47,6 @@ for i = 1, n do
     out[i] = {id, 0}
   end
 end
-redis.call('SET', KEYS[2], '1')
+redis.call('INCR', KEYS[2])
 redis.call('SADD', KEYS[3], ARGV[3])
 return out

@@ -53,8 +53,9 @@ def fold_tenant(tenant: str) -> dict[str, object]:
 
 def fold_and_publish(runtime: Runtime, tenant: str, force: bool = False) -> dict[str, object]:
     """Fold the tail; publish a snapshot if enough events gathered (or `force`)."""
-    # Clear the flag before reading: an append landing during this fold sets it again.
-    runtime.log.clear_fold_wanted(tenant)
+    # Read the flag's mark before the log and clear it only at the end, if no append raised
+    # it meanwhile: a fold killed halfway leaves the flag up, and the scheduler comes back.
+    mark = runtime.log.fold_wanted(tenant)
     expected = runtime.snapshots.latest_position(tenant)
     cache: dict[str, _Folded] = runtime.folded
     folded = cache.get(tenant)
@@ -87,12 +88,15 @@ def fold_and_publish(runtime: Runtime, tenant: str, force: bool = False) -> dict
     if folded.unpublished and folded.waiting_since is None:
         folded.waiting_since = runtime.clock()
     if state.position == folded.base or not (force or _due(runtime, folded)):
-        if state.position != folded.base:  # come back: the time limit may pass with no append
+        if state.position == folded.base:
+            runtime.log.clear_fold_wanted(tenant, mark)
+        else:  # come back: the time limit may pass with no append
             runtime.log.want_fold(tenant)
         return {"tenant": tenant, "published": False, "position": str(state.position)}
     blob, base = _snapshot_of(runtime, tenant, state)
     published = runtime.snapshots.publish(tenant, blob, state.position, expected, base)
     if published:
+        runtime.log.clear_fold_wanted(tenant, mark)
         if base is None:
             state.mark_base()
         cache[tenant] = _Folded(state, state.position)

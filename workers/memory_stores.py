@@ -24,7 +24,7 @@ class InMemoryEventLog:
         self._clock = clock
         self._logs: dict[str, list[Entry]] = {}
         self._keys: dict[tuple[str, str], tuple[Position, str | None]] = {}
-        self._wanted: set[str] = set()
+        self._wanted: dict[str, int] = {}
         self._dead: dict[str, dict[Position, str]] = {}
         self._archived: dict[str, list[tuple[Segment, bytes]]] = {}
         self._changed = threading.Condition()
@@ -46,14 +46,14 @@ class InMemoryEventLog:
                     self._keys[(tenant, event.key)] = (position, event.fingerprint)
                 appended.append(Appended(position, False))
             if events:
-                self._wanted.add(tenant)
+                self.want_fold(tenant)
             self._changed.notify_all()
         return appended
 
     def append_raw(self, tenant: str, raw: bytes) -> Position:
         with self._changed:
             position = self._add(tenant, raw)
-            self._wanted.add(tenant)
+            self.want_fold(tenant)
             self._changed.notify_all()
         return position
 
@@ -120,14 +120,15 @@ class InMemoryEventLog:
     def tenants(self) -> list[str]:
         return sorted(self._logs)
 
-    def is_fold_wanted(self, tenant: str) -> bool:
-        return tenant in self._wanted
+    def fold_wanted(self, tenant: str) -> int:
+        return self._wanted.get(tenant, 0)
 
     def want_fold(self, tenant: str) -> None:
-        self._wanted.add(tenant)
+        self._wanted[tenant] = self._wanted.get(tenant, 0) + 1
 
-    def clear_fold_wanted(self, tenant: str) -> None:
-        self._wanted.discard(tenant)
+    def clear_fold_wanted(self, tenant: str, mark: int) -> None:
+        if self._wanted.get(tenant) == mark:
+            del self._wanted[tenant]
 
     def add_dead_letters(self, tenant: str, rejections: list[Rejection]) -> None:
         dead = self._dead.setdefault(tenant, {})

@@ -37,6 +37,13 @@ from .stores import DEFAULT_BATCH, DEFAULT_LADDER, Appended, Entry, Ladder, key_
 
 T = TypeVar("T")
 
+CLEAR_FLAG = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('DEL', KEYS[1])
+end
+"""
+"""Clear a fold flag only if it still holds the mark the fold read."""
+
 
 @contextmanager
 def _translated(action: str) -> Iterator[None]:
@@ -57,6 +64,7 @@ class RedisEventLog:
         self._client = client
         self._ttl = idempotency_ttl
         self._append = _script(client, "append.lua")
+        self._clear_flag = client.register_script(CLEAR_FLAG)
         self._archive = RedisArchive(client)
 
     def append(self, tenant: str, events: list[Event]) -> list[Appended]:
@@ -84,7 +92,7 @@ class RedisEventLog:
         with _translated(f"append to the log of {tenant!r}"):
             position = self._client.xadd(log_key(tenant), {"e": raw})
             self._client.sadd(tenants_key(), tenant)
-            self._client.set(fold_wanted_key(tenant), 1)
+            self._client.incr(fold_wanted_key(tenant))
         return Position.parse(position)
 
     def entries(
@@ -168,17 +176,17 @@ class RedisEventLog:
         with _translated("list the tenants"):
             return sorted(t.decode() for t in self._client.smembers(tenants_key()))
 
-    def is_fold_wanted(self, tenant: str) -> bool:
+    def fold_wanted(self, tenant: str) -> int:
         with _translated(f"read the fold flag of {tenant!r}"):
-            return bool(self._client.exists(fold_wanted_key(tenant)))
+            return int(self._client.get(fold_wanted_key(tenant)) or 0)
 
     def want_fold(self, tenant: str) -> None:
         with _translated(f"set the fold flag of {tenant!r}"):
-            self._client.set(fold_wanted_key(tenant), 1)
+            self._client.incr(fold_wanted_key(tenant))
 
-    def clear_fold_wanted(self, tenant: str) -> None:
+    def clear_fold_wanted(self, tenant: str, mark: int) -> None:
         with _translated(f"clear the fold flag of {tenant!r}"):
-            self._client.delete(fold_wanted_key(tenant))
+            self._clear_flag(keys=[fold_wanted_key(tenant)], args=[mark])
 
     def add_dead_letters(self, tenant: str, rejections: list[Rejection]) -> None:
         for rejection in rejections:

@@ -31,9 +31,10 @@ FOLD_RETRIES = Retry(max=3, interval=[1, 5, 30])
 def enqueue_fold(runtime: Runtime, tenant: str) -> bool:
     """Enqueue one fold job for `tenant` unless one is queued or running (one job id per tenant).
 
-    A fold that failed for good (its retries spent) keeps its id in the failed registry, where
-    `assocmem jobs` shows its error; new events queue it again once FAILED_FOLD_PAUSE has
-    passed, rather than leave the tenant without snapshots until someone requeues it."""
+    A fold that failed for good (its retries spent, or its worker killed once per retry) keeps
+    its id in the failed registry, where `assocmem jobs` shows its error; while the tenant's
+    fold flag is up it is queued again, with its retries, once FAILED_FOLD_PAUSE has passed,
+    rather than leave the tenant without snapshots until someone requeues it."""
     queue = runtime.queue()
     job_id = fold_job_id(tenant)
     try:
@@ -65,8 +66,9 @@ def _requeue_if_failed(queue: Queue, job_id: str) -> bool:
     result = job.latest_result()
     error = result.exc_string.strip().splitlines()[-1] if result and result.exc_string else "?"
     log.warning("fold job %s failed for good (%s); queueing it again", job_id, error)
+    job.retries_left = FOLD_RETRIES.max
     try:
-        FailedJobRegistry(queue=queue).requeue(job_id)
+        FailedJobRegistry(queue=queue).requeue(job)
     except (NoSuchJobError, InvalidJobOperation):
         return False  # requeued by another scheduler meanwhile
     return True
@@ -76,7 +78,7 @@ def schedule_folds(runtime: Runtime) -> list[str]:
     """One pass: enqueue folds for flagged tenants; returns the tenants enqueued."""
     enqueued = []
     for tenant in runtime.log.tenants():
-        if runtime.log.is_fold_wanted(tenant) and enqueue_fold(runtime, tenant):
+        if runtime.log.fold_wanted(tenant) and enqueue_fold(runtime, tenant):
             enqueued.append(tenant)
     return enqueued
 

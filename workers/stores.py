@@ -80,11 +80,17 @@ class EventLog(Protocol):
         """Every tenant that ever appended, sorted."""
         ...
 
-    def is_fold_wanted(self, tenant: str) -> bool: ...
+    def fold_wanted(self, tenant: str) -> int:
+        """The fold flag's mark: 0 when no fold is wanted, else a count that every append
+        (and `want_fold`) raises."""
+        ...
 
     def want_fold(self, tenant: str) -> None: ...
 
-    def clear_fold_wanted(self, tenant: str) -> None: ...
+    def clear_fold_wanted(self, tenant: str, mark: int) -> None:
+        """Clear the flag if it still holds `mark`, read before a fold: an append since
+        keeps it raised, and a fold that died before its end never clears it."""
+        ...
 
     def add_dead_letters(self, tenant: str, rejections: list[Rejection]) -> None:
         """Record rejected events under their own positions: recording one twice keeps one."""

@@ -91,7 +91,7 @@ def test_a_snapshot_waits_until_enough_events_have_gathered(anywhere: Runtime) -
     write(anywhere, ["a", "b"], ["b", "c"])
     assert fold_and_publish(anywhere, "default")["published"] is False
     assert anywhere.snapshots.latest_position("default") is None
-    assert anywhere.log.is_fold_wanted("default")  # flagged again, so the job comes back
+    assert anywhere.log.fold_wanted("default")  # flagged again, so the job comes back
     positions = write(anywhere, ["c", "d"])
     assert fold_and_publish(anywhere, "default")["published"]
     assert anywhere.snapshots.positions("default") == [positions[-1]]
@@ -108,7 +108,7 @@ def test_a_few_events_are_published_once_the_oldest_has_waited_long_enough(
     clock.advance(59.0)
     assert fold_and_publish(anywhere, "default")["published"] is False
     clock.advance(2.0)  # no append in between: only the job's own flag brings it back
-    assert anywhere.log.is_fold_wanted("default")
+    assert anywhere.log.fold_wanted("default")
     assert fold_and_publish(anywhere, "default")["published"]
     assert anywhere.snapshots.latest_position("default") == positions[-1]
 
@@ -123,6 +123,29 @@ def test_scheduler_enqueues_one_job_per_tenant_and_a_worker_runs_it(runtime: Run
     ).work(burst=True)
     assert runtime.snapshots.latest_position("default") is not None
     assert schedule_folds(runtime) == []  # flag cleared by the job
+
+
+def test_a_fold_that_dies_halfway_leaves_the_fold_wanted(
+    runtime: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The flag used to be cleared as a fold began: a worker killed during the fold left the
+    tail unfolded in any snapshot until the next append, however long that took."""
+    write(runtime, ["a", "b"])
+
+    def killed(*args: object, **kwargs: object) -> None:
+        raise SystemExit("SIGKILL")
+
+    monkeypatch.setattr("assocmem.workers.fold_job.fold_entries", killed)
+    with pytest.raises(SystemExit):
+        fold_and_publish(runtime, "default")
+    monkeypatch.undo()
+    assert schedule_folds(runtime) == ["default"]
+    use_runtime(runtime)
+    SimpleWorker(
+        runtime.queues(), connection=runtime.queue_connection, serializer=JSONSerializer
+    ).work(burst=True)
+    assert runtime.snapshots.latest_position("default") is not None
+    assert schedule_folds(runtime) == []
 
 
 def test_small_changes_publish_deltas_that_keep_their_base_and_load_as_the_state(

@@ -23,17 +23,30 @@ def runtime(request: pytest.FixtureRequest) -> Iterator[Runtime]:
 def test_append_gives_increasing_positions_registers_the_tenant_and_flags_a_fold(
     runtime: Runtime,
 ) -> None:
-    assert runtime.log.tenants() == [] and not runtime.log.is_fold_wanted("default")
+    assert runtime.log.tenants() == [] and not runtime.log.fold_wanted("default")
     positions = write(runtime, ["a"], ["b"], ["c"])
     assert positions == sorted(positions) and len(set(positions)) == 3
     assert [p for p, _ in runtime.log.entries("default", ZERO)] == positions
-    assert runtime.log.is_fold_wanted("default")
+    mark = runtime.log.fold_wanted("default")
+    assert mark
     assert runtime.log.tenants() == ["default"]
     assert runtime.log.last_position("default") == positions[-1]
     assert runtime.log.length("default") == 3 and runtime.log.has("default", positions[1])
     assert not runtime.log.has("default", Position(positions[-1].ms + 1, 0))
-    runtime.log.clear_fold_wanted("default")
-    assert not runtime.log.is_fold_wanted("default")
+    runtime.log.clear_fold_wanted("default", mark)
+    assert not runtime.log.fold_wanted("default")
+
+
+def test_the_fold_flag_stays_up_when_an_append_came_after_its_mark_was_read(
+    runtime: Runtime,
+) -> None:
+    write(runtime, ["a"])
+    mark = runtime.log.fold_wanted("default")
+    write(runtime, ["b"])  # lands while a fold of "a" runs
+    runtime.log.clear_fold_wanted("default", mark)
+    assert runtime.log.fold_wanted("default") > mark
+    runtime.log.clear_fold_wanted("default", runtime.log.fold_wanted("default"))
+    assert not runtime.log.fold_wanted("default")
 
 
 def test_the_same_idempotency_key_is_stored_once(runtime: Runtime) -> None:
@@ -70,7 +83,7 @@ def test_a_waiting_reader_wakes_when_an_entry_arrives(runtime: Runtime) -> None:
 def test_a_raw_entry_is_stored_as_given(runtime: Runtime) -> None:
     position = runtime.log.append_raw("default", b"{broken")
     assert runtime.log.entries("default", ZERO) == [(position, b"{broken")]
-    assert runtime.log.is_fold_wanted("default")
+    assert runtime.log.fold_wanted("default")
 
 
 def test_a_dead_letter_recorded_twice_is_kept_once(runtime: Runtime) -> None:
