@@ -9,6 +9,7 @@ import redis
 from rq import Queue, SimpleWorker
 from rq.executions import Execution
 from rq.job import Job
+from rq.registry import StartedJobRegistry
 from rq.scheduler import RQScheduler
 from rq.serializers import JSONSerializer
 from rq.worker import WorkerStatus
@@ -55,12 +56,43 @@ class HeartbeatWorker(SimpleWorker):
             beat.join()
         self.set_state(WorkerStatus.IDLE)
 
+    def handle_job_success(
+        self,
+        job: Job,
+        queue: Queue,
+        started_job_registry: StartedJobRegistry,
+        execution: Execution,
+    ) -> None:
+        forget_lost_executions(job)
+        super().handle_job_success(job, queue, started_job_registry, execution)
+
     def _beat(self, job: Job, execution: Execution, stop: threading.Event) -> None:
         while not stop.wait(HEARTBEAT_EVERY):
             try:
                 self.maintain_heartbeats(job, execution)
             except redis.RedisError:
                 log.exception("heartbeat of job %s failed; trying again", job.id)
+
+
+def forget_lost_executions(job: Job) -> None:
+    """Take out of `job`'s execution registry the runs whose record has expired.
+
+    The run of a killed worker keeps its id there a minute longer than its record (RQ 3.0
+    scores it 60 s past its TTL), and deleting a finished job (a fold keeps no result) fetches
+    every run listed: a missing record raised, and the fold that had just published was
+    recorded as failed, with one retry fewer."""
+    registry = job.execution_registry
+    ids = registry.get_execution_ids()
+    if not ids:
+        return
+    keys = [Execution(id=i, job_id=job.id, connection=job.connection).key for i in ids]
+    with job.connection.pipeline(transaction=False) as pipe:
+        for key in keys:
+            pipe.exists(key)
+        found = pipe.execute()
+    lost = [i for i, exists in zip(ids, found, strict=True) if not exists]
+    if lost:
+        job.connection.zrem(registry.key, *lost)
 
 
 def run_retries(runtime: Runtime, stop: threading.Event) -> None:

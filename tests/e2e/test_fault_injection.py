@@ -17,6 +17,7 @@ from assocmem.api.client import Client
 from assocmem.api.errors import ApiError, BadRequest
 from assocmem.api.run_file import read_run_file
 from assocmem.engine.position import Position
+from assocmem.workers.jobs import list_jobs
 from assocmem.workers.runtime import Runtime
 from assocmem.workers.settings import load_settings
 
@@ -88,15 +89,35 @@ class Killer(threading.Thread):
             time.sleep(0.1)
 
 
-def wait_for_snapshot_at(redis_url: str, position: str) -> None:
+def wait_for_snapshot_at(redis_url: str, position: str, logs: Path) -> None:
     runtime = Runtime.connect(load_settings({"REDIS_URL": redis_url}))
     try:
         deadline = time.monotonic() + 300
         while runtime.snapshots.latest_position("default") != Position.parse(position):
-            assert time.monotonic() < deadline, "the workers never published the last snapshot"
+            assert time.monotonic() < deadline, (
+                f"the workers never published the last snapshot; at "
+                f"{runtime.snapshots.latest_position('default')}, jobs "
+                f"{job_states(runtime)}\n{worker_log_tail(logs)}"
+            )
             time.sleep(0.5)
     finally:
         runtime.close()
+
+
+def job_states(runtime: Runtime) -> list[tuple[str, str, int | None, str | None]]:
+    return [(j.id, j.state, j.retries_left, j.error) for j in list_jobs(runtime)]
+
+
+def worker_log_tail(logs: Path, lines: int = 60) -> str:
+    """What the workers logged last, lines about heartbeats and registries left out."""
+    noise = ("heartbeat", "cleaning", "subscrib", "Listening")
+    kept = [
+        line
+        for path in sorted(logs.glob("worker-*.log"))
+        for line in path.read_text(errors="replace").splitlines()
+        if not any(word in line for word in noise)
+    ]
+    return "\n".join(kept[-lines:])
 
 
 @pytest.mark.slow
@@ -132,7 +153,7 @@ def test_kill_9_of_workers_and_api_while_appending_loses_nothing_and_counts_noth
             assert health["log_length"] == NOTES + feedbacks  # every event appended once
             info = read_run_file(up.home)
             assert info is not None
-            wait_for_snapshot_at(info.redis_url, last)
+            wait_for_snapshot_at(info.redis_url, last, up.home / "logs")
             served = retried(client.state)
             assert served["position"] == last
             assert served["memories"] == NOTES

@@ -12,13 +12,14 @@ from datetime import UTC, datetime, timedelta
 from rq import Retry
 from rq.job import Job, JobStatus
 from rq.registry import FailedJobRegistry, StartedJobRegistry
+from rq.serializers import JSONSerializer
 
 from assocmem.workers.jobs import list_jobs, requeue
 from assocmem.workers.keys import MAINTENANCE_QUEUE, QUEUES, fold_job_id
 from assocmem.workers.runtime import Runtime
 from assocmem.workers.scheduler import FAILED_FOLD_PAUSE, FOLD_JOB, FOLD_RETRIES, enqueue_fold
 from assocmem.workers.settings import Settings
-from assocmem.workers.worker import HEARTBEAT_TTL
+from assocmem.workers.worker import HEARTBEAT_TTL, HeartbeatWorker
 
 from ..stores import work, write
 
@@ -44,19 +45,22 @@ def test_a_queued_fold_job_is_listed_and_a_failed_job_shows_its_error_and_can_be
     assert [j.state for j in list_jobs(runtime)] == ["queued"]
 
 
-def test_a_fold_that_failed_for_good_is_queued_again_by_new_events(runtime: Runtime) -> None:
+def test_a_fold_that_failed_for_good_is_queued_again_with_its_retries(runtime: Runtime) -> None:
     """A failed job keeps its id: the scheduler's next enqueue used to be refused as a
-    duplicate for the failure's whole TTL, leaving the tenant without snapshots."""
+    duplicate for the failure's whole TTL, leaving the tenant without snapshots. Queued again
+    with no retries left, one more killed worker failed it for good at once."""
     write(runtime, ["a", "b"])
     queue = runtime.queue()
     job = queue.enqueue_call(FOLD_JOB, args=("default",), job_id=fold_job_id("default"))
     queue.remove(job)
+    job.retries_left = 0
     job.ended_at = datetime.now(UTC) - timedelta(seconds=FAILED_FOLD_PAUSE + 1)
     job.set_status(JobStatus.FAILED)
     job.save()
     FailedJobRegistry(queue=queue).add(job, ttl=3600)
     assert enqueue_fold(runtime, "default")
     assert queue.job_ids == [fold_job_id("default")]
+    assert queue.fetch_job(fold_job_id("default")).retries_left == FOLD_RETRIES.max
     assert not enqueue_fold(runtime, "default")  # queued now: one is enough
 
 
@@ -108,3 +112,16 @@ def test_a_retry_waiting_for_its_interval_is_run_when_due(
     finally:
         worker.terminate()
         worker.wait(30)
+
+
+def test_a_job_run_before_by_a_killed_worker_still_finishes_cleanly(runtime: Runtime) -> None:
+    """RQ lists a killed worker's run a minute after its record expired; finishing the job
+    then raised, and a fold that had published was recorded as failed."""
+    queue = runtime.queue(MAINTENANCE_QUEUE)
+    job = queue.enqueue_call("time.sleep", args=(0,), job_id="rerun", result_ttl=0)
+    connection = runtime.queue_connection
+    assert connection is not None
+    connection.zadd(job.execution_registry.key, {"killed-run": time.time() + 120})
+    HeartbeatWorker(queue, connection=connection, serializer=JSONSerializer).work(burst=True)
+    assert not connection.exists(job.key)  # finished, its result discarded
+    assert FailedJobRegistry(queue=queue).get_job_ids() == []
