@@ -36,11 +36,11 @@ from assocmem.workers.requests import (
 from assocmem.workers.runtime import Runtime
 from assocmem.workers.settings import Settings
 
-from . import history_routes, problems, responses
+from . import history_routes, key_routes, probe_routes, problems, responses
 from . import query_params as q
 from . import response_schemas as out
 from .guard import Guard
-from .principal import Caller, principal_of  # noqa: F401 - principal_of: tests override it
+from .principal import Caller
 from .schemas import (
     ActivityIn,
     ChainIn,
@@ -89,7 +89,12 @@ def create_app(settings: Settings, runtime: Runtime | None = None) -> FastAPI:
         lifespan=lifespan,
         default_response_class=OrjsonResponse,
     )
-    for path, endpoint, method, status, model in [*_ROUTES, *history_routes.ROUTES]:
+    for path, endpoint, method, status, model in [
+        *_ROUTES,
+        *history_routes.ROUTES,
+        *key_routes.ROUTES,
+        *probe_routes.ROUTES,
+    ]:
         app.add_api_route(
             path,
             _responding(endpoint, status, settings.read_timeout),

@@ -1,22 +1,39 @@
-"""Who is asking, as every route learns it: a FastAPI dependency the tests can override."""
+"""Who is asking, as every route learns it: the principal of the request's API key, sent as
+`Authorization: Bearer <key>` (or `X-API-Key: <key>`). Its tenant and agent come from the
+key, never from a body or a query."""
 
 from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import Depends, Request
+from fastapi import Depends, Request, Security
+from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
+from starlette.exceptions import HTTPException
 
 from assocmem.engine.principal import Principal
 
-LOCAL_AGENT = "local"
-"""The agent of every request until credentials name one (the tenants issue)."""
+_bearer = HTTPBearer(auto_error=False, description="An API key: `assocmem keys create`.")
+_header = APIKeyHeader(name="X-API-Key", auto_error=False)
+CHALLENGE = {"WWW-Authenticate": 'Bearer realm="assocmem"'}
 
 
-async def principal_of(request: Request) -> Principal:
-    """Who is asking. Until credentials arrive, every request acts for the configured tenant
-    as the local agent; tests override this dependency to act for others. Async: FastAPI
-    runs a plain function dependency in its thread pool, a thread hop on every request."""
-    return Principal(request.app.state.settings.tenant, LOCAL_AGENT)
+async def principal_of(
+    request: Request,
+    bearer: Annotated[HTTPAuthorizationCredentials | None, Security(_bearer)],
+    header: Annotated[str | None, Security(_header)],
+) -> Principal:
+    """The key's principal; 401 without a key, or with one unknown or revoked. Async: FastAPI
+    runs a plain function dependency in its thread pool, a thread hop on every request (the
+    check is cached half a second, see workers/key_commands.py)."""
+    secret = bearer.credentials if bearer is not None else header
+    if not secret:
+        raise HTTPException(
+            401, "no API key: send `Authorization: Bearer <key>` (assocmem keys create)", CHALLENGE
+        )
+    principal = request.app.state.application.keys.authenticate(secret)
+    if principal is None:
+        raise HTTPException(401, "the API key is unknown or revoked", CHALLENGE)
+    return principal
 
 
 Caller = Annotated[Principal, Depends(principal_of)]

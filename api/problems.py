@@ -18,6 +18,7 @@ from assocmem.engine.errors import EngineError, quoted
 from assocmem.workers.errors import (
     ApplicationError,
     KeyConflict,
+    NotAllowed,
     StoreError,
     StoreUnavailable,
     UnknownMemory,
@@ -50,6 +51,7 @@ def install(app: FastAPI) -> None:
     """Register the handlers, and make the OpenAPI document declare problem bodies."""
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(KeyConflict, _conflict)
+    app.add_exception_handler(NotAllowed, _not_allowed)
     app.add_exception_handler(ApplicationError, _application_error)
     app.add_exception_handler(EngineError, _application_error)
     app.add_exception_handler(StoreUnavailable, _store_unavailable)
@@ -94,6 +96,10 @@ async def _conflict(request: Request, exc: Exception) -> Response:
     return problem(409, "Conflict", str(exc))
 
 
+async def _not_allowed(request: Request, exc: Exception) -> Response:
+    return problem(403, "Forbidden", str(exc))
+
+
 async def _application_error(request: Request, exc: Exception) -> Response:
     status = 404 if isinstance(exc, UnknownMemory) else 422
     return problem(status, "Invalid request" if status == 422 else "Not found", str(exc))
@@ -111,6 +117,7 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     titles = {
         400: "Bad request",
+        401: "Unauthorized",
         404: "Not found",
         405: "Method not allowed",
         413: "Request too large",
@@ -139,6 +146,8 @@ async def _unexpected(request: Request, exc: Exception) -> Response:
 
 ERRORS = {
     400: "The body cannot be read (not UTF-8 JSON), or the Host is not this service",
+    401: "No API key, or one that is unknown or revoked",
+    403: "The API key lacks the permission the operation needs",
     404: "Unknown memory, route or resource",
     409: "Idempotency key used with another body",
     413: "Request body over the size limit",

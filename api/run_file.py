@@ -13,6 +13,8 @@ from pathlib import Path
 import orjson
 
 RUN_FILE = "run.json"
+KEY_FILE = "api-key"
+"""The operator key `up` made on first start (mode 600): the CLI's key by default."""
 LOCK_FILE = "lock"
 DEFAULT_URL = "http://127.0.0.1:8765"
 
@@ -68,3 +70,27 @@ def service_url(explicit: str | None, home: Path) -> str:
         return explicit
     info = read_run_file(home)
     return info.url if info else DEFAULT_URL
+
+
+def api_key(explicit: str | None, home: Path) -> str | None:
+    """--api-key, else ASSOCMEM_API_KEY (passed in as explicit by click), else the local
+    `up`'s operator key."""
+    if explicit:
+        return explicit
+    return read_key_file(home)
+
+
+def read_key_file(home: Path) -> str | None:
+    try:
+        return (home / KEY_FILE).read_text().strip() or None
+    except OSError:
+        return None
+
+
+def write_key_file(home: Path, secret: str) -> None:
+    path = home / KEY_FILE
+    tmp = path.with_suffix(".tmp")
+    descriptor = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w") as file:
+        file.write(secret + "\n")
+    os.replace(tmp, path)

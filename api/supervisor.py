@@ -25,7 +25,15 @@ from assocmem.workers.redis_server import RedisServer, free_port, start_redis, s
 from assocmem.workers.settings import Settings
 
 from .errors import ApiError
-from .run_file import RunInfo, lock_home, read_run_file, remove_run_file, write_run_file
+from .operator_key import ensure_operator_key
+from .run_file import (
+    KEY_FILE,
+    RunInfo,
+    lock_home,
+    read_run_file,
+    remove_run_file,
+    write_run_file,
+)
 
 READY_TIMEOUT = 60.0
 """Seconds the API may take to answer its health check after start."""
@@ -154,6 +162,8 @@ def run_pipeline(settings: Settings, workers: int = 1, echo: Callable[[str], Non
         env = _child_env(settings, home, port)
         logs = home / "logs"
         logs.mkdir(exist_ok=True)
+        if ensure_operator_key(settings, home):
+            echo(f"made an operator API key: {home / KEY_FILE} (the CLI uses it)")
         children.append(Child("api", ["serve"], env, logs / "api.log", lock))
         children += [
             Child(f"worker-{i}", ["worker"], env, logs / f"worker-{i}.log", lock)
@@ -195,7 +205,7 @@ def _wait_healthy(url: str, api: Child, stop: StopRequest) -> None:
         if api.process.poll() is not None:
             raise ApiError(f"the API exited with code {api.process.returncode}; see {api.log_path}")
         try:
-            if urllib3.request("GET", f"{url}/v1/health", timeout=1.0, retries=False).status == 200:
+            if urllib3.request("GET", f"{url}/readyz", timeout=1.0, retries=False).status == 200:
                 return
         except urllib3.exceptions.HTTPError:
             pass

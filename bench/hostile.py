@@ -19,7 +19,7 @@ from pathlib import Path
 
 import urllib3
 
-from assocmem.api.run_file import read_run_file
+from assocmem.api.run_file import read_key_file, read_run_file
 from assocmem.api.spawn import BANNER, banner_url
 from assocmem.workers.redis_server import free_port
 
@@ -96,8 +96,12 @@ def rss_mb(pid: int) -> float:
     return float("nan")
 
 
+AUTH: dict[str, str] = {}
+"""The pipeline's operator key as a header (a pipeline from before keys ignores it)."""
+
+
 def log_length(pool: urllib3.PoolManager, url: str) -> int:
-    return int(pool.request("GET", f"{url}/v1/health").json()["log_length"])
+    return int(pool.request("GET", f"{url}/v1/health", headers=AUTH).json()["log_length"])
 
 
 def slow_headers(url: str, connections: int, seconds: float) -> int:
@@ -138,14 +142,14 @@ def health_during_big_read(url: str) -> float:
             f"{url}/v1/read",
             body=chunks(),
             chunked=True,
-            headers={"content-type": "application/json"},
+            headers={"content-type": "application/json", **AUTH},
         )
 
     thread = threading.Thread(target=big)
     thread.start()
     time.sleep(0.3)
     start = time.perf_counter()
-    urllib3.request("GET", f"{url}/v1/health")
+    urllib3.request("GET", f"{url}/v1/health", headers=AUTH)
     took = (time.perf_counter() - start) * 1000
     thread.join(120)
     return took
@@ -157,12 +161,15 @@ def run(python: str, label: str) -> None:
         try:
             info = read_run_file(Path(home) / "data")
             assert info is not None
+            key = read_key_file(Path(home) / "data")
+            AUTH.clear()
+            AUTH.update({"authorization": f"Bearer {key}"} if key else {})
             pool = urllib3.PoolManager(timeout=300.0, retries=False)
             pool.request(
                 "POST",
                 f"{url}/v1/memories",
                 body=b'{"text": "seed note"}',
-                headers={"content-type": "application/json"},
+                headers={"content-type": "application/json", **AUTH},
             )
             before = rss_mb(info.api_pid)
             print(f"\n{label}: API RSS {before:.0f} MB at start")
@@ -175,7 +182,7 @@ def run(python: str, label: str) -> None:
                         method,
                         f"{url}{path}",
                         body=body or None,
-                        headers={"content-type": "application/json"},
+                        headers={"content-type": "application/json", **AUTH},
                     )
                     status, size = str(response.status), len(response.data)
                 except urllib3.exceptions.HTTPError as exc:

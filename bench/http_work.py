@@ -38,7 +38,7 @@ from skeleton import load_corpus
 from work import WARM_UP, callgrind_parser, instructions, require_corpus_and_valgrind
 
 from assocmem.api.client import Client
-from assocmem.api.run_file import read_run_file
+from assocmem.api.run_file import read_key_file, read_run_file
 from assocmem.api.spawn import banner_url, spawn_up
 from assocmem.workers.redis_server import free_port
 
@@ -243,6 +243,9 @@ def main() -> None:
     require_corpus_and_valgrind(parser, args)
     with tempfile.TemporaryDirectory(prefix="assocmem-http-work-") as home:
         process, banner = spawn_up(Path(home) / "data")
+        os.environ["ASSOCMEM_API_KEY"] = (
+            read_key_file(Path(home) / "data") or ""
+        )  # the clients send it
         try:
             info = read_run_file(Path(home) / "data")
             if info is None or not info.redis_url:

@@ -16,6 +16,7 @@ among ties). Another figure counts an identical text (the git history has many
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import tempfile
 import time
@@ -26,7 +27,7 @@ import numpy as np
 from skeleton import load_corpus  # bench/ is on sys.path when a script here runs
 
 from assocmem.api.client import Client
-from assocmem.api.run_file import read_run_file
+from assocmem.api.run_file import read_key_file, read_run_file
 from assocmem.api.spawn import banner_url, spawn_up
 from assocmem.engine.extraction import _TOKEN, extract_concepts
 from assocmem.engine.position import Position
@@ -269,6 +270,9 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="assocmem-bench-") as home:
         process, banner = spawn_up(Path(home) / "data")
+        os.environ["ASSOCMEM_API_KEY"] = (
+            read_key_file(Path(home) / "data") or ""
+        )  # the clients send it
         try:
             info = read_run_file(Path(home) / "data")
             bench(

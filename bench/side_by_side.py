@@ -23,7 +23,7 @@ from recall import DEPTHS, MODES, queries, wait_for_snapshot, wait_until_served,
 from skeleton import load_corpus  # bench/ is on sys.path when a script here runs
 
 from assocmem.api.client import Client
-from assocmem.api.run_file import read_run_file
+from assocmem.api.run_file import read_key_file, read_run_file
 from assocmem.api.spawn import BANNER, banner_url
 from assocmem.workers.redis_server import free_port
 
@@ -113,8 +113,12 @@ def main() -> None:
             after_process, after_url = spawn(args.after, args.home / "after")
             try:
                 with (
-                    Client(before_url, timeout=600) as before,
-                    Client(after_url, timeout=600) as after,
+                    Client(
+                        before_url, timeout=600, api_key=read_key_file(args.home / "before")
+                    ) as before,
+                    Client(
+                        after_url, timeout=600, api_key=read_key_file(args.home / "after")
+                    ) as after,
                 ):
                     compare(before, after, rows, args)
             finally:

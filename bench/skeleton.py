@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import statistics
 import tempfile
@@ -12,6 +13,7 @@ from pathlib import Path
 import orjson
 
 from assocmem.api.client import Client
+from assocmem.api.run_file import read_key_file
 from assocmem.api.spawn import banner_url, spawn_up
 from assocmem.engine.event import Event
 from assocmem.engine.events import MEMORY_WRITTEN
@@ -115,6 +117,7 @@ def main() -> None:
     rows = load_corpus(args.corpus, args.notes)
     with tempfile.TemporaryDirectory() as home:
         process, banner = spawn_up(Path(home))
+        os.environ["ASSOCMEM_API_KEY"] = read_key_file(Path(home)) or ""  # the clients send it
         url = banner_url(banner)
         time.sleep(0.5)
         try:

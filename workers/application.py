@@ -35,7 +35,7 @@ from assocmem.engine.graph import neighbourhood
 from assocmem.engine.links import links_of
 from assocmem.engine.payload import check_text
 from assocmem.engine.position import Position
-from assocmem.engine.principal import Principal
+from assocmem.engine.principal import FEEDBACK, READ, WRITE, Principal
 from assocmem.engine.prompt import MAX_BUDGET, MIN_BUDGET, prompt_text
 from assocmem.engine.question import parse_question
 from assocmem.engine.recall import Query, recall
@@ -48,7 +48,9 @@ from .access import AccessRecorder
 from .errors import InvalidRequest, UnknownMemory
 from .history import Difference, History, Verification
 from .job_commands import JobCommands
+from .key_commands import KeyCommands
 from .live_state import LiveState
+from .permissions import require
 from .rebuild_cache import RebuildCache
 from .request_values import (
     checked,
@@ -88,6 +90,8 @@ class Application:
         self.rebuilds = RebuildCache(runtime.log, runtime.snapshots)
         self.history = History(runtime)
         """How links got their weight, memory histories, replays, diffs, dead letters."""
+        self.keys = KeyCommands(runtime, clock)
+        """API keys: created, listed, revoked, and checked on every request."""
         self.jobs = JobCommands(runtime, clock)
         """The pipeline's jobs, and the long work queued as jobs (consolidation, replay, audit)."""
         self._live: dict[str, LiveState] = {}
@@ -127,6 +131,7 @@ class Application:
     # --- commands ----------------------------------------------------------------------------
 
     def write(self, principal: Principal, notes: list[Note]) -> list[results.Written]:
+        require(principal, WRITE)
         if not 1 <= len(notes) <= MAX_BATCH:
             raise InvalidRequest(f"items has {len(notes)} entries: expected 1 to {MAX_BATCH}")
         superseded = [i for note in notes for i in note.supersedes or []]
@@ -151,6 +156,7 @@ class Application:
         return [written(a, e) for a, e in zip(self._append(principal, events), events, strict=True)]
 
     def log_activity(self, principal: Principal, entry: ActivityEntry) -> results.Written:
+        require(principal, WRITE)
         extraction = extraction_of(entry.text, None, "")
         data = checked_payload(
             "",
@@ -167,6 +173,7 @@ class Application:
         return written(self._append(principal, [event])[0], event)
 
     def ingest(self, principal: Principal, document: Document) -> results.Ingested:
+        require(principal, WRITE)
         checked(lambda: check_text(document.text))
         units, labels = checked(lambda: unit_terms(document.text, document.scope))
         if not units:
@@ -196,6 +203,7 @@ class Application:
         )
 
     def give_feedback(self, principal: Principal, rating: Rating) -> results.Rated:
+        require(principal, FEEDBACK)
         terms = self._question_terms(rating.concepts, rating.text)
         data = checked_payload(
             "",
@@ -211,6 +219,7 @@ class Application:
         return results.Rated(appended.position, tuple(terms), labels, appended.is_duplicate)
 
     def set_importance(self, principal: Principal, memory_id: str, importance: int) -> Position:
+        require(principal, WRITE)
         data = checked_payload(
             "", lambda: IMPORTANCE_SET.payload(memory_id=memory_id, importance=importance)
         )
@@ -226,6 +235,7 @@ class Application:
     # --- queries -----------------------------------------------------------------------------
 
     def read(self, principal: Principal, request: ReadRequest) -> results.Read:
+        require(principal, READ)
         zone = zone_of(request.tz) if request.tz else self.zone
         now = datetime.fromtimestamp(self.clock() if request.now is None else request.now, zone)
         window = checked(
@@ -280,6 +290,7 @@ class Application:
         return results.Read(found, window, prompt)
 
     def chain(self, principal: Principal, request: ChainRequest) -> results.Chains:
+        require(principal, READ)
         concepts = self._question_terms(request.concepts, request.text)
         if request.floor < 0:
             raise InvalidRequest(f"floor {request.floor} is out of range: expected 0 or more")
@@ -294,6 +305,7 @@ class Application:
     def graph(
         self, principal: Principal, concepts: list[str], hops: int, as_of: str | None = None
     ) -> results.Neighbourhood:
+        require(principal, READ)
         seeds = list(given_terms(concepts))
         with self._state(principal.tenant, None, as_of) as state:
             edges = checked(lambda: neighbourhood(state, seeds, hops))
@@ -301,6 +313,7 @@ class Application:
             return results.Neighbourhood(state.position, tuple(seeds), labels, hops, edges)
 
     def activities(self, principal: Principal, request: ActivityQuery) -> results.Activities:
+        require(principal, READ)
         window, spec = self._listing(request)
         with self._state(principal.tenant) as state:
             entries = activities(state, spec)
@@ -308,6 +321,7 @@ class Application:
             return results.Activities(state.position, window.start, window.end, entries, labels)
 
     def summary(self, principal: Principal, request: ActivityQuery) -> results.Summary:
+        require(principal, READ)
         window, spec = self._listing(request)
         zone = zone_of(request.tz) if request.tz else self.zone
         with self._state(principal.tenant) as state:
@@ -324,6 +338,7 @@ class Application:
     def state(
         self, principal: Principal, as_of: str | None = None, without_feedback: bool = False
     ) -> results.StateSummary:
+        require(principal, READ)
         with self._state(principal.tenant, None, as_of, without_feedback) as state:
             return results.StateSummary(
                 state.position,
@@ -344,16 +359,20 @@ class Application:
 
     def audit_link(self, principal: Principal, source: str, target: str) -> LinkHistory:
         """Every event that changed the link between two concepts, with the weight after."""
+        require(principal, READ)
         return self.history.link(principal, source, target)
 
     def audit_memory(self, principal: Principal, memory_id: str) -> list[MemoryEvent]:
+        require(principal, READ)
         return self.history.memory(principal, memory_id)
 
     def verify(self, principal: Principal, until: str | None) -> Verification:
+        require(principal, READ)
         upto = parse_point(until, "until") if until is not None else None
         return self.history.verify(principal, upto)
 
     def diff(self, principal: Principal, first: str, second: str) -> Difference:
+        require(principal, READ)
         return self.history.diff(
             principal, parse_point(first, "first"), parse_point(second, "second")
         )

@@ -9,6 +9,7 @@ ApplicationError            root: a command or query cannot be carried out as as
  +-- UnknownMemory          ids that name no memory of the tenant
  +-- PositionAhead          a read asked to wait for a position the log does not hold
  +-- KeyConflict            an idempotency key sent again with another body
+ +-- NotAllowed             the caller's key lacks the permission the command needs
 """
 
 from __future__ import annotations
@@ -48,3 +49,7 @@ class PositionAhead(ApplicationError):
 
 class KeyConflict(ApplicationError):
     """An idempotency key sent again with another body."""
+
+
+class NotAllowed(ApplicationError):
+    """The caller's credential does not carry the permission the command needs."""

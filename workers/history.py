@@ -15,11 +15,12 @@ from assocmem.engine.extraction import given_terms
 from assocmem.engine.fold import Rejection
 from assocmem.engine.link_rule import link_weight
 from assocmem.engine.position import Position
-from assocmem.engine.principal import Principal
+from assocmem.engine.principal import ADMIN, Principal
 from assocmem.engine.snapshot import content_hash
 from assocmem.engine.state import State
 
 from .errors import InvalidRequest, UnknownMemory
+from .permissions import require
 from .rebuild import Rebuild, events_of, log_share, rebuild
 from .runtime import Runtime
 
@@ -155,12 +156,14 @@ class History:
         return Difference(before.position, after.position, appeared, vanished, changed)
 
     def dead_letters(self, principal: Principal) -> list[DeadLetter]:
+        require(principal, ADMIN)
         letters = self.runtime.log.dead_letters(principal.tenant)
         return [DeadLetter(r.position, r.reason, self._raw(principal.tenant, r)) for r in letters]
 
     def resend(self, principal: Principal) -> list[Resent]:
         """Append again every dead letter this code now reads and accepts (each once: its
         idempotency key names its old position); report the others with their reason."""
+        require(principal, ADMIN)
         resent: list[Resent] = []
         for letter in self.dead_letters(principal):
             try:

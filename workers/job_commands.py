@@ -6,14 +6,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from assocmem.engine.principal import Principal
+from assocmem.engine.principal import ADMIN, READ, Principal
 
 from .archive import Segment
 from .archive_job import enqueue_archive
 from .consolidation_job import enqueue_consolidation
 from .history import check_link_names
 from .history_jobs import AUDIT_LINK_JOB, REPLAY_JOB, enqueue_history
-from .jobs import JobInfo, job_info, list_jobs, requeue
+from .jobs import JobInfo, job_info, list_jobs, requeue, unknown_job
+from .permissions import require
 from .request_values import parse_point
 from .runtime import Runtime
 
@@ -24,17 +25,27 @@ class JobCommands:
         self.clock = clock
 
     def all(self, principal: Principal) -> list[JobInfo]:
-        """Queued, running, waiting for a retry, failed with their error."""
-        return list_jobs(self.runtime)
+        """The tenant's jobs (every tenant's for an operator): queued, running, waiting for a
+        retry, failed with their error."""
+        require(principal, ADMIN)
+        return [job for job in list_jobs(self.runtime) if _is_of(principal, job)]
 
     def one(self, principal: Principal, job_id: str) -> JobInfo:
-        return job_info(self.runtime, job_id)
+        """A job of the tenant: a read key follows the replays and audits it started."""
+        require(principal, READ)
+        job = job_info(self.runtime, job_id)
+        if not _is_of(principal, job):
+            raise unknown_job(job_id)
+        return job
 
     def requeue(self, principal: Principal, job_id: str) -> JobInfo:
+        require(principal, ADMIN)
+        self.one(principal, job_id)
         return requeue(self.runtime, job_id)
 
     def consolidate(self, principal: Principal, dry_run: bool = False) -> JobInfo:
         """Queue a sleep consolidation of the tenant now."""
+        require(principal, ADMIN)
         kind = "dry-run" if dry_run else "now"
         job_id = self._id(f"consolidate-{principal.tenant}-{kind}")
         enqueue_consolidation(self.runtime, principal.tenant, job_id, dry_run)
@@ -42,12 +53,14 @@ class JobCommands:
 
     def archive(self, principal: Principal) -> JobInfo:
         """Queue an archive run of the tenant's old log entries now."""
+        require(principal, ADMIN)
         job_id = self._id(f"archive-{principal.tenant}-now")
         enqueue_archive(self.runtime, principal.tenant, job_id)
         return job_info(self.runtime, job_id)
 
     def replay(self, principal: Principal, until: str | None) -> JobInfo:
         """Queue the replay from zero checked against the served state."""
+        require(principal, READ)
         if until is not None:
             parse_point(until, "until")  # refused now, not as a failed job
         job_id = self._id(f"replay-{principal.tenant}")
@@ -56,6 +69,7 @@ class JobCommands:
 
     def audit_link(self, principal: Principal, source: str, target: str) -> JobInfo:
         """Queue the audit of the link source -- target."""
+        require(principal, READ)
         check_link_names(source, target)
         job_id = self._id(f"audit-{principal.tenant}")
         enqueue_history(self.runtime, AUDIT_LINK_JOB, job_id, principal.tenant, source, target)
@@ -63,7 +77,13 @@ class JobCommands:
 
     def segments(self, principal: Principal) -> list[Segment]:
         """The archive's segments, oldest first."""
+        require(principal, ADMIN)
         return self.runtime.log.segments(principal.tenant)
 
     def _id(self, prefix: str) -> str:
         return f"{prefix}-{int(self.clock() * 1000)}"
+
+
+def _is_of(principal: Principal, job: JobInfo) -> bool:
+    """Every job of ours takes its tenant first."""
+    return principal.operator or (bool(job.args) and job.args[0] == principal.tenant)

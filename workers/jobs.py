@@ -65,7 +65,11 @@ def job_info(runtime: Runtime, job_id: str) -> JobInfo:
         status = job.get_status(refresh=False)
         state = _STATES.get(status, "queued") if status is not None else "queued"
         return _info(job, job.origin, state)
-    raise InvalidRequest(f"job {job_id!r} is unknown: expected an id `assocmem jobs` lists")
+    raise unknown_job(job_id)
+
+
+def unknown_job(job_id: str) -> InvalidRequest:
+    return InvalidRequest(f"job {job_id!r} is unknown: expected an id `assocmem jobs` lists")
 
 
 def enqueue_once(

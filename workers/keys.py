@@ -85,3 +85,13 @@ def cron_last_key() -> str:
 
 def fold_job_id(tenant: str) -> str:
     return f"fold-{tenant}"
+
+
+def api_key_key(digest: str) -> str:
+    """One API key's record, under the SHA-256 of its secret (the secret is never stored)."""
+    return f"{PREFIX}:apikey:{digest}"
+
+
+def api_key_ids_key() -> str:
+    """A hash: API key id -> the digest its record is stored under (listing, revoking)."""
+    return f"{PREFIX}:apikeys"

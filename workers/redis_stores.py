@@ -46,7 +46,7 @@ end
 
 
 @contextmanager
-def _translated(action: str) -> Iterator[None]:
+def translated(action: str) -> Iterator[None]:
     try:
         yield
     except redis.ConnectionError as exc:
@@ -79,7 +79,7 @@ class RedisEventLog:
                 slot = len(keys) - 3
             args += [encode_event(event), slot, event.fingerprint or "-"]
         try:
-            with _translated(f"append to the log of {tenant!r}"):
+            with translated(f"append to the log of {tenant!r}"):
                 rows = self._append(keys=keys, args=args)
         except StoreError as exc:
             if "KEYCONFLICT" not in str(exc):
@@ -89,7 +89,7 @@ class RedisEventLog:
         return [Appended(Position.parse(position), bool(flag)) for position, flag in rows]  # type: ignore[attr-defined]
 
     def append_raw(self, tenant: str, raw: bytes) -> Position:
-        with _translated(f"append to the log of {tenant!r}"):
+        with translated(f"append to the log of {tenant!r}"):
             position = self._client.xadd(log_key(tenant), {"e": raw})
             self._client.sadd(tenants_key(), tenant)
             self._client.incr(fold_wanted_key(tenant))
@@ -98,7 +98,7 @@ class RedisEventLog:
     def entries(
         self, tenant: str, after: Position, upto: Position | None = None, count: int = DEFAULT_BATCH
     ) -> list[Entry]:
-        with _translated(f"read the log of {tenant!r}"):
+        with translated(f"read the log of {tenant!r}"):
             with self._client.pipeline(transaction=False) as pipe:
                 pipe.hget(archive_meta_key(tenant), "upto")
                 pipe.xrange(
@@ -121,19 +121,19 @@ class RedisEventLog:
             return found
 
     def wait_for_entries(self, tenant: str, after: Position, timeout: float) -> bool:
-        with _translated(f"read the log of {tenant!r}"):
+        with translated(f"read the log of {tenant!r}"):
             rows = self._client.xread(
                 {log_key(tenant): str(after)}, count=1, block=int(timeout * 1000)
             )
         return bool(rows)
 
     def last_position(self, tenant: str) -> Position | None:
-        with _translated(f"read the log of {tenant!r}"):
+        with translated(f"read the log of {tenant!r}"):
             rows = self._client.xrevrange(log_key(tenant), count=1)
             return Position.parse(rows[0][0]) if rows else self._archive.upto(tenant)
 
     def has(self, tenant: str, position: Position) -> bool:
-        with _translated(f"read the log of {tenant!r}"):
+        with translated(f"read the log of {tenant!r}"):
             if self._client.xrange(log_key(tenant), str(position), str(position)):
                 return True
             archived = self._archive.upto(tenant)
@@ -144,11 +144,11 @@ class RedisEventLog:
             )
 
     def length(self, tenant: str) -> int:
-        with _translated(f"read the log of {tenant!r}"):
+        with translated(f"read the log of {tenant!r}"):
             return int(self._client.xlen(log_key(tenant))) + self._archive.count(tenant)
 
     def archive(self, tenant: str, upto: Position, limit: int) -> Segment | None:
-        with _translated(f"archive the log of {tenant!r}"):
+        with translated(f"archive the log of {tenant!r}"):
             archived = self._archive.upto(tenant)
             if archived is not None:  # a trim a crash cut short
                 self._client.xtrim(
@@ -169,23 +169,23 @@ class RedisEventLog:
             return segment
 
     def segments(self, tenant: str) -> list[Segment]:
-        with _translated(f"read the archive of {tenant!r}"):
+        with translated(f"read the archive of {tenant!r}"):
             return self._archive.segments(tenant)
 
     def tenants(self) -> list[str]:
-        with _translated("list the tenants"):
+        with translated("list the tenants"):
             return sorted(t.decode() for t in self._client.smembers(tenants_key()))
 
     def fold_wanted(self, tenant: str) -> int:
-        with _translated(f"read the fold flag of {tenant!r}"):
+        with translated(f"read the fold flag of {tenant!r}"):
             return int(self._client.get(fold_wanted_key(tenant)) or 0)
 
     def want_fold(self, tenant: str) -> None:
-        with _translated(f"set the fold flag of {tenant!r}"):
+        with translated(f"set the fold flag of {tenant!r}"):
             self._client.incr(fold_wanted_key(tenant))
 
     def clear_fold_wanted(self, tenant: str, mark: int) -> None:
-        with _translated(f"clear the fold flag of {tenant!r}"):
+        with translated(f"clear the fold flag of {tenant!r}"):
             self._clear_flag(keys=[fold_wanted_key(tenant)], args=[mark])
 
     def add_dead_letters(self, tenant: str, rejections: list[Rejection]) -> None:
@@ -202,12 +202,12 @@ class RedisEventLog:
                 raise StoreUnavailable(f"cannot record a dead letter of {tenant!r}: {exc}") from exc
 
     def dead_letters(self, tenant: str) -> list[Rejection]:
-        with _translated(f"read the dead letters of {tenant!r}"):
+        with translated(f"read the dead letters of {tenant!r}"):
             rows = self._client.xrange(dead_letter_key(tenant))
         return [Rejection(Position.parse(p), orjson.loads(f[b"reason"])) for p, f in rows]
 
     def ping(self) -> None:
-        with _translated("reach Redis"):
+        with translated("reach Redis"):
             self._client.ping()
 
 
@@ -222,16 +222,16 @@ class RedisSnapshotStore:
         self._publish = _script(client, "publish.lua")
 
     def latest_position(self, tenant: str) -> Position | None:
-        with _translated(f"read the snapshots of {tenant!r}"):
+        with translated(f"read the snapshots of {tenant!r}"):
             raw = self._client.get(latest_snapshot_key(tenant))
         return Position.parse(raw) if raw else None
 
     def load(self, tenant: str, position: Position) -> bytes | None:
-        with _translated(f"read the snapshots of {tenant!r}"):
+        with translated(f"read the snapshots of {tenant!r}"):
             return self._client.get(snapshot_key(tenant, str(position)))  # type: ignore[return-value]
 
     def positions(self, tenant: str) -> list[Position]:
-        with _translated(f"read the snapshots of {tenant!r}"):
+        with translated(f"read the snapshots of {tenant!r}"):
             raw = self._client.lrange(snapshot_ladder_key(tenant), 0, -1)
         return [Position.parse(p) for p in raw]
 
@@ -259,11 +259,11 @@ class RedisSnapshotStore:
             self._rule.hourly,
             self._rule.daily,
         ]
-        with _translated(f"publish a snapshot of {tenant!r}"):
+        with translated(f"publish a snapshot of {tenant!r}"):
             return bool(self._publish(keys=keys, args=args))
 
     def drop(self, tenant: str) -> None:
-        with _translated(f"drop the snapshots of {tenant!r}"):
+        with translated(f"drop the snapshots of {tenant!r}"):
             blobs = [snapshot_key(tenant, str(p)) for p in self.positions(tenant)]
             self._client.delete(
                 latest_snapshot_key(tenant),

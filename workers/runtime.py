@@ -12,6 +12,7 @@ import redis
 from rq import Queue
 from rq.serializers import JSONSerializer
 
+from .api_keys import InMemoryKeyStore, KeyStore, RedisKeyStore
 from .keys import FOLD_QUEUE, QUEUES
 from .memory_stores import InMemoryEventLog, InMemorySnapshotStore
 from .redis_stores import RedisEventLog, RedisSnapshotStore
@@ -31,6 +32,8 @@ class Runtime:
     closers: list[Callable[[], None]] = dataclasses.field(default_factory=list)
     folded: dict[str, Any] = dataclasses.field(default_factory=dict)
     """Per tenant, the state the fold job last folded in this process (jobs run unforked)."""
+    keys: KeyStore = dataclasses.field(default_factory=InMemoryKeyStore)
+    """The API keys (only their digests)."""
 
     @classmethod
     def connect(cls, settings: Settings) -> Runtime:
@@ -46,6 +49,7 @@ class Runtime:
             RedisSnapshotStore(data, settings.ladder()),
             queue,
             closers=[data.close, queue.close],
+            keys=RedisKeyStore(data),
         )
 
     @classmethod

@@ -3,14 +3,14 @@
 One module per command group, as rq splits its CLI: pipeline (up, serve, worker, cron),
 memory (write, read, chain, feedback, importance), activity (log, activities, summary),
 documents (ingest), audit (graph, state), history (audit link and memory, replay, diff,
-dead-letters, jobs) and maintenance (consolidate, archive).
+dead-letters, jobs), maintenance (consolidate, archive) and keys.
 """
 
 from __future__ import annotations
 
 import click
 
-from . import activity, audit, documents, history, maintenance, memory, pipeline
+from . import activity, audit, documents, history, keys, maintenance, memory, pipeline
 from .common import Group
 
 
@@ -47,5 +47,6 @@ for _command in (
     history.jobs,
     maintenance.consolidate,
     maintenance.archive,
+    keys.keys,
 ):
     main.add_command(_command)

@@ -14,7 +14,7 @@ from assocmem.workers.errors import StoreError
 
 from ..client import Client
 from ..errors import ApiError
-from ..run_file import service_url
+from ..run_file import api_key, service_url
 
 
 def split(value: str | None) -> list[str] | None:
@@ -23,7 +23,9 @@ def split(value: str | None) -> list[str] | None:
 
 def client_of(ctx: click.Context) -> Client:
     home = Path(os.environ.get("ASSOCMEM_HOME", ".assocmem"))
-    return Client(service_url(ctx.obj.get("url"), home))
+    return Client(
+        service_url(ctx.obj.get("url"), home), api_key=api_key(ctx.obj.get("api_key"), home)
+    )
 
 
 def emit(ctx: click.Context, response: Any, human: Callable[[Any], str]) -> None:
@@ -41,10 +43,22 @@ class Group(click.Group):
             raise click.ClickException(str(exc)) from exc
 
 
+def _keep_api_key(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    ctx.ensure_object(dict)["api_key"] = value
+
+
 def common(func: Callable[..., Any]) -> Callable[..., Any]:
     func = click.option("--json", "as_json", is_flag=True, help="Print the API's JSON response.")(
         func
     )
+    func = click.option(
+        "--api-key",
+        envvar="ASSOCMEM_API_KEY",
+        expose_value=False,
+        callback=_keep_api_key,
+        help="API key [env ASSOCMEM_API_KEY; default: the one the local `up` made, in"
+        " ASSOCMEM_HOME/api-key].",
+    )(func)
     func = click.option(
         "--url",
         envvar="ASSOCMEM_URL",

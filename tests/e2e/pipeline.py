@@ -11,13 +11,18 @@ import time
 from pathlib import Path
 from typing import Any
 
-from assocmem.api.run_file import RunInfo, read_run_file
+from assocmem.api.run_file import RunInfo, read_key_file, read_run_file
 from assocmem.api.spawn import spawn_up
 from assocmem.workers.redis_server import is_alive
+
+KEYS: dict[str, str] = {}
+"""The operator key of each running pipeline, by URL: what `cli` sends to it."""
 
 
 def cli(*args: str, url: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "ASSOCMEM_URL": url}
+    if url in KEYS:
+        env["ASSOCMEM_API_KEY"] = KEYS[url]
     result = subprocess.run(
         [sys.executable, "-m", "assocmem.api.cli", *args],
         env=env,
@@ -47,6 +52,9 @@ class Pipeline:
         info = read_run_file(home)
         assert info is not None, "up printed its URL but wrote no run file"
         self.info: RunInfo = info
+        key = read_key_file(home)
+        assert key is not None, "up made no operator key"
+        self.key = KEYS[info.url] = key
 
     @property
     def url(self) -> str:

@@ -35,7 +35,7 @@ def test_an_archive_pass_moves_old_entries_and_history_reads_through_it(tmp_path
             cli_json("state", "--as-of", middle["position"], url=up.url)["hash"] == middle["hash"]
         )
         assert cli_json("audit", "link", "billing", "timeout", url=up.url) == audit_before
-        with Client(up.url) as client:
+        with Client(up.url, api_key=up.key) as client:
             assert client.health()["log_length"] == 3  # archived entries still count
     finally:
         up.stop()

@@ -13,8 +13,8 @@ from .pipeline import Pipeline, cli_json
 WRITER = """
 import sys
 from assocmem.api.client import Client
-url, name, total, batch = sys.argv[1], sys.argv[2], int(sys.argv[3]), 250
-with Client(url) as client:
+url, key, name, total, batch = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), 250
+with Client(url, api_key=key) as client:
     for start in range(0, total, batch):
         client.write_many([{"text": f"{name} note {i}", "concepts": ["common", name]} for i in range(start, start + batch)])
 """
@@ -25,11 +25,11 @@ def test_two_writers_at_once_lose_nothing(tmp_path: Path) -> None:
     up = Pipeline(tmp_path / "data")
     try:
         writers = [
-            subprocess.Popen([sys.executable, "-c", WRITER, up.url, name, str(NOTES_EACH)])
+            subprocess.Popen([sys.executable, "-c", WRITER, up.url, up.key, name, str(NOTES_EACH)])
             for name in ("w0", "w1")
         ]
         assert [w.wait(300) for w in writers] == [0, 0]
-        with Client(up.url) as client:
+        with Client(up.url, api_key=up.key) as client:
             assert client.state()["memories"] == 2 * NOTES_EACH
             edges = {
                 (e["source"], e["target"]): e["count"] for e in client.graph(["common"])["edges"]

@@ -26,7 +26,7 @@ def test_a_consolidation_scheduled_seconds_ahead_runs_from_the_cron_and_replays_
     }
     up = Pipeline(tmp_path / "data", settings)
     try:
-        with Client(up.url) as client:
+        with Client(up.url, api_key=up.key) as client:
             two_years_ago = time.time() - 2 * YEAR
             for n in range(6):
                 client.write(

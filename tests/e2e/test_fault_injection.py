@@ -131,7 +131,7 @@ def test_kill_9_of_workers_and_api_while_appending_loses_nothing_and_counts_noth
     rng = random.Random(16)
     killer = Killer(up, seed=9)
     try:
-        with Client(up.url, timeout=120) as client:
+        with Client(up.url, timeout=120, api_key=up.key) as client:
             killer.start()
             last = ""
             feedbacks = 0

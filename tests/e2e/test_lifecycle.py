@@ -125,7 +125,7 @@ def test_health_answers_while_a_10_mb_read_is_in_flight(tmp_path: Path) -> None:
                 "POST",
                 f"{up.url}/v1/read",
                 body=slow_chunks(),
-                headers={"content-type": "application/json"},
+                headers={"content-type": "application/json", "authorization": f"Bearer {up.key}"},
                 chunked=True,
             )
             done["read"] = time.monotonic()
@@ -134,7 +134,10 @@ def test_health_answers_while_a_10_mb_read_is_in_flight(tmp_path: Path) -> None:
         reader = threading.Thread(target=big_read)
         reader.start()
         time.sleep(0.2)
-        assert urllib3.request("GET", f"{up.url}/v1/health").status == 200
+        health = urllib3.request(
+            "GET", f"{up.url}/v1/health", headers={"authorization": f"Bearer {up.key}"}
+        )
+        assert health.status == 200
         done["health"] = time.monotonic()
         reader.join(60)
         assert done["health"] < done["read"] and done["status"] in (413, 422)

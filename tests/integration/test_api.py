@@ -14,10 +14,12 @@ from assocmem.api.app import create_app
 from assocmem.workers.runtime import Runtime
 from assocmem.workers.settings import Settings
 
+from ..api_keys import bearer, operator_key
+
 
 @pytest.fixture
 def http(settings: Settings) -> Iterator[TestClient]:
-    with TestClient(create_app(settings)) as client:
+    with TestClient(create_app(settings), headers=bearer(operator_key(settings))) as client:
         yield client
 
 

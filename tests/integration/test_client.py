@@ -18,6 +18,8 @@ from assocmem.api.errors import BadRequest, ServiceDown
 from assocmem.workers.redis_server import free_port
 from assocmem.workers.settings import Settings
 
+from ..api_keys import operator_key
+
 
 @pytest.fixture
 def client(settings: Settings) -> Iterator[Client]:
@@ -30,7 +32,7 @@ def client(settings: Settings) -> Iterator[Client]:
     while not server.started:
         assert time.monotonic() < deadline, "uvicorn did not start"
         time.sleep(0.02)
-    with Client(f"http://127.0.0.1:{port}") as api:
+    with Client(f"http://127.0.0.1:{port}", api_key=operator_key(settings)) as api:
         yield api
     server.should_exit = True
     thread.join(30)

@@ -14,10 +14,12 @@ from assocmem.api.app import create_app
 from assocmem.workers.runtime import Runtime
 from assocmem.workers.settings import Settings
 
+from ..api_keys import bearer, operator_key
+
 
 @pytest.fixture
 def http(settings: Settings) -> Iterator[TestClient]:
-    with TestClient(create_app(settings)) as client:
+    with TestClient(create_app(settings), headers=bearer(operator_key(settings))) as client:
         yield client
 
 
@@ -135,7 +137,7 @@ def test_a_read_of_100000_concepts_or_of_10_mb_of_text_is_refused(http: TestClie
 
 def test_a_body_over_the_limit_is_refused_before_it_is_read(settings: Settings) -> None:
     small = dataclasses.replace(settings, max_body=1000)
-    with TestClient(create_app(small)) as http:
+    with TestClient(create_app(small), headers=bearer(operator_key(small))) as http:
         told = http.post("/v1/memories", json={"text": "x" * 5000})
         assert told.status_code == 413 and "at most 1000" in told.json()["detail"]
         chunks = (b'{"text": "' + b"x" * 500, b"x" * 800 + b'"}')

@@ -12,12 +12,14 @@ from assocmem.api.app import create_app
 from assocmem.engine.prompt import count_tokens
 from assocmem.workers.settings import Settings
 
+from ..api_keys import bearer, operator_key
+
 DAY = 86_400.0
 
 
 @pytest.fixture
 def http(settings: Settings) -> Iterator[TestClient]:
-    with TestClient(create_app(settings)) as client:
+    with TestClient(create_app(settings), headers=bearer(operator_key(settings))) as client:
         yield client
 
 

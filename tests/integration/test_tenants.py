@@ -1,4 +1,4 @@
-"""One process serves several tenants: the tenant comes from the caller's principal, and
+"""One process serves several tenants: the tenant comes from the caller's key, and
 each tenant's state is folded from its own log only, however the appends interleave."""
 
 from __future__ import annotations
@@ -6,12 +6,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from fastapi import Request
 from fastapi.testclient import TestClient
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assocmem.api.app import create_app, principal_of
+from assocmem.api.app import create_app
 from assocmem.engine.principal import Principal
 from assocmem.engine.snapshot import content_hash
 from assocmem.workers.application import Application
@@ -20,24 +19,21 @@ from assocmem.workers.requests import Note, Rating, ReadRequest
 from assocmem.workers.runtime import Runtime
 from assocmem.workers.settings import Settings
 
+from ..api_keys import bearer, key_for
 from ..stores import Clock
-
-
-async def as_header_tenant(request: Request) -> Principal:
-    """A stand-in for credentials (the tenants issue): the test names the tenant per request."""
-    return Principal(request.headers["x-test-tenant"], "tester")
 
 
 @pytest.fixture
 def http(settings: Settings) -> Iterator[TestClient]:
-    app = create_app(settings)
-    app.dependency_overrides[principal_of] = as_header_tenant
-    with TestClient(app) as client:
+    with TestClient(create_app(settings)) as client:
         yield client
 
 
-def test_one_app_serves_two_tenants_apart(http: TestClient, runtime: Runtime) -> None:
-    acme, globex = {"x-test-tenant": "acme"}, {"x-test-tenant": "globex"}
+def test_one_app_serves_two_tenants_apart(
+    http: TestClient, runtime: Runtime, settings: Settings
+) -> None:
+    acme = bearer(key_for(settings, "acme"))
+    globex = bearer(key_for(settings, "globex"))
     note = {"text": "the billing job timed out", "concepts": ["billing", "timeout"]}
     mine = http.post("/v1/memories", json=note, headers=acme).json()["id"]
     http.post("/v1/memories", json={"text": "lunch menu", "concepts": ["lunch"]}, headers=globex)

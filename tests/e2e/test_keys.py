@@ -1,0 +1,45 @@
+"""Keys as a new user meets them: `up` makes an operator key only its owner can read, the
+CLI finds it, a key made for another tenant sees that tenant only, and a revoked key is
+refused."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from assocmem.api.run_file import KEY_FILE
+
+from .pipeline import Pipeline, cli, cli_json
+
+
+def as_key(key: str, *args: str, url: str) -> tuple[int, str]:
+    """A CLI command run with `key` (the operator key left out of its environment)."""
+    done = cli(*args, "--api-key", key, url=url, check=False)
+    return done.returncode, done.stdout + done.stderr
+
+
+def test_keys_from_the_cli_keep_tenants_apart_and_a_revoked_key_out(tmp_path: Path) -> None:
+    up = Pipeline(tmp_path / "data")
+    try:
+        key_file = up.home / KEY_FILE
+        assert stat.S_IMODE(os.stat(key_file).st_mode) == 0o600
+        assert up.url.startswith("http://127.0.0.1:")
+        cli("write", "the default tenant's billing note", "--concepts", "billing", url=up.url)
+        made = cli_json("keys", "create", "--tenant", "acme", "--agent", "planner", url=up.url)
+        assert made["tenant"] == "acme" and made["key"].startswith("amk_")
+        code, _ = as_key(
+            made["key"], "write", "acme's billing note", "--concepts", "billing", url=up.url
+        )
+        assert code == 0
+        code, out = as_key(made["key"], "read", "--concepts", "billing", "--json", url=up.url)
+        assert code == 0 and "acme's billing note" in out and "default tenant" not in out
+        code, out = as_key(made["key"], "jobs", url=up.url)
+        assert code != 0 and "'admin' permission" in out
+        cli("keys", "revoke", made["id"], url=up.url)
+        code, out = as_key(made["key"], "read", "--concepts", "billing", url=up.url)
+        assert code != 0 and "unknown or revoked" in out
+        code, out = as_key("amk_nothing", "state", url=up.url)
+        assert code != 0 and "unknown or revoked" in out
+    finally:
+        up.stop()
