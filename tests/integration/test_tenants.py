@@ -4,6 +4,7 @@ each tenant's state is folded from its own log only, however the appends interle
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import UTC, datetime
 
 import pytest
 from fastapi.testclient import TestClient
@@ -89,3 +90,35 @@ def test_interleaved_tenants_are_each_served_their_own_replay(steps, concepts) -
             )
             assert content_hash(served) == content_hash(replay)
             assert len(served.memories) == len(written[tenant])
+
+
+def test_no_route_shows_one_tenant_what_another_wrote(http: TestClient, settings: Settings) -> None:
+    """Globex asks about acme's concepts through every read route: nothing of acme's notes
+    (a word only their text and concepts carry, or their ids) comes back."""
+    acme = bearer(key_for(settings, "acme", "boss", ("read", "write", "feedback", "admin")))
+    globex = bearer(key_for(settings, "globex", "boss", ("read", "write", "feedback", "admin")))
+    note = {"text": "zebracorn billing outage", "concepts": ["zebracorn", "billing", "outage"]}
+    written = http.post("/v1/memories", json=note, headers=acme).json()
+    http.post("/v1/activities", json={"text": "zebracorn outage deploy"}, headers=acme)
+    lunch = {"text": "lunch", "concepts": ["lunch", "billing"]}
+    http.post("/v1/memories", json=lunch, headers=globex)
+    now = datetime.now(UTC).isoformat()
+    calls = [
+        ("POST", "/v1/read", {"json": {"concepts": ["zebracorn", "billing"], "depth": "deep"}}),
+        ("POST", "/v1/read", {"json": {"concepts": ["billing"], "as_of": now}}),
+        ("POST", "/v1/chain", {"json": {"concepts": ["zebracorn", "billing"]}}),
+        ("GET", "/v1/graph", {"params": {"concepts": ["zebracorn", "billing"], "hops": 2}}),
+        ("GET", "/v1/audit/link", {"params": {"source": "zebracorn", "target": "billing"}}),
+        ("GET", "/v1/activities", {"params": {"keyword": "zebracorn"}}),
+        ("GET", "/v1/activities/summary", {}),
+        ("GET", "/v1/dead-letters", {}),
+        ("GET", "/v1/jobs", {}),
+        ("GET", "/v1/state", {}),
+    ]
+    for method, path, kwargs in calls:
+        seen = http.request(method, path, headers=globex, **kwargs)
+        assert seen.status_code == 200, (path, seen.text)
+        assert "outage" not in seen.text and written["id"] not in seen.text, (path, seen.text)
+    assert http.get(f"/v1/audit/memory/{written['id']}", headers=globex).status_code == 404
+    own = http.get("/v1/graph", params={"concepts": ["zebracorn"]}, headers=acme)
+    assert "outage" in own.text  # the sweep above would have seen it
