@@ -30,9 +30,11 @@ async def principal_of(
         raise HTTPException(
             401, "no API key: send `Authorization: Bearer <key>` (assocmem keys create)", CHALLENGE
         )
-    principal = request.app.state.application.keys.authenticate(secret)
+    application = request.app.state.application
+    principal = application.keys.authenticate(secret)
     if principal is None:
         raise HTTPException(401, "the API key is unknown or revoked", CHALLENGE)
+    application.limits.take_request(principal)
     return principal
 
 

@@ -19,6 +19,7 @@ from assocmem.workers.errors import (
     ApplicationError,
     KeyConflict,
     NotAllowed,
+    RateLimited,
     StoreError,
     StoreUnavailable,
     UnknownMemory,
@@ -38,12 +39,21 @@ class Problem(BaseModel):
     title: str
     status: int
     detail: str
+    code: str | None = None
+    """Machine-readable, where a client acts on it: `rate_limited`."""
 
 
 def problem(
-    status: int, title: str, detail: str, headers: dict[str, str] | None = None
+    status: int,
+    title: str,
+    detail: str,
+    headers: dict[str, str] | None = None,
+    code: str | None = None,
 ) -> Response:
-    body = {"type": "about:blank", "title": title, "status": status, "detail": detail}
+    body: dict[str, object] = {"type": "about:blank", "title": title, "status": status}
+    body["detail"] = detail
+    if code is not None:
+        body["code"] = code
     return Response(orjson.dumps(body), status, headers=headers, media_type=PROBLEM)
 
 
@@ -52,6 +62,7 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(KeyConflict, _conflict)
     app.add_exception_handler(NotAllowed, _not_allowed)
+    app.add_exception_handler(RateLimited, _rate_limited)
     app.add_exception_handler(ApplicationError, _application_error)
     app.add_exception_handler(EngineError, _application_error)
     app.add_exception_handler(StoreUnavailable, _store_unavailable)
@@ -98,6 +109,12 @@ async def _conflict(request: Request, exc: Exception) -> Response:
 
 async def _not_allowed(request: Request, exc: Exception) -> Response:
     return problem(403, "Forbidden", str(exc))
+
+
+async def _rate_limited(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, RateLimited)
+    headers = {"Retry-After": str(exc.retry_after)}
+    return problem(429, "Too many requests", str(exc), headers, code="rate_limited")
 
 
 async def _application_error(request: Request, exc: Exception) -> Response:
@@ -152,6 +169,7 @@ ERRORS = {
     409: "Idempotency key used with another body",
     413: "Request body over the size limit",
     422: "Invalid request: the detail names the field and the value",
+    429: "The API key is over its request or event rate: retry after Retry-After seconds",
     503: "Redis (the store) cannot be reached",
 }
 

@@ -9,6 +9,7 @@ a pipeline of another install (for a before/after table in one run).
 from __future__ import annotations
 
 import argparse
+import os
 import socket
 import subprocess
 import sys
@@ -20,7 +21,7 @@ from pathlib import Path
 import urllib3
 
 from assocmem.api.run_file import read_key_file, read_run_file
-from assocmem.api.spawn import BANNER, banner_url
+from assocmem.api.spawn import BANNER, UNLIMITED, banner_url
 from assocmem.workers.redis_server import free_port
 
 CASES: list[tuple[str, str, str, bytes]] = [
@@ -79,6 +80,7 @@ def spawn(python: str, home: Path) -> tuple[subprocess.Popen[str], str]:
         stderr=subprocess.STDOUT,
         text=True,
         cwd="/tmp",
+        env={**os.environ, **UNLIMITED},
     )
     assert process.stdout is not None
     while True:

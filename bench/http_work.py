@@ -39,7 +39,7 @@ from work import WARM_UP, callgrind_parser, instructions, require_corpus_and_val
 
 from assocmem.api.client import Client
 from assocmem.api.run_file import read_key_file, read_run_file
-from assocmem.api.spawn import banner_url, spawn_up
+from assocmem.api.spawn import UNLIMITED, banner_url, spawn_up
 from assocmem.workers.redis_server import free_port
 
 HEALTH_CHECKS = 50
@@ -242,7 +242,7 @@ def main() -> None:
         return
     require_corpus_and_valgrind(parser, args)
     with tempfile.TemporaryDirectory(prefix="assocmem-http-work-") as home:
-        process, banner = spawn_up(Path(home) / "data")
+        process, banner = spawn_up(Path(home) / "data", UNLIMITED)
         os.environ["ASSOCMEM_API_KEY"] = (
             read_key_file(Path(home) / "data") or ""
         )  # the clients send it

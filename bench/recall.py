@@ -28,7 +28,7 @@ from skeleton import load_corpus  # bench/ is on sys.path when a script here run
 
 from assocmem.api.client import Client
 from assocmem.api.run_file import read_key_file, read_run_file
-from assocmem.api.spawn import banner_url, spawn_up
+from assocmem.api.spawn import UNLIMITED, banner_url, spawn_up
 from assocmem.engine.extraction import _TOKEN, extract_concepts
 from assocmem.engine.position import Position
 from assocmem.workers.runtime import Runtime
@@ -269,7 +269,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="assocmem-bench-") as home:
-        process, banner = spawn_up(Path(home) / "data")
+        process, banner = spawn_up(Path(home) / "data", UNLIMITED)
         os.environ["ASSOCMEM_API_KEY"] = (
             read_key_file(Path(home) / "data") or ""
         )  # the clients send it

@@ -12,6 +12,7 @@ of the per-read ratios (after / before), not the ratio of two medians.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
@@ -24,7 +25,7 @@ from skeleton import load_corpus  # bench/ is on sys.path when a script here run
 
 from assocmem.api.client import Client
 from assocmem.api.run_file import read_key_file, read_run_file
-from assocmem.api.spawn import BANNER, banner_url
+from assocmem.api.spawn import BANNER, UNLIMITED, banner_url
 from assocmem.workers.redis_server import free_port
 
 
@@ -41,7 +42,12 @@ def spawn(python: str, home: Path) -> tuple[subprocess.Popen[str], str]:
         str(free_port()),
     ]
     process = subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=home.parent
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        cwd=home.parent,
+        env={**os.environ, **UNLIMITED},
     )
     assert process.stdout is not None
     while True:

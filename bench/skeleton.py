@@ -14,7 +14,7 @@ import orjson
 
 from assocmem.api.client import Client
 from assocmem.api.run_file import read_key_file
-from assocmem.api.spawn import banner_url, spawn_up
+from assocmem.api.spawn import UNLIMITED, banner_url, spawn_up
 from assocmem.engine.event import Event
 from assocmem.engine.events import MEMORY_WRITTEN
 from assocmem.engine.extraction import extract, extract_concepts
@@ -116,7 +116,7 @@ def main() -> None:
     args = parser.parse_args()
     rows = load_corpus(args.corpus, args.notes)
     with tempfile.TemporaryDirectory() as home:
-        process, banner = spawn_up(Path(home))
+        process, banner = spawn_up(Path(home), UNLIMITED)
         os.environ["ASSOCMEM_API_KEY"] = read_key_file(Path(home)) or ""  # the clients send it
         url = banner_url(banner)
         time.sleep(0.5)

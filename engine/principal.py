@@ -31,6 +31,8 @@ class Principal:
     """In-process callers (jobs, tests) may do everything; a key carries its own."""
     operator: bool = False
     """May manage the keys of every tenant (the key `assocmem up` makes on first start)."""
+    key: str | None = None
+    """The id of the API key the principal came from; its rates are limited per key."""
 
     def may(self, permission: str) -> bool:
         return permission in self.permissions

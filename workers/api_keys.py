@@ -36,7 +36,11 @@ class ApiKey:
 
     def principal(self) -> Principal:
         return Principal(
-            self.tenant, self.agent, permissions=frozenset(self.permissions), operator=self.operator
+            self.tenant,
+            self.agent,
+            permissions=frozenset(self.permissions),
+            operator=self.operator,
+            key=self.id,
         )
 
 

@@ -51,6 +51,7 @@ from .job_commands import JobCommands
 from .key_commands import KeyCommands
 from .live_state import LiveState
 from .permissions import require
+from .rate_limits import RateLimits
 from .rebuild_cache import RebuildCache
 from .request_values import (
     checked,
@@ -90,6 +91,8 @@ class Application:
         self.rebuilds = RebuildCache(runtime.log, runtime.snapshots)
         self.history = History(runtime)
         """How links got their weight, memory histories, replays, diffs, dead letters."""
+        self.limits = RateLimits(runtime.settings, runtime.rates)
+        """Requests and events per second of each API key."""
         self.keys = KeyCommands(runtime, clock)
         """API keys: created, listed, revoked, and checked on every request."""
         self.jobs = JobCommands(runtime, clock)
@@ -230,7 +233,7 @@ class Application:
     def append(self, principal: Principal, event_type: str, payloads: list[dict[str, Any]]) -> None:
         """Append checked payloads of one type as they are (memory.accessed from reads)."""
         events = [self._event(principal, event_type, data, None, None, "") for data in payloads]
-        self._append(principal, events)
+        self._append(principal, events, limited=False)
 
     # --- queries -----------------------------------------------------------------------------
 
@@ -455,7 +458,13 @@ class Application:
             fingerprint=said,
         )
 
-    def _append(self, principal: Principal, events: list[Event]) -> list[Appended]:
+    def _append(
+        self, principal: Principal, events: list[Event], limited: bool = True
+    ) -> list[Appended]:
+        """`limited`: counted against the key's event rate (the access records of reads
+        are not: the reads were counted)."""
+        if limited:
+            self.limits.take_events(principal, len(events))
         appended = self.runtime.log.append(principal.tenant, events)
         if appended:
             self.live(principal.tenant).note_appended(max(a.position for a in appended))

@@ -10,6 +10,7 @@ ApplicationError            root: a command or query cannot be carried out as as
  +-- PositionAhead          a read asked to wait for a position the log does not hold
  +-- KeyConflict            an idempotency key sent again with another body
  +-- NotAllowed             the caller's key lacks the permission the command needs
+ +-- RateLimited            the caller's key is over its request or event rate
 """
 
 from __future__ import annotations
@@ -53,3 +54,11 @@ class KeyConflict(ApplicationError):
 
 class NotAllowed(ApplicationError):
     """The caller's credential does not carry the permission the command needs."""
+
+
+class RateLimited(ApplicationError):
+    """The caller's key is over its request or event rate; `retry_after` is in seconds."""
+
+    def __init__(self, message: str, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after

@@ -10,6 +10,8 @@ MAINTENANCE_QUEUE = "assocmem-maintenance"
 REPLAY_QUEUE = "assocmem-replay"
 QUEUES = (FOLD_QUEUE, MAINTENANCE_QUEUE, REPLAY_QUEUE)
 """Standard RQ queues (rq-dashboard and `rq info` see them), worked in this order."""
+RATES_PREFIX = f"{PREFIX}:rate"
+"""The prefix of the per-key rate counters (`limits` names the rest)."""
 _TENANT = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 

@@ -9,11 +9,12 @@ from collections.abc import Callable
 from typing import Any
 
 import redis
+from limits.storage import MemoryStorage, RedisStorage, Storage
 from rq import Queue
 from rq.serializers import JSONSerializer
 
 from .api_keys import InMemoryKeyStore, KeyStore, RedisKeyStore
-from .keys import FOLD_QUEUE, QUEUES
+from .keys import FOLD_QUEUE, QUEUES, RATES_PREFIX
 from .memory_stores import InMemoryEventLog, InMemorySnapshotStore
 from .redis_stores import RedisEventLog, RedisSnapshotStore
 from .settings import Settings
@@ -34,6 +35,8 @@ class Runtime:
     """Per tenant, the state the fold job last folded in this process (jobs run unforked)."""
     keys: KeyStore = dataclasses.field(default_factory=InMemoryKeyStore)
     """The API keys (only their digests)."""
+    rates: Storage = dataclasses.field(default_factory=MemoryStorage)
+    """Where the per-key rate counters live (workers/rate_limits.py)."""
 
     @classmethod
     def connect(cls, settings: Settings) -> Runtime:
@@ -50,6 +53,9 @@ class Runtime:
             queue,
             closers=[data.close, queue.close],
             keys=RedisKeyStore(data),
+            rates=RedisStorage(
+                settings.redis_url, connection_pool=data.connection_pool, key_prefix=RATES_PREFIX
+            ),
         )
 
     @classmethod

@@ -39,6 +39,11 @@ DEFAULT_MAX_CONNECTIONS = 200
 DEFAULT_READ_TIMEOUT = 10.0
 """Seconds a read or a chain may take before the API answers 503 (the work goes on in its
 thread, the connection is freed)."""
+DEFAULT_KEY_REQUESTS = 500
+"""Requests per second one API key may send, across every replica (0: no limit)."""
+DEFAULT_KEY_EVENTS = 25_000
+"""Events per second one API key may append, across every replica (0: no limit); at least
+a full batch (1,000), so a batch always fits."""
 DEFAULT_RETENTION_DAYS = 30.0
 """Log entries older than this (and in a snapshot) move to compressed archive segments."""
 DEFAULT_CONSOLIDATE_AT = "02:30"
@@ -103,6 +108,8 @@ class Settings:
     read_timeout: float = DEFAULT_READ_TIMEOUT
     consolidation: ConsolidationSettings = ConsolidationSettings()
     retention_days: float = DEFAULT_RETENTION_DAYS
+    key_requests: int = DEFAULT_KEY_REQUESTS
+    key_events: int = DEFAULT_KEY_EVENTS
 
     def hosts(self) -> tuple[str, ...]:
         """Every Host header the API answers: the bound address, loopback, the configured ones."""
@@ -157,6 +164,8 @@ def load_settings(env: Mapping[str, str], **overrides: Any) -> Settings:
         "read_timeout": _read(env, "ASSOCMEM_READ_TIMEOUT", DEFAULT_READ_TIMEOUT, _positive_float),
         "consolidation": _consolidation(env),
         "retention_days": _read(env, "ASSOCMEM_RETENTION_DAYS", DEFAULT_RETENTION_DAYS, _days),
+        "key_requests": _read(env, "ASSOCMEM_KEY_REQUESTS", DEFAULT_KEY_REQUESTS, _rate(1)),
+        "key_events": _read(env, "ASSOCMEM_KEY_EVENTS", DEFAULT_KEY_EVENTS, _rate(1000)),
     }
     values.update({k: v for k, v in overrides.items() if v is not None})
     return Settings(**values)
@@ -283,6 +292,16 @@ def _positive_int(raw: str) -> int:
     if value < 1:
         raise ValueError("expected a whole number of 1 or more")
     return value
+
+
+def _rate(least: int) -> Callable[[str], int]:
+    def parse(raw: str) -> int:
+        value = int(raw)
+        if value != 0 and value < least:
+            raise ValueError(f"expected 0 (no limit) or a whole number of {least} or more")
+        return value
+
+    return parse
 
 
 def _with_database(url: str, database: int) -> str:
