@@ -155,6 +155,9 @@ class InMemorySnapshotStore:
     def latest_position(self, tenant: str) -> Position | None:
         return self._latest.get(tenant)
 
+    def size(self, tenant: str, position: Position) -> int:
+        return len(self._blobs.get(tenant, {}).get(position, b""))
+
     def load(self, tenant: str, position: Position) -> bytes | None:
         return self._blobs.get(tenant, {}).get(position)
 

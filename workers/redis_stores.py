@@ -230,6 +230,10 @@ class RedisSnapshotStore:
         with translated(f"read the snapshots of {tenant!r}"):
             return self._client.get(snapshot_key(tenant, str(position)))  # type: ignore[return-value]
 
+    def size(self, tenant: str, position: Position) -> int:
+        with translated(f"read the snapshots of {tenant!r}"):
+            return int(self._client.strlen(snapshot_key(tenant, str(position))))
+
     def positions(self, tenant: str) -> list[Position]:
         with translated(f"read the snapshots of {tenant!r}"):
             raw = self._client.lrange(snapshot_ladder_key(tenant), 0, -1)

@@ -111,6 +111,10 @@ class SnapshotStore(Protocol):
 
     def load(self, tenant: str, position: Position) -> bytes | None: ...
 
+    def size(self, tenant: str, position: Position) -> int:
+        """Bytes of the snapshot at `position` (0 if there is none)."""
+        ...
+
     def positions(self, tenant: str) -> list[Position]:
         """Retained snapshots, oldest first."""
         ...

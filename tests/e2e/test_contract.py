@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from assocmem.api.spawn import UNLIMITED
+
 from .pipeline import Pipeline, cli_json
 
 SEED = "7"
@@ -45,15 +47,16 @@ def schemathesis(url: str, *options: str) -> subprocess.CompletedProcess[str]:
 def test_the_live_api_keeps_its_document_and_refuses_invalid_requests_untouched(
     tmp_path: Path,
 ) -> None:
-    up = Pipeline(tmp_path / "data")
+    up = Pipeline(tmp_path / "data", UNLIMITED)  # every request answered, none refused for rate
+    key = ("--header", f"Authorization: Bearer {up.key}")
     try:
         cli_json("write", "the billing job timed out", url=up.url)
         before = cli_json("state", url=up.url)
-        invalid = schemathesis(up.url, "--mode", "negative", "--phases", "coverage,fuzzing")
+        invalid = schemathesis(up.url, *key, "--mode", "negative", "--phases", "coverage,fuzzing")
         assert invalid.returncode == 0, invalid.stdout[-4000:]
         after = cli_json("state", url=up.url)
         assert (after["position"], after["hash"]) == (before["position"], before["hash"])
-        every = schemathesis(up.url)
+        every = schemathesis(up.url, *key)
         assert every.returncode == 0, every.stdout[-4000:]
     finally:
         up.stop()
