@@ -18,6 +18,7 @@ import orjson
 from fastapi import FastAPI, Path, Query, Request
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse, Response
+from prometheus_client import CONTENT_TYPE_LATEST
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 
@@ -40,7 +41,9 @@ from . import history_routes, key_routes, probe_routes, problems, responses
 from . import query_params as q
 from . import response_schemas as out
 from .guard import Guard
+from .metrics import Metrics
 from .principal import Caller
+from .refusals import CountRefusals
 from .schemas import (
     ActivityIn,
     ChainIn,
@@ -70,6 +73,7 @@ def create_app(settings: Settings, runtime: Runtime | None = None) -> FastAPI:
         connected = runtime or Runtime.connect(settings)
         application = app.state.application = Application(connected)
         app.state.settings = settings
+        app.state.metrics = Metrics(application)
         stop = threading.Event()
         application.start(stop)
         application.live(settings.tenant)  # the default tenant is folded from the start
@@ -102,8 +106,16 @@ def create_app(settings: Settings, runtime: Runtime | None = None) -> FastAPI:
             status_code=status,
             response_model=model,
         )
+    app.add_api_route(
+        "/metrics",
+        metrics,
+        methods=["GET"],
+        response_class=Response,
+        responses={200: {"content": {CONTENT_TYPE_LATEST: {"schema": {"type": "string"}}}}},
+    )
     problems.install(app)
     app.add_middleware(Guard, allowed_hosts=settings.hosts(), max_body=settings.max_body)
+    app.add_middleware(CountRefusals)
     app.openapi = functools.partial(_openapi, app)  # type: ignore[method-assign]
     return app
 
@@ -179,13 +191,24 @@ def write_memories(body: MemoryBatchIn, request: Request, caller: Caller) -> dic
 def read(body: ReadIn, request: Request, caller: Caller) -> dict[str, Any]:
     """Memories for the query's concepts, direct and through links, each with the path that brought it."""
     values = ReadRequest(**body.__dict__)
-    return responses.read_view(_application(request).read(caller, values))
+    with request.app.state.metrics.read_seconds.labels(body.depth).time():
+        found = _application(request).read(caller, values)
+    return responses.read_view(found)
 
 
 def find_chain(body: ChainIn, request: Request, caller: Caller) -> dict[str, Any]:
     """The strongest chains of links between the given concepts, with the hidden concepts between."""
     values = ChainRequest(body.concepts, body.text, body.floor, body.after)
-    return responses.chains_view(_application(request).chain(caller, values))
+    with request.app.state.metrics.read_seconds.labels("chain").time():
+        found = _application(request).chain(caller, values)
+    return responses.chains_view(found)
+
+
+def metrics(request: Request, caller: Caller) -> Response:
+    """Prometheus metrics: refusals, read latency, appends, and per tenant the fold lag,
+    snapshot age and size, dead letters; failed jobs. Needs an operator key."""
+    _application(request).keys.require_operator(caller)
+    return Response(request.app.state.metrics.render(), media_type=CONTENT_TYPE_LATEST)
 
 
 def set_importance(

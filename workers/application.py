@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import Any
@@ -91,6 +92,8 @@ class Application:
         self.rebuilds = RebuildCache(runtime.log, runtime.snapshots)
         self.history = History(runtime)
         """How links got their weight, memory histories, replays, diffs, dead letters."""
+        self.appended: Counter[str] = Counter()
+        """Events this process appended, by type (duplicates not counted): for metrics."""
         self.limits = RateLimits(runtime.settings, runtime.rates)
         """Requests and events per second of each API key."""
         self.keys = KeyCommands(runtime, clock)
@@ -466,6 +469,9 @@ class Application:
         if limited:
             self.limits.take_events(principal, len(events))
         appended = self.runtime.log.append(principal.tenant, events)
+        self.appended.update(
+            e.type for e, a in zip(events, appended, strict=True) if not a.is_duplicate
+        )
         if appended:
             self.live(principal.tenant).note_appended(max(a.position for a in appended))
         return appended

@@ -81,6 +81,12 @@ class KeyCommands:
             self._checked[hashed] = (now + AUTH_CACHE_SECONDS, principal)
         return principal
 
+    @staticmethod
+    def require_operator(principal: Principal) -> None:
+        """For what spans every tenant (metrics name them all)."""
+        if not principal.operator:
+            raise NotAllowed(f"the key of agent {principal.agent!r} is not an operator key")
+
     def bootstrap(self, tenant: str) -> str:
         """A new operator key with every permission, for whoever runs the pipeline."""
         return self._create(tenant, OPERATOR_AGENT, PERMISSIONS, operator=True)[1]
