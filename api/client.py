@@ -39,17 +39,27 @@ _READ_RETRIES = _RETRIES.new(allowed_methods=None)
 
 class Client:
     def __init__(
-        self, url: str, timeout: float = DEFAULT_TIMEOUT, api_key: str | None = None
+        self,
+        url: str,
+        timeout: float = DEFAULT_TIMEOUT,
+        api_key: str | None = None,
+        degrade_after: float | None = None,
     ) -> None:
         """`api_key`: sent with every request (`assocmem keys create` makes one); by default
-        the ASSOCMEM_API_KEY environment variable's."""
+        the ASSOCMEM_API_KEY environment variable's.
+
+        `degrade_after`: seconds a read or a chain may take; when the service is down, slow,
+        failing (5xx) or refusing for rate (429), they return an empty answer flagged
+        `"degraded": true` (with the `reason`) within that time instead of raising, so a
+        memory outage never fails an agent's run. Off by default; the MCP tools use it."""
         self.url = url.rstrip("/")
         parts = urllib.parse.urlsplit(self.url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"{url!r} is not an http(s) URL such as http://127.0.0.1:8750")
         self._prefix = parts.path
         self._timeout = timeout
-        api_key = api_key or os.environ.get("ASSOCMEM_API_KEY")
+        self.api_key = api_key or os.environ.get("ASSOCMEM_API_KEY")
+        api_key = self.api_key
         self._auth = {"authorization": f"Bearer {api_key}"} if api_key else {}
         pool = _FreshHTTPSPool if parts.scheme == "https" else _FreshPool
         self._http = pool(
@@ -59,6 +69,7 @@ class Client:
             timeout=urllib3.Timeout(connect=min(timeout, 5.0), read=timeout),
             retries=_RETRIES,
         )
+        self._degrade_after = degrade_after
         self.position: str | None = None
         """The latest position this client's writes returned; its reads and chains wait for it."""
 
@@ -95,7 +106,7 @@ class Client:
 
         `after` defaults to the latest position this client's writes returned."""
         body = {"text": text, "concepts": concepts, "after": self.position} | _given(options)
-        return self._call("POST", "/v1/read", json=body, changes_nothing=True)
+        return self._degradable("/v1/read", body, {"items": [], "chains": []})
 
     def find_chain(
         self,
@@ -106,9 +117,7 @@ class Client:
     ) -> dict[str, Any]:
         """`after`: a write's position to wait for; by default the latest of this client's writes."""
         body = {"concepts": concepts, "text": text, "after": after or self.position}
-        return self._call(
-            "POST", "/v1/chain", json=body | _given({"floor": floor}), changes_nothing=True
-        )
+        return self._degradable("/v1/chain", body | _given({"floor": floor}), {"chains": []})
 
     def set_importance(self, memory_id: str, importance: int) -> dict[str, Any]:
         return self._call(
@@ -225,6 +234,26 @@ class Client:
     def revoke_key(self, key_id: str) -> dict[str, Any]:
         return self._call("DELETE", f"/v1/keys/{urllib.parse.quote(key_id)}")
 
+    def _degradable(self, path: str, body: dict[str, Any], empty: dict[str, Any]) -> dict[str, Any]:
+        """A read or a chain; in degraded mode, bounded by `degrade_after` and never raising
+        for an outage (a request the API refuses as invalid still raises BadRequest)."""
+        if self._degrade_after is None:
+            return self._call("POST", path, json=body, changes_nothing=True)
+        try:
+            answer = self._call(
+                "POST",
+                path,
+                json=body,
+                changes_nothing=True,
+                timeout=urllib3.Timeout(total=self._degrade_after),
+                retries=False,
+            )
+        except ApiError as exc:
+            if isinstance(exc, BadRequest) and exc.status != 429:
+                raise
+            return {**empty, "degraded": True, "reason": str(exc)}
+        return {**answer, "degraded": False}
+
     def _call(
         self,
         method: str,
@@ -232,8 +261,11 @@ class Client:
         json: Any = None,
         params: dict[str, Any] | None = None,
         changes_nothing: bool = False,
+        timeout: urllib3.Timeout | None = None,
+        retries: urllib3.Retry | bool | None = None,
     ) -> dict[str, Any]:
-        """`changes_nothing`: a POST that is safe to send again and returns no write position."""
+        """`changes_nothing`: a POST that is safe to send again and returns no write position.
+        `timeout`, `retries`: this request's, in place of the client's."""
         url = self._prefix + path
         if params:
             url += "?" + _query(params)
@@ -247,12 +279,17 @@ class Client:
                 url,
                 body=body,
                 headers=headers,
-                retries=_READ_RETRIES if changes_nothing else _RETRIES,
+                retries=retries
+                if retries is not None
+                else (_READ_RETRIES if changes_nothing else _RETRIES),
+                timeout=timeout if timeout is not None else self._http.timeout,
             )
         except urllib3.exceptions.HTTPError as exc:
             reason = exc.reason if isinstance(exc, urllib3.exceptions.MaxRetryError) else exc
-            if isinstance(reason, urllib3.exceptions.ReadTimeoutError):
-                message = f"assocmem at {self.url} did not answer within {self._timeout:g} s"
+            timed_out = isinstance(reason, urllib3.exceptions.TimeoutError)
+            if timed_out and not isinstance(reason, urllib3.exceptions.NewConnectionError):
+                took = timeout.total if timeout is not None else self._timeout
+                message = f"assocmem at {self.url} did not answer within {took:g} s"
             else:
                 message = f"assocmem is not reachable at {self.url}: {reason}"
             raise ServiceDown(message) from exc

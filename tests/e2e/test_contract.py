@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import urllib3
 
 from assocmem.api.spawn import UNLIMITED
 
@@ -43,6 +44,27 @@ def schemathesis(url: str, *options: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+UNCONSTRAINED = {"type", "title", "description"}
+
+
+def nothing_to_negate(url: str) -> list[str]:
+    """Operations with no input a fuzzer can make invalid: no body, and no parameter but
+    free strings (the key is sent with every request). Schemathesis's fuzzing phase cannot
+    generate a case for them and reports a schema error; the coverage phase covers them."""
+    document = urllib3.request("GET", f"{url}/openapi.json").json()
+    names = []
+    for path, operations in document["paths"].items():
+        for method, operation in operations.items():
+            free = all(
+                set(parameter["schema"]) <= UNCONSTRAINED
+                and parameter["schema"].get("type") == "string"
+                for parameter in operation.get("parameters", [])
+            )
+            if "requestBody" not in operation and free:
+                names.append(f"{method.upper()} {path}")
+    return names
+
+
 @pytest.mark.slow
 def test_the_live_api_keeps_its_document_and_refuses_invalid_requests_untouched(
     tmp_path: Path,
@@ -52,10 +74,11 @@ def test_the_live_api_keeps_its_document_and_refuses_invalid_requests_untouched(
     try:
         cli_json("write", "the billing job timed out", url=up.url)
         before = cli_json("state", url=up.url)
-        # The operations whose one input is the key (sent with every request) have no
-        # invalid request to make: every example would be filtered out.
-        negative = ("--mode", "negative", "--suppress-health-check", "filter_too_much")
-        invalid = schemathesis(up.url, *key, *negative, "--phases", "coverage,fuzzing")
+        negative = ("--mode", "negative")
+        invalid = schemathesis(up.url, *key, *negative, "--phases", "coverage")
+        assert invalid.returncode == 0, invalid.stdout[-4000:]
+        skipped = [f"--exclude-name={name}" for name in nothing_to_negate(up.url)]
+        invalid = schemathesis(up.url, *key, *negative, "--phases", "fuzzing", *skipped)
         assert invalid.returncode == 0, invalid.stdout[-4000:]
         after = cli_json("state", url=up.url)
         assert (after["position"], after["hash"]) == (before["position"], before["hash"])

@@ -84,6 +84,28 @@ def test_a_server_that_never_answers_is_reported_with_the_timeout() -> None:
                 api.read(concepts=["anything"])
 
 
+def test_a_degraded_read_answers_empty_within_its_bound_when_nothing_answers() -> None:
+    """An agent's memory outage must not fail its run: silent server, closed port, and a
+    chain too; the bound is the client's, whatever the service does."""
+    with socket.create_server(("127.0.0.1", 0)) as silent:
+        for port in (silent.getsockname()[1], free_port()):
+            with Client(f"http://127.0.0.1:{port}", degrade_after=0.5) as api:
+                start = time.monotonic()
+                read = api.read(concepts=["anything"])
+                chain = api.find_chain(["a", "b"])
+                assert time.monotonic() - start < 2 * 0.5 + 1.0  # two calls, each bounded
+                assert read["items"] == [] and read["degraded"] is True and read["reason"]
+                assert chain["chains"] == [] and chain["degraded"] is True
+
+
+def test_a_degraded_client_still_says_when_the_request_itself_is_wrong(client: Client) -> None:
+    degraded = Client(client.url, degrade_after=2.0, api_key=client.api_key)
+    with degraded, pytest.raises(BadRequest, match="depth"):
+        degraded.read(concepts=["queue"], depth="deepest")
+    with Client(client.url, degrade_after=2.0, api_key=client.api_key) as healthy:
+        assert healthy.read(concepts=["queue"])["degraded"] is False
+
+
 def test_a_url_that_is_not_http_is_refused_at_once() -> None:
     with pytest.raises(ValueError, match="not an http"):
         Client("127.0.0.1:8750")
