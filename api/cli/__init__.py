@@ -3,14 +3,14 @@
 One module per command group, as rq splits its CLI: pipeline (up, serve, worker, cron),
 memory (write, read, chain, feedback, importance), activity (log, activities, summary),
 documents (ingest), audit (graph, state), history (audit link and memory, replay, diff,
-dead-letters, jobs), maintenance (consolidate, archive) and keys.
+dead-letters, jobs), maintenance (consolidate, archive), keys and the MCP server.
 """
 
 from __future__ import annotations
 
 import click
 
-from . import activity, audit, documents, history, keys, maintenance, memory, pipeline
+from . import activity, audit, documents, history, keys, maintenance, mcp, memory, pipeline
 from .common import Group
 
 
@@ -48,5 +48,6 @@ for _command in (
     maintenance.consolidate,
     maintenance.archive,
     keys.keys,
+    mcp.mcp,
 ):
     main.add_command(_command)

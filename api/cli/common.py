@@ -21,10 +21,12 @@ def split(value: str | None) -> list[str] | None:
     return [part.strip() for part in value.split(",") if part.strip()] if value else None
 
 
-def client_of(ctx: click.Context) -> Client:
+def client_of(ctx: click.Context, degrade_after: float | None = None) -> Client:
     home = Path(os.environ.get("ASSOCMEM_HOME", ".assocmem"))
     return Client(
-        service_url(ctx.obj.get("url"), home), api_key=api_key(ctx.obj.get("api_key"), home)
+        service_url(ctx.obj.get("url"), home),
+        api_key=api_key(ctx.obj.get("api_key"), home),
+        degrade_after=degrade_after,
     )
 
 

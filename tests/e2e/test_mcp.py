@@ -1,0 +1,166 @@
+"""The MCP tools from the MCP SDK's own client, over stdio and streamable HTTP, against a
+real pipeline: what an agent remembers it recalls with the links that brought it; the key of
+the server's configuration, never a tool argument, decides whose memory it is; and with the
+service gone, recall answers degraded within its bound."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+from assocmem.workers.redis_server import free_port
+
+from .pipeline import Pipeline, cli, cli_json
+
+TOOLS = {"remember", "recall", "feedback", "find_chain", "log_activity", "graph"}
+
+
+def server_env(url: str, key: str) -> dict[str, str]:
+    return {**os.environ, "ASSOCMEM_URL": url, "ASSOCMEM_API_KEY": key}
+
+
+def over_stdio(env: dict[str, str]) -> AbstractAsyncContextManager[Any]:
+    command = StdioServerParameters(
+        command=sys.executable, args=["-m", "assocmem.api.cli", "mcp"], env=env
+    )
+    return stdio_client(command)
+
+
+async def with_session(
+    transport: AbstractAsyncContextManager[Any], work: Callable[[Any], Awaitable[Any]]
+) -> Any:
+    async with transport as streams, ClientSession(streams[0], streams[1]) as session:
+        await session.initialize()
+        return await work(session)
+
+
+async def call(session: ClientSession, tool: str, arguments: dict[str, Any]) -> Any:
+    result = await session.call_tool(tool, arguments)
+    assert not result.is_error, result.content
+    return json.loads(result.content[0].text)
+
+
+async def remember_and_recall(session: ClientSession) -> dict[str, Any]:
+    tools = (await session.list_tools()).tools
+    assert {t.name for t in tools} == TOOLS
+    for tool in tools:  # whose memory it is comes from the key only
+        assert not {"tenant", "agent", "user"} & set(tool.input_schema.get("properties", {}))
+    notes = [  # the README's walk-through shape: deploy and billing meet twice
+        ("the deploy failed on a billing timeout", ["deploy", "billing"]),
+        ("the deploy broke billing again", ["deploy", "billing"]),
+        ("billing retries use jitter", ["billing", "jitter"]),
+        ("jitter needs backoff", ["jitter", "backoff"]),
+        ("the deploy was rolled back", ["deploy", "rollback"]),
+    ]
+    ids = [
+        (await call(session, "remember", {"text": text, "concepts": concepts}))["id"]
+        for text, concepts in notes
+    ]
+    first = {"id": ids[0]}
+    found = await call(session, "recall", {"query": "deploy", "depth": "deep"})
+    rated = await call(
+        session,
+        "feedback",
+        {"ids": [first["id"]], "outcome": 1.0, "query": "why did the deploy fail"},
+    )
+    logged = await call(session, "log_activity", {"text": "rolled back the billing deploy"})
+    around = await call(session, "graph", {"concepts": ["billing"]})
+    chains = await call(session, "find_chain", {"concepts": ["deploy", "jitter"]})
+    return {
+        "first": first,
+        "found": found,
+        "rated": rated,
+        "logged": logged,
+        "graph": around,
+        "chains": chains,
+    }
+
+
+def check_remembered(seen: dict[str, Any]) -> None:
+    found = seen["found"]
+    assert found["degraded"] is False
+    ids = [item["id"] for item in found["items"]]
+    assert seen["first"]["id"] in ids
+    brought = [item for item in found["items"] if item["source"] != "direct"]
+    assert brought and all(item["via"] for item in brought)  # the link that brought each
+    assert seen["rated"]["position"] and seen["logged"]["id"]
+    assert any(
+        edge["target"] == "jitter" or edge["source"] == "jitter" for edge in seen["graph"]["edges"]
+    )
+    assert "chains" in seen["chains"]
+
+
+def test_the_tools_over_stdio_remember_recall_and_keep_tenants_apart(tmp_path: Path) -> None:
+    up = Pipeline(tmp_path / "data")
+    try:
+        acme = cli_json("keys", "create", "--tenant", "acme", "--agent", "assistant", url=up.url)
+        seen = anyio.run(
+            with_session, over_stdio(server_env(up.url, acme["key"])), remember_and_recall
+        )
+        check_remembered(seen)
+        assert cli_json("state", url=up.url)["memories"] == 0  # the operator's tenant: untouched
+        other = cli("audit", "memory", seen["first"]["id"], url=up.url, check=False)
+        assert other.returncode != 0 and "unknown" in other.stderr.lower()  # not its tenant's
+    finally:
+        up.stop()
+
+
+def test_the_tools_over_streamable_http(tmp_path: Path) -> None:
+    up = Pipeline(tmp_path / "data")
+    port = free_port()
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "assocmem.api.cli",
+            "mcp",
+            "--transport",
+            "http",
+            "--port",
+            str(port),
+        ],
+        env=server_env(up.url, up.key),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "the MCP server never listened"
+                time.sleep(0.2)
+        transport = streamable_http_client(f"http://127.0.0.1:{port}/mcp")
+        check_remembered(anyio.run(with_session, transport, remember_and_recall))
+    finally:
+        server.terminate()
+        server.wait(30)
+        up.stop()
+
+
+def test_recall_answers_degraded_within_its_bound_when_the_service_is_gone() -> None:
+    gone = f"http://127.0.0.1:{free_port()}"
+
+    async def recall(session: ClientSession) -> tuple[Any, float]:
+        start = time.monotonic()
+        found = await call(session, "recall", {"query": "anything"})
+        return found, time.monotonic() - start
+
+    found, took = anyio.run(with_session, over_stdio(server_env(gone, "amk_x_y")), recall)
+    assert found["degraded"] is True and found["items"] == [] and found["reason"]
+    assert took < 2.0 + 1.0  # DEGRADE_AFTER, and a second for the round trip through MCP
