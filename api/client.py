@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import time
 import urllib.parse
+import uuid
 from typing import Any
 
 import orjson
@@ -35,6 +36,23 @@ _RETRIES = urllib3.Retry(total=2, redirect=0, status=0, raise_on_status=False)
 its method is idempotent: urllib3 never repeats a POST whose answer was lost."""
 _READ_RETRIES = _RETRIES.new(allowed_methods=None)
 """Reads and chains are POSTs that change nothing: safe to send again."""
+_KEYED_RETRIES = urllib3.Retry(
+    total=4,
+    redirect=0,
+    status=3,
+    status_forcelist=(502, 503, 504),
+    allowed_methods=None,
+    backoff_factor=0.2,
+    respect_retry_after_header=True,
+    raise_on_status=False,
+)
+"""An append whose every event carries an idempotency key is sent again when its answer was
+lost or the service was briefly away (502-504): the log stores it once whatever happens."""
+
+
+def new_key() -> str:
+    """An idempotency key for an append the caller gave none: retries send it again."""
+    return uuid.uuid4().hex
 
 
 class Client:
@@ -91,13 +109,18 @@ class Client:
         key: str | None = None,
         supersedes: list[str] | None = None,
     ) -> dict[str, Any]:
-        body = {"text": text, "concepts": concepts, "importance": importance, "ts": ts, "key": key}
+        """Append a memory; without a `key`, one is made, so a retry stores it once."""
+        body = {"text": text, "concepts": concepts, "importance": importance, "ts": ts}
+        body["key"] = key or new_key()
         if supersedes:
             body["supersedes"] = supersedes
-        return self._call("POST", "/v1/memories", json=body)
+        return self._call("POST", "/v1/memories", json=body, keyed=True)
 
     def write_many(self, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        return self._call("POST", "/v1/memories/batch", json={"items": items})["items"]  # type: ignore[no-any-return]
+        """Append up to 1,000 memories at once; items without a `key` get one."""
+        keyed = [item if item.get("key") else {**item, "key": new_key()} for item in items]
+        answer = self._call("POST", "/v1/memories/batch", json={"items": keyed}, keyed=True)
+        return answer["items"]  # type: ignore[no-any-return]
 
     def read(
         self, text: str | None = None, concepts: list[str] | None = None, **options: Any
@@ -105,7 +128,7 @@ class Client:
         """Recall; `options` are the fields of ReadIn (depth, limit, time, token_budget, ...).
 
         `after` defaults to the latest position this client's writes returned."""
-        body = {"text": text, "concepts": concepts, "after": self.position} | _given(options)
+        body = {"text": text, "concepts": concepts, "after": self.position} | given(options)
         return self._degradable("/v1/read", body, {"items": [], "chains": []})
 
     def find_chain(
@@ -117,7 +140,7 @@ class Client:
     ) -> dict[str, Any]:
         """`after`: a write's position to wait for; by default the latest of this client's writes."""
         body = {"concepts": concepts, "text": text, "after": after or self.position}
-        return self._degradable("/v1/chain", body | _given({"floor": floor}), {"chains": []})
+        return self._degradable("/v1/chain", body | given({"floor": floor}), {"chains": []})
 
     def set_importance(self, memory_id: str, importance: int) -> dict[str, Any]:
         return self._call(
@@ -125,16 +148,18 @@ class Client:
         )
 
     def log_activity(self, text: str, **fields: Any) -> dict[str, Any]:
-        """`fields`: category, tags, source, importance, ts, key."""
-        return self._call("POST", "/v1/activities", json={"text": text} | _given(fields))
+        """`fields`: category, tags, source, importance, ts, key (made when absent)."""
+        body = {"text": text} | given(fields)
+        body["key"] = body.get("key") or new_key()
+        return self._call("POST", "/v1/activities", json=body, keyed=True)
 
     def activities(self, **filters: Any) -> dict[str, Any]:
         """`filters`: date, when, start, end, category, keyword, source, limit, tz."""
-        return self._call("GET", "/v1/activities", params=_given(filters))
+        return self._call("GET", "/v1/activities", params=given(filters))
 
     def activity_summary(self, period: str = "day", **filters: Any) -> dict[str, Any]:
         """`filters`: when, start, end, category, tz."""
-        params = {"period": period} | _given(filters)
+        params = {"period": period} | given(filters)
         return self._call("GET", "/v1/activities/summary", params=params)
 
     def ingest(
@@ -145,8 +170,9 @@ class Client:
         source: str | None = None,
         key: str | None = None,
     ) -> dict[str, Any]:
-        body = {"title": title, "text": text, "scope": scope, "source": source, "key": key}
-        return self._call("POST", "/v1/documents", json=body)
+        body = {"title": title, "text": text, "scope": scope, "source": source}
+        body["key"] = key or new_key()
+        return self._call("POST", "/v1/documents", json=body, keyed=True)
 
     def feedback(
         self,
@@ -156,8 +182,9 @@ class Client:
         text: str | None = None,
         key: str | None = None,
     ) -> dict[str, Any]:
-        body = {"ids": ids, "outcome": outcome, "concepts": concepts, "text": text, "key": key}
-        return self._call("POST", "/v1/feedback", json=body)
+        body = {"ids": ids, "outcome": outcome, "concepts": concepts, "text": text}
+        body["key"] = key or new_key()
+        return self._call("POST", "/v1/feedback", json=body, keyed=True)
 
     def graph(self, concepts: list[str], hops: int = 1) -> dict[str, Any]:
         return self._call("GET", "/v1/graph", params={"concepts": concepts, "hops": hops})
@@ -225,7 +252,7 @@ class Client:
         operator: bool = False,
     ) -> dict[str, Any]:
         body: dict[str, Any] = {"agent": agent, "operator": operator}
-        body |= _given({"tenant": tenant, "permissions": permissions})
+        body |= given({"tenant": tenant, "permissions": permissions})
         return self._call("POST", "/v1/keys", body)
 
     def keys(self) -> dict[str, Any]:
@@ -263,9 +290,13 @@ class Client:
         changes_nothing: bool = False,
         timeout: urllib3.Timeout | None = None,
         retries: urllib3.Retry | bool | None = None,
+        keyed: bool = False,
     ) -> dict[str, Any]:
         """`changes_nothing`: a POST that is safe to send again and returns no write position.
+        `keyed`: an append whose events all carry idempotency keys (safe to send again).
         `timeout`, `retries`: this request's, in place of the client's."""
+        if retries is None:
+            retries = _KEYED_RETRIES if keyed else _READ_RETRIES if changes_nothing else _RETRIES
         url = self._prefix + path
         if params:
             url += "?" + _query(params)
@@ -279,9 +310,7 @@ class Client:
                 url,
                 body=body,
                 headers=headers,
-                retries=retries
-                if retries is not None
-                else (_READ_RETRIES if changes_nothing else _RETRIES),
+                retries=retries,
                 timeout=timeout if timeout is not None else self._http.timeout,
             )
         except urllib3.exceptions.HTTPError as exc:
@@ -294,7 +323,7 @@ class Client:
                 message = f"assocmem is not reachable at {self.url}: {reason}"
             raise ServiceDown(message) from exc
         if response.status >= 400:
-            detail = _detail(response.data, response.status)
+            detail = problem_detail(response.data, response.status)
             if response.status < 500:
                 raise BadRequest(detail, response.status)
             raise ApiError(detail, response.status)
@@ -331,7 +360,7 @@ class _FreshHTTPSPool(_FreshPool, urllib3.HTTPSConnectionPool):
     pass
 
 
-def _given(values: dict[str, Any]) -> dict[str, Any]:
+def given(values: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in values.items() if v is not None}
 
 
@@ -345,7 +374,7 @@ def _query(params: dict[str, Any]) -> str:
     return urllib.parse.urlencode(pairs)
 
 
-def _detail(data: bytes, status: int) -> str:
+def problem_detail(data: bytes, status: int) -> str:
     text = data.decode("utf-8", "replace")
     try:
         return str(orjson.loads(data).get("detail", text))

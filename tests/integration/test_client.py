@@ -8,34 +8,23 @@ import threading
 import time
 from collections.abc import Iterator
 
+import orjson
 import pytest
-import uvicorn
 
 from assocmem.api import client as client_module
-from assocmem.api.app import create_app
 from assocmem.api.client import Client
 from assocmem.api.errors import BadRequest, ServiceDown
 from assocmem.workers.redis_server import free_port
 from assocmem.workers.settings import Settings
 
 from ..api_keys import operator_key
+from ..live_api import serving
 
 
 @pytest.fixture
 def client(settings: Settings) -> Iterator[Client]:
-    port = free_port()
-    config = uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="error")
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.02)
-    with Client(f"http://127.0.0.1:{port}", api_key=operator_key(settings)) as api:
+    with serving(settings) as url, Client(url, api_key=operator_key(settings)) as api:
         yield api
-    server.should_exit = True
-    thread.join(30)
 
 
 def test_list_and_boolean_query_parameters_reach_the_api(client: Client) -> None:
@@ -141,6 +130,38 @@ def test_an_idle_connection_is_not_reused(monkeypatch: pytest.MonkeyPatch) -> No
             time.sleep(0.3)
             api.health()
             assert len(_CountingHandler.peers) == 2
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+class _FlakyHandler(http.server.BaseHTTPRequestHandler):
+    """Answers 503 to the first append, then 202; keeps every body it was sent."""
+
+    protocol_version = "HTTP/1.1"
+    bodies: list[bytes] = []
+
+    def do_POST(self) -> None:
+        self.bodies.append(self.rfile.read(int(self.headers["content-length"])))
+        status, body = (503, b'{"detail": "away"}') if len(self.bodies) == 1 else (202, b"{}")
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_an_append_is_sent_again_with_the_same_idempotency_key() -> None:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _FlakyHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        with Client(f"http://127.0.0.1:{server.server_port}") as api:
+            api.write("a note without a key of its own")
+        first, again = (orjson.loads(b) for b in _FlakyHandler.bodies)
+        assert first == again and len(first["key"]) == 32
     finally:
         server.shutdown()
         server.server_close()

@@ -1,0 +1,52 @@
+"""The asyncio client against the real API: writes are read back by the same client, an
+append is stored once however often it is sent, and reads degrade within their bound."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import time
+
+import pytest
+
+from assocmem.api.async_client import AsyncClient
+from assocmem.api.errors import BadRequest
+from assocmem.workers.settings import Settings
+
+from ..api_keys import operator_key
+from ..live_api import serving
+
+
+def test_writes_feedback_and_reads_through_the_async_client(settings: Settings) -> None:
+    async def session(url: str, key: str) -> None:
+        async with AsyncClient(url, api_key=key) as api:
+            first = await api.write("pool sizing", concepts=["queue", "pool"])
+            await api.write_many([{"text": "stream trimming", "concepts": ["queue", "stream"]}])
+            found = await api.read(concepts=["queue"])  # waits for this client's writes
+            assert {i["id"] for i in found["items"]} >= {first["id"]}
+            again = await api.write("pool sizing", concepts=["queue", "pool"], key="k1")
+            twice = await api.write("pool sizing", concepts=["queue", "pool"], key="k1")
+            assert twice["duplicate"] and twice["id"] == again["id"]
+            rated = await api.feedback([first["id"]], 1.0, concepts=["queue"])
+            assert rated["position"]
+            await api.log_activity("rolled back the pool change", category="deploy")
+            assert (await api.state())["memories"] == 4  # three notes and the activity
+            assert (await api.graph(["queue"]))["edges"]
+            with pytest.raises(BadRequest, match="depth"):
+                await api.read(concepts=["queue"], depth="deepest")
+
+    with serving(settings) as url:
+        asyncio.run(session(url, operator_key(settings)))
+
+
+def test_an_async_read_degrades_within_its_bound_when_nothing_answers() -> None:
+    async def read(port: int) -> tuple[dict, float]:
+        async with AsyncClient(f"http://127.0.0.1:{port}", degrade_after=0.5) as api:
+            start = time.monotonic()
+            found = await api.read(concepts=["anything"])
+            return found, time.monotonic() - start
+
+    with socket.create_server(("127.0.0.1", 0)) as silent:
+        found, took = asyncio.run(read(silent.getsockname()[1]))
+    assert found["degraded"] is True and found["items"] == [] and "0.5 s" in found["reason"]
+    assert took < 0.5 + 1.0

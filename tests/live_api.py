@@ -1,0 +1,33 @@
+"""The real API on a real socket (uvicorn in a thread) over real Redis, for the clients."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Iterator
+
+import uvicorn
+
+from assocmem.api.app import create_app
+from assocmem.workers.redis_server import free_port
+from assocmem.workers.settings import Settings
+
+
+@contextlib.contextmanager
+def serving(settings: Settings) -> Iterator[str]:
+    """The API's URL while it serves."""
+    port = free_port()
+    config = uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="error")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert time.monotonic() < deadline, "uvicorn did not start"
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(30)
