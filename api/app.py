@@ -44,6 +44,7 @@ from .guard import Guard
 from .metrics import Metrics
 from .principal import Caller
 from .refusals import CountRefusals
+from .request_ids import RequestIds
 from .schemas import (
     ActivityIn,
     ChainIn,
@@ -116,6 +117,7 @@ def create_app(settings: Settings, runtime: Runtime | None = None) -> FastAPI:
     problems.install(app)
     app.add_middleware(Guard, allowed_hosts=settings.hosts(), max_body=settings.max_body)
     app.add_middleware(CountRefusals)
+    app.add_middleware(RequestIds)
     app.openapi = functools.partial(_openapi, app)  # type: ignore[method-assign]
     return app
 

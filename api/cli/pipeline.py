@@ -11,6 +11,8 @@ import click
 
 from assocmem.workers.settings import load_settings
 
+from ..logs import configure_logging
+
 
 @click.command(epilog="Example: assocmem up --data ./.assocmem --port 8765")
 @click.option(
@@ -65,7 +67,7 @@ def worker(burst: bool) -> None:
     from assocmem.workers.runtime import Runtime
     from assocmem.workers.worker import run_worker
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    configure_logging()
     run_worker(Runtime.connect(load_settings(os.environ)), burst=burst)
 
 
@@ -83,7 +85,7 @@ def cron() -> None:
     from assocmem.workers.cron import run_cron
     from assocmem.workers.runtime import Runtime
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    configure_logging()
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stop.set())
@@ -104,12 +106,13 @@ def serve(host: str, port: int) -> None:
     from ..app import create_app
     from ..http_protocol import deadline_protocol
 
+    configure_logging(logging.WARNING)
     settings = load_settings(os.environ, host=host, port=port)
     uvicorn.run(
         create_app(settings),
         host=host,
         port=port,
-        log_level="warning",
+        log_config=None,  # ours (configure_logging): JSON lines with the request id
         access_log=False,
         http=deadline_protocol(settings.header_timeout, settings.body_timeout),
         limit_concurrency=settings.max_connections,

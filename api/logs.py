@@ -1,0 +1,39 @@
+"""Logging of every assocmem process: one JSON object per line (time, level, logger,
+message, the request id while a request is served, the exception), or plain text with
+ASSOCMEM_LOG_FORMAT=text."""
+
+from __future__ import annotations
+
+import logging
+import os
+
+from pythonjsonlogger.json import JsonFormatter
+
+from .request_ids import current_request_id
+
+TEXT = "%(asctime)s %(name)s %(levelname)s %(message)s"
+
+
+class _RequestId(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        request_id = current_request_id.get()
+        if request_id is not None:
+            record.request_id = request_id
+        return True
+
+
+def configure_logging(level: int = logging.INFO) -> None:
+    handler = logging.StreamHandler()
+    handler.addFilter(_RequestId())
+    if os.environ.get("ASSOCMEM_LOG_FORMAT", "json") == "text":
+        handler.setFormatter(logging.Formatter(TEXT))
+    else:
+        handler.setFormatter(
+            JsonFormatter(
+                "%(asctime)s %(levelname)s %(name)s %(message)s",
+                rename_fields={"asctime": "time", "levelname": "level", "name": "logger"},
+            )
+        )
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level)
