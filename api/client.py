@@ -50,6 +50,16 @@ _KEYED_RETRIES = urllib3.Retry(
 lost or the service was briefly away (502-504): the log stores it once whatever happens."""
 
 
+SCOPES = ("user", "session", "namespace")
+
+
+def scope_headers(scope: dict[str, str]) -> dict[str, str]:
+    unknown = set(scope) - set(SCOPES)
+    if unknown:
+        raise ValueError(f"scope {sorted(unknown)} is unknown: expected any of {', '.join(SCOPES)}")
+    return {f"x-assocmem-{name}": value for name, value in scope.items() if value}
+
+
 def new_key() -> str:
     """An idempotency key for an append the caller gave none: retries send it again."""
     return uuid.uuid4().hex
@@ -62,9 +72,13 @@ class Client:
         timeout: float = DEFAULT_TIMEOUT,
         api_key: str | None = None,
         degrade_after: float | None = None,
+        scope: dict[str, str] | None = None,
     ) -> None:
         """`api_key`: sent with every request (`assocmem keys create` makes one); by default
         the ASSOCMEM_API_KEY environment variable's.
+
+        `scope`: whom the requests are about, recorded on every event they append: any of
+        `user`, `session`, `namespace` (sent as X-Assocmem-User, -Session, -Namespace).
 
         `degrade_after`: seconds a read or a chain may take; when the service is down, slow,
         failing (5xx) or refusing for rate (429), they return an empty answer flagged
@@ -79,6 +93,7 @@ class Client:
         self.api_key = api_key or os.environ.get("ASSOCMEM_API_KEY")
         api_key = self.api_key
         self._auth = {"authorization": f"Bearer {api_key}"} if api_key else {}
+        self._auth |= scope_headers(scope or {})
         pool = _FreshHTTPSPool if parts.scheme == "https" else _FreshPool
         self._http = pool(
             parts.hostname,

@@ -1,12 +1,14 @@
 """Who is asking, as every route learns it: the principal of the request's API key, sent as
 `Authorization: Bearer <key>` (or `X-API-Key: <key>`). Its tenant and agent come from the
-key, never from a body or a query."""
+key, never from a body or a query; whom it is about (user, session, namespace) from the
+X-Assocmem-* headers, recorded on every event it appends."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Annotated
 
-from fastapi import Depends, Request, Security
+from fastapi import Depends, Header, Request, Security
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 from starlette.exceptions import HTTPException
 
@@ -15,12 +17,27 @@ from assocmem.engine.principal import Principal
 _bearer = HTTPBearer(auto_error=False, description="An API key: `assocmem keys create`.")
 _header = APIKeyHeader(name="X-API-Key", auto_error=False)
 CHALLENGE = {"WWW-Authenticate": 'Bearer realm="assocmem"'}
+SCOPE_PATTERN = r"^[\w.:@+-]{1,128}$"
+
+
+def _scope(name: str, what: str) -> object:
+    return Header(alias=name, pattern=SCOPE_PATTERN, description=what)
+
+
+User = Annotated[str | None, _scope("X-Assocmem-User", "Whom the request is about.")]
+Session = Annotated[str | None, _scope("X-Assocmem-Session", "The conversation or run.")]
+Namespace = Annotated[
+    str | None, _scope("X-Assocmem-Namespace", "A partition of the tenant (a project, a team).")
+]
 
 
 async def principal_of(
     request: Request,
     bearer: Annotated[HTTPAuthorizationCredentials | None, Security(_bearer)],
     header: Annotated[str | None, Security(_header)],
+    user: User = None,
+    session: Session = None,
+    namespace: Namespace = None,
 ) -> Principal:
     """The key's principal; 401 without a key, or with one unknown or revoked. Async: FastAPI
     runs a plain function dependency in its thread pool, a thread hop on every request (the
@@ -35,6 +52,8 @@ async def principal_of(
     if principal is None:
         raise HTTPException(401, "the API key is unknown or revoked", CHALLENGE)
     application.limits.take_request(principal)
+    if user or session or namespace:  # scopes come with the request; tenant and agent never do
+        principal = dataclasses.replace(principal, user=user, session=session, namespace=namespace)
     return principal
 
 

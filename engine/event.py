@@ -37,6 +37,8 @@ class Event:
     user: str | None = None
     key: str | None = None
     v: int = 0
+    session: str | None = None
+    namespace: str | None = None
     position: Position | None = None
     """Assigned by the log on append; None for an event not yet appended."""
     fingerprint: str | None = None
@@ -61,6 +63,10 @@ def encode_event(event: Event) -> bytes:
         "key": event.key,
         "data": event.data,
     }
+    if event.session is not None:  # written when set: most events carry neither
+        envelope["session"] = event.session
+    if event.namespace is not None:
+        envelope["namespace"] = event.namespace
     return orjson.dumps(envelope)
 
 
@@ -91,11 +97,20 @@ def decode_event(raw: bytes, position: Position) -> Event:
         agent=agent,
         ts=ts,
         data=data,
-        user=envelope.get("user"),
+        user=_scope(envelope, "user", position),
         key=envelope.get("key"),
         v=version,
         position=position,
+        session=_scope(envelope, "session", position),
+        namespace=_scope(envelope, "namespace", position),
     )
+
+
+def _scope(envelope: dict[str, Any], field: str, position: Position) -> str | None:
+    value = envelope.get(field)
+    if value is not None and not isinstance(value, str):
+        raise InvalidEvent(f"event at {position} has a {field} of type {type(value).__name__}")
+    return value
 
 
 def upcast(event_type_name: str, version: int, data: dict[str, Any]) -> tuple[dict[str, Any], int]:

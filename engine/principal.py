@@ -33,6 +33,10 @@ class Principal:
     """May manage the keys of every tenant (the key `assocmem up` makes on first start)."""
     key: str | None = None
     """The id of the API key the principal came from; its rates are limited per key."""
+    session: str | None = None
+    """The conversation or run the request belongs to (beside `user`, whom it is about)."""
+    namespace: str | None = None
+    """A partition of the tenant's memory the caller names (a project, a team)."""
 
     def may(self, permission: str) -> bool:
         return permission in self.permissions

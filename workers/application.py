@@ -459,6 +459,8 @@ class Application:
             principal.user,
             key,
             fingerprint=said,
+            session=principal.session,
+            namespace=principal.namespace,
         )
 
     def _append(

@@ -12,7 +12,7 @@ import orjson
 
 from assocmem.workers.errors import StoreError
 
-from ..client import Client
+from ..client import SCOPES, Client
 from ..errors import ApiError
 from ..run_file import api_key, service_url
 
@@ -27,6 +27,7 @@ def client_of(ctx: click.Context, degrade_after: float | None = None) -> Client:
         service_url(ctx.obj.get("url"), home),
         api_key=api_key(ctx.obj.get("api_key"), home),
         degrade_after=degrade_after,
+        scope={name: ctx.obj[name] for name in SCOPES if ctx.obj.get(name)},
     )
 
 
@@ -45,19 +46,32 @@ class Group(click.Group):
             raise click.ClickException(str(exc)) from exc
 
 
-def _keep_api_key(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
-    ctx.ensure_object(dict)["api_key"] = value
+def _keep(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    assert param.name is not None
+    ctx.ensure_object(dict)[param.name] = value
 
 
 def common(func: Callable[..., Any]) -> Callable[..., Any]:
     func = click.option("--json", "as_json", is_flag=True, help="Print the API's JSON response.")(
         func
     )
+    for name, what in [
+        ("namespace", "A partition of the tenant (a project, a team)"),
+        ("session", "The conversation or run"),
+        ("user", "Whom the request is about"),
+    ]:
+        func = click.option(
+            f"--{name}",
+            envvar=f"ASSOCMEM_{name.upper()}",
+            expose_value=False,
+            callback=_keep,
+            help=f"{what}: recorded on every event it appends [env ASSOCMEM_{name.upper()}].",
+        )(func)
     func = click.option(
         "--api-key",
         envvar="ASSOCMEM_API_KEY",
         expose_value=False,
-        callback=_keep_api_key,
+        callback=_keep,
         help="API key [env ASSOCMEM_API_KEY; default: the one the local `up` made, in"
         " ASSOCMEM_HOME/api-key].",
     )(func)

@@ -1,0 +1,52 @@
+"""Whom a request is about (user, session, namespace) comes with it, in headers, and is
+recorded on every event it appends; a malformed one is refused before anything is."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from fastapi.testclient import TestClient
+
+from assocmem.api.app import create_app
+from assocmem.engine.event import decode_event
+from assocmem.engine.position import ZERO
+from assocmem.workers.runtime import Runtime
+from assocmem.workers.settings import Settings
+
+from ..api_keys import bearer, key_for
+
+
+@pytest.fixture
+def http(settings: Settings) -> Iterator[TestClient]:
+    with TestClient(create_app(settings)) as client:
+        yield client
+
+
+def test_the_scope_headers_are_recorded_on_every_event(
+    http: TestClient, settings: Settings, runtime: Runtime
+) -> None:
+    agent = bearer(key_for(settings, "default", "planner"))
+    scoped = {**agent, "x-assocmem-user": "alice@example.com", "x-assocmem-session": "run-7"}
+    http.post("/v1/memories", json={"text": "alice's billing note"}, headers=scoped)
+    http.post(
+        "/v1/activities", json={"text": "deploy"}, headers={**agent, "x-assocmem-namespace": "ops"}
+    )
+    http.post("/v1/memories", json={"text": "nobody's note"}, headers=agent)
+    events = [decode_event(raw, p) for p, raw in runtime.log.entries("default", ZERO)]
+    assert [(e.agent, e.user, e.session, e.namespace) for e in events] == [
+        ("planner", "alice@example.com", "run-7", None),
+        ("planner", None, None, "ops"),
+        ("planner", None, None, None),
+    ]
+
+
+def test_a_malformed_scope_is_refused_and_nothing_appended(
+    http: TestClient, settings: Settings, runtime: Runtime
+) -> None:
+    agent = bearer(key_for(settings, "default"))
+    bad = http.post(
+        "/v1/memories", json={"text": "x"}, headers={**agent, "x-assocmem-user": "a b/c"}
+    )
+    assert bad.status_code == 422 and "X-Assocmem-User" in bad.json()["detail"]
+    assert runtime.log.length("default") == 0
