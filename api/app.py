@@ -51,6 +51,7 @@ from .schemas import (
     ConsolidateIn,
     DocumentIn,
     FeedbackIn,
+    ForgetIn,
     ImportanceIn,
     MemoryBatchIn,
     MemoryIn,
@@ -339,6 +340,19 @@ def archive_now(request: Request, caller: Caller) -> dict[str, Any]:
     return responses.job_view(_application(request).jobs.archive(caller))
 
 
+def forget(body: ForgetIn, request: Request, caller: Caller) -> dict[str, Any]:
+    """Erase every event of one user, agent, session or namespace of the tenant (or the
+    whole tenant) from the log, its archive, the snapshots and the store's files; events
+    appended meanwhile are kept. Follow the job at /v1/jobs/{id}: its result is the report."""
+    named = [(k, v) for k, v in body.__dict__.items() if v is not None]
+    if len(named) != 1:
+        raise HTTPException(
+            422, "name exactly one subject: user, agent, session, namespace or tenant"
+        )
+    [(kind, value)] = named
+    return responses.job_view(_application(request).forget(caller, kind, value))
+
+
 def archive_manifest(request: Request, caller: Caller) -> dict[str, Any]:
     """The archive's segments, oldest first: first and last position, entries, bytes."""
     return responses.archive_view(_application(request).jobs.segments(caller))
@@ -369,6 +383,7 @@ _ROUTES = [
     ("/v1/consolidate", consolidate, "POST", 202, out.Job),
     ("/v1/archive", archive_now, "POST", 202, out.Job),
     ("/v1/archive", archive_manifest, "GET", 200, out.ArchiveOut),
+    ("/v1/forget", forget, "POST", 202, out.Job),
 ]
 
 

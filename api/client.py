@@ -259,6 +259,11 @@ class Client:
     def resend_dead_letters(self) -> dict[str, Any]:
         return self._call("POST", "/v1/dead-letters/resend")
 
+    def forget(self, kind: str, value: str) -> dict[str, Any]:
+        """Queue the erasure of a user's, agent's, session's or namespace's events (or of the
+        tenant); the job, whose result is the report."""
+        return self._call("POST", "/v1/forget", json={kind: value})
+
     def create_key(
         self,
         agent: str,

@@ -296,3 +296,18 @@ def archive_manifest(r: dict[str, Any]) -> str:
 
 def _days(value: float | None) -> str:
     return "never" if value is None else f"{value} d"
+
+
+def erasure(job: dict[str, Any]) -> str:
+    report = job.get("result") or {}
+    where = (
+        f"snapshot at {report['position']}"
+        if report.get("position")
+        else "nothing left to snapshot"
+    )
+    files = "AOF rewritten" if report.get("files_rewritten") else "AOF not rewritten"
+    return (
+        f"erased {report.get('kind')}: {report.get('events', 0)} events,"
+        f" {report.get('memories', 0)} memories, {report.get('links', 0)} links,"
+        f" learned weight {report.get('learned_weight', 0):g}; {where}; {files}"
+    )

@@ -219,6 +219,18 @@ class ConsolidateIn(Strict):
     )
 
 
+class ForgetIn(Strict):
+    """Exactly one subject: every event it carries is erased from the tenant's history."""
+
+    user: str | None = Field(None, min_length=1, max_length=128)
+    agent: str | None = Field(None, min_length=1, max_length=100)
+    session: str | None = Field(None, min_length=1, max_length=128)
+    namespace: str | None = Field(None, min_length=1, max_length=128)
+    tenant: str | None = Field(
+        None, min_length=1, max_length=64, description="The whole tenant: its own name."
+    )
+
+
 class ReplayJobIn(Strict):
     until: PointText | None = Field(
         None, description="A stream position or an ISO time; the log's end when absent."

@@ -30,13 +30,14 @@ from assocmem.engine.events import (
     FEEDBACK_GIVEN,
     IMPORTANCE_SET,
     MEMORY_WRITTEN,
+    SUBJECT_FORGOTTEN,
 )
 from assocmem.engine.extraction import given_terms
 from assocmem.engine.graph import neighbourhood
 from assocmem.engine.links import links_of
 from assocmem.engine.payload import check_text
 from assocmem.engine.position import Position
-from assocmem.engine.principal import FEEDBACK, READ, WRITE, Principal
+from assocmem.engine.principal import ADMIN, FEEDBACK, READ, WRITE, Principal
 from assocmem.engine.prompt import MAX_BUDGET, MIN_BUDGET, prompt_text
 from assocmem.engine.question import parse_question
 from assocmem.engine.recall import Query, recall
@@ -46,9 +47,13 @@ from assocmem.engine.time_window import listing_window, read_window
 
 from . import results
 from .access import AccessRecorder
+from .erasure import KINDS as ERASABLE
+from .erasure import subject_of
+from .erasure_job import enqueue_erasure
 from .errors import InvalidRequest, UnknownMemory
 from .history import Difference, History, Verification
 from .job_commands import JobCommands
+from .jobs import JobInfo, job_info
 from .key_commands import KeyCommands
 from .live_state import LiveState
 from .permissions import require
@@ -237,6 +242,28 @@ class Application:
         """Append checked payloads of one type as they are (memory.accessed from reads)."""
         events = [self._event(principal, event_type, data, None, None, "") for data in payloads]
         self._append(principal, events, limited=False)
+
+    def forget(self, principal: Principal, kind: str, value: str) -> JobInfo:
+        """Queue the erasure of every event of a user, an agent, a session or a namespace of
+        the caller's tenant (or of the whole tenant: `value` its name), after recording the
+        request as a subject.forgotten event naming the subject by its SHA-256 only."""
+        require(principal, ADMIN)
+        if kind not in ERASABLE:
+            raise InvalidRequest(f"kind {kind!r} is invalid: expected one of {', '.join(ERASABLE)}")
+        if kind == "tenant" and value != principal.tenant:
+            raise InvalidRequest(
+                f"tenant {value!r} is not yours: a key erases its own tenant ({principal.tenant!r})"
+            )
+        subject = subject_of(kind, value)
+        job_id = f"erase-{principal.tenant}-{int(self.clock() * 1000)}"
+        if kind != "tenant":
+            data = checked_payload(
+                "", lambda: SUBJECT_FORGOTTEN.payload(kind=kind, digest=subject.digest)
+            )
+            event = self._event(principal, SUBJECT_FORGOTTEN.name, data, None, job_id, "")
+            self._append(principal, [event], limited=False)
+        enqueue_erasure(self.runtime, principal.tenant, subject, job_id)
+        return job_info(self.runtime, job_id)
 
     # --- queries -----------------------------------------------------------------------------
 

@@ -44,6 +44,8 @@ class _Folded:
     """Events folded after `base`."""
     waiting_since: float | None = None
     """The runtime's clock when the oldest unpublished event was folded."""
+    epoch: int = 0
+    """Of the log it was folded from: an erasure since makes it stale."""
 
 
 def fold_tenant(tenant: str) -> dict[str, object]:
@@ -61,9 +63,17 @@ def fold_and_publish(runtime: Runtime, tenant: str, force: bool = False) -> dict
     folded = cache.get(tenant)
     # The state this process folded continues the latest snapshot, unless another worker has
     # published since: reuse it rather than decode the whole snapshot again.
-    if folded is None or folded.base != (expected or ZERO) or not _in_log(runtime, tenant, folded):
+    epoch = runtime.log.epoch(tenant)
+    if (
+        folded is None
+        or folded.epoch != epoch
+        or folded.base != (expected or ZERO)
+        or not _in_log(runtime, tenant, folded)
+    ):
         folded = _Folded(
-            starting_state(runtime.snapshots, tenant, None, keep_base=True), expected or ZERO
+            starting_state(runtime.snapshots, tenant, None, keep_base=True),
+            expected or ZERO,
+            epoch=epoch,
         )
     cache.pop(tenant, None)
     state = folded.state
@@ -99,7 +109,7 @@ def fold_and_publish(runtime: Runtime, tenant: str, force: bool = False) -> dict
         runtime.log.clear_fold_wanted(tenant, mark)
         if base is None:
             state.mark_base()
-        cache[tenant] = _Folded(state, state.position)
+        cache[tenant] = _Folded(state, state.position, epoch=epoch)
     else:
         cache.pop(tenant, None)
     log.info(

@@ -97,3 +97,27 @@ def api_key_key(digest: str) -> str:
 def api_key_ids_key() -> str:
     """A hash: API key id -> the digest its record is stored under (listing, revoking)."""
     return f"{PREFIX}:apikeys"
+
+
+def epoch_key(tenant: str) -> str:
+    """Raised by each rewrite of the tenant's history (an erasure)."""
+    return f"{PREFIX}:{{{tenant}}}:epoch"
+
+
+def rewrite_key(tenant: str) -> str:
+    """The log being rewritten without an erased subject's entries, renamed over the log."""
+    return f"{PREFIX}:{{{tenant}}}:log_rewrite"
+
+
+def rewriting_key(tenant: str) -> str:
+    """Set while an erasure rewrites the tenant's history: archive runs wait for it."""
+    return f"{PREFIX}:{{{tenant}}}:rewriting"
+
+
+def tenant_pattern(tenant: str) -> str:
+    """Every key of the tenant, for SCAN (a tenant name has no glob characters)."""
+    return f"{PREFIX}:{{{tenant}}}:*"
+
+
+def idempotency_pattern(tenant: str) -> str:
+    return f"{PREFIX}:{{{tenant}}}:idem:*"

@@ -38,6 +38,7 @@ class LiveState:
         self._store = store
         self._tenant = tenant
         self._state: State | None = None
+        self._epoch = 0
         self._appended = ZERO
         self._appended_lock = threading.Lock()
         self.lock = threading.RLock()
@@ -81,6 +82,7 @@ class LiveState:
         if self._state is None:
             with self.lock:
                 if self._state is None:
+                    self._epoch = self._log.epoch(self._tenant)
                     self._state = starting_state(self._store, self._tenant, None)
                     freeze_long_lived()
         chunks = list(iter_entries(self._log, self._tenant, self._state.position))
@@ -89,10 +91,19 @@ class LiveState:
                 fold_entries(self._state, chunks)
                 freeze_long_lived()
 
+    def _reload_if_rewritten(self) -> None:
+        """An erasure rewrote the log: drop the state (it holds what was erased) and load
+        the snapshot published after the rewrite."""
+        if self._state is not None and self._log.epoch(self._tenant) != self._epoch:
+            with self.lock:
+                self._state = None
+                self._appended = ZERO
+
     def keep_fresh(self, stop: threading.Event, wait: float = TAIL_WAIT) -> None:
         """Fold every new entry as it arrives, until `stop` is set (run in a thread)."""
         while not stop.is_set():
             try:
+                self._reload_if_rewritten()
                 self.refresh()
                 self._log.wait_for_entries(self._tenant, self.served_position or ZERO, wait)
             except Exception:  # a Redis hiccup must not end the loop; the next read retries too

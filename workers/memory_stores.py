@@ -27,6 +27,7 @@ class InMemoryEventLog:
         self._wanted: dict[str, int] = {}
         self._dead: dict[str, dict[Position, str]] = {}
         self._archived: dict[str, list[tuple[Segment, bytes]]] = {}
+        self._epochs: dict[str, int] = {}
         self._changed = threading.Condition()
 
     def append(self, tenant: str, events: list[Event]) -> list[Appended]:
@@ -129,6 +130,59 @@ class InMemoryEventLog:
     def clear_fold_wanted(self, tenant: str, mark: int) -> None:
         if self._wanted.get(tenant) == mark:
             del self._wanted[tenant]
+
+    def epoch(self, tenant: str) -> int:
+        return self._epochs.get(tenant, 0)
+
+    def rewrite(self, tenant: str, keep: Callable[[Entry], bool]) -> list[Position]:
+        with self._changed:
+            removed = []
+            segments = []
+            for segment, blob in self._archived.get(tenant, []):
+                entries = decode_segment(segment, blob)
+                kept = [e for e in entries if keep(e)]
+                still = {p for p, _ in kept}
+                removed += [p for p, _ in entries if p not in still]
+                if kept:
+                    segments.append(
+                        encode_segment(kept) if len(kept) < len(entries) else (segment, blob)
+                    )
+            if tenant in self._archived:
+                self._archived[tenant] = segments
+            before = list(self._logs.get(tenant, []))
+            verdicts = [keep(entry) for entry in before]  # may append: kept as they come
+            meanwhile = self._logs.get(tenant, [])[len(before) :]
+            removed += [p for (p, _), kept_it in zip(before, verdicts, strict=True) if not kept_it]
+            kept_entries = [e for e, kept_it in zip(before, verdicts, strict=True) if kept_it]
+            self._logs[tenant] = kept_entries + meanwhile
+            self._epochs[tenant] = self.epoch(tenant) + 1
+            return removed
+
+    def raise_epoch(self, tenant: str) -> None:
+        self._epochs[tenant] = self.epoch(tenant) + 1
+
+    def forget_positions(self, tenant: str, positions: list[Position]) -> None:
+        gone = set(positions)
+        dead = self._dead.get(tenant, {})
+        for position in gone & set(dead):
+            del dead[position]
+        for name in [k for k, (p, _) in self._keys.items() if k[0] == tenant and p in gone]:
+            del self._keys[name]
+
+    def erase_tenant(self, tenant: str) -> int:
+        with self._changed:
+            entries = len(self._logs.pop(tenant, [])) + sum(
+                s.count for s, _ in self._archived.pop(tenant, [])
+            )
+            self._dead.pop(tenant, None)
+            self._wanted.pop(tenant, None)
+            for name in [k for k in self._keys if k[0] == tenant]:
+                del self._keys[name]
+            self._epochs[tenant] = self.epoch(tenant) + 1
+            return entries
+
+    def compact(self) -> None:
+        """Nothing is on disk."""
 
     def add_dead_letters(self, tenant: str, rejections: list[Rejection]) -> None:
         dead = self._dead.setdefault(tenant, {})

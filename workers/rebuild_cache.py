@@ -18,7 +18,8 @@ from .stores import EventLog, SnapshotStore
 KEPT = 2
 """Rebuilt states kept (each is a whole state: hundreds of MB at 50,000 memories)."""
 
-Key = tuple[str, Position | None, frozenset[str]]
+Key = tuple[str, int, Position | None, frozenset[str]]
+"""Tenant, epoch (a rewritten history is rebuilt anew), up to, events skipped."""
 
 
 class RebuildCache:
@@ -32,7 +33,7 @@ class RebuildCache:
     def state(self, tenant: str, upto: Position | None, skip: frozenset[str]) -> Iterator[State]:
         """The state of `tenant` up to `upto` (None: the log's end) without `skip` events;
         held by this caller alone until the block ends."""
-        key = (tenant, upto, skip)
+        key = (tenant, self._log.epoch(tenant), upto, skip)
         with self._lock:
             state = self._states.pop(key, None)
             if state is None:

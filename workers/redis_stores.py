@@ -23,6 +23,7 @@ from .errors import StoreError, StoreUnavailable
 from .keys import (
     archive_meta_key,
     dead_letter_key,
+    epoch_key,
     fold_wanted_key,
     idempotency_key,
     latest_snapshot_key,
@@ -33,6 +34,7 @@ from .keys import (
     tenants_key,
 )
 from .redis_archive import RedisArchive
+from .redis_rewrite import RedisRewriter
 from .stores import DEFAULT_BATCH, DEFAULT_LADDER, Appended, Entry, Ladder, key_conflict
 
 T = TypeVar("T")
@@ -66,6 +68,7 @@ class RedisEventLog:
         self._append = _script(client, "append.lua")
         self._clear_flag = client.register_script(CLEAR_FLAG)
         self._archive = RedisArchive(client)
+        self._rewriter = RedisRewriter(client, self._archive)
 
     def append(self, tenant: str, events: list[Event]) -> list[Appended]:
         if not events:
@@ -187,6 +190,30 @@ class RedisEventLog:
     def clear_fold_wanted(self, tenant: str, mark: int) -> None:
         with translated(f"clear the fold flag of {tenant!r}"):
             self._clear_flag(keys=[fold_wanted_key(tenant)], args=[mark])
+
+    def epoch(self, tenant: str) -> int:
+        with translated(f"read the epoch of {tenant!r}"):
+            return int(self._client.get(epoch_key(tenant)) or 0)
+
+    def rewrite(self, tenant: str, keep: Callable[[Entry], bool]) -> list[Position]:
+        with translated(f"rewrite the log of {tenant!r}"):
+            return self._rewriter.rewrite(tenant, keep)
+
+    def raise_epoch(self, tenant: str) -> None:
+        with translated(f"raise the epoch of {tenant!r}"):
+            self._client.incr(epoch_key(tenant))
+
+    def forget_positions(self, tenant: str, positions: list[Position]) -> None:
+        with translated(f"drop the keys of erased entries of {tenant!r}"):
+            self._rewriter.forget_positions(tenant, positions)
+
+    def erase_tenant(self, tenant: str) -> int:
+        with translated(f"erase the tenant {tenant!r}"):
+            return self._rewriter.erase_tenant(tenant)
+
+    def compact(self) -> None:
+        with translated("rewrite the AOF"):
+            self._rewriter.compact()
 
     def add_dead_letters(self, tenant: str, rejections: list[Rejection]) -> None:
         for rejection in rejections:

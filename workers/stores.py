@@ -8,7 +8,7 @@ Each has a Redis implementation (redis_stores.py) and an in-memory twin
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Protocol
 
 from assocmem.engine.errors import quoted
@@ -90,6 +90,34 @@ class EventLog(Protocol):
     def clear_fold_wanted(self, tenant: str, mark: int) -> None:
         """Clear the flag if it still holds `mark`, read before a fold: an append since
         keeps it raised, and a fold that died before its end never clears it."""
+        ...
+
+    def epoch(self, tenant: str) -> int:
+        """Raised each time the tenant's history is rewritten (an erasure): whoever caches
+        what the log held reloads when it changes."""
+        ...
+
+    def rewrite(self, tenant: str, keep: Callable[[Entry], bool]) -> list[Position]:
+        """Take out of the log and its archive every entry `keep` refuses, keeping the
+        positions of the others and every entry appended meanwhile; raise the epoch.
+        Returns the positions taken out."""
+        ...
+
+    def raise_epoch(self, tenant: str) -> None:
+        """Make every cache of the tenant's history reload (see `epoch`)."""
+        ...
+
+    def forget_positions(self, tenant: str, positions: list[Position]) -> None:
+        """Drop the dead letters and the idempotency keys of entries taken out."""
+        ...
+
+    def erase_tenant(self, tenant: str) -> int:
+        """Delete everything of the tenant (log, archive, snapshots, dead letters, keys);
+        raise its epoch. Returns the entries deleted."""
+        ...
+
+    def compact(self) -> None:
+        """Rewrite the store's files (Redis's AOF) so none keeps what was deleted."""
         ...
 
     def add_dead_letters(self, tenant: str, rejections: list[Rejection]) -> None:

@@ -47,6 +47,7 @@ for _command in (
     history.jobs,
     maintenance.consolidate,
     maintenance.archive,
+    maintenance.forget,
     keys.keys,
     mcp.mcp,
 ):

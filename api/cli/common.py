@@ -51,15 +51,17 @@ def _keep(ctx: click.Context, param: click.Parameter, value: str | None) -> None
     ctx.ensure_object(dict)[param.name] = value
 
 
-def common(func: Callable[..., Any]) -> Callable[..., Any]:
+def common(func: Callable[..., Any], scoped: bool = True) -> Callable[..., Any]:
+    """--json, --url, --api-key and (`scoped`) --user, --session, --namespace."""
     func = click.option("--json", "as_json", is_flag=True, help="Print the API's JSON response.")(
         func
     )
-    for name, what in [
+    scopes = [
         ("namespace", "A partition of the tenant (a project, a team)"),
         ("session", "The conversation or run"),
         ("user", "Whom the request is about"),
-    ]:
+    ]
+    for name, what in scopes if scoped else []:
         func = click.option(
             f"--{name}",
             envvar=f"ASSOCMEM_{name.upper()}",

@@ -3,6 +3,8 @@ report; the archive's segments."""
 
 from __future__ import annotations
 
+import functools
+
 import click
 
 from .. import render
@@ -67,3 +69,56 @@ def archive(ctx: click.Context, now: bool, wait: bool, url: str | None, as_json:
             return
         job = follow(client, job, "archiving", as_json)
     emit(ctx, job, render.archive_report)
+
+
+@click.command(
+    epilog="Example: assocmem forget --user alice@example.com --yes",
+)
+@click.option("--user", help="Erase every event about this user.")
+@click.option("--agent", help="Erase every event this agent appended.")
+@click.option("--session", help="Erase every event of this session.")
+@click.option("--namespace", help="Erase every event of this namespace.")
+@click.option("--tenant", help="Erase the whole tenant (your key's: give its name to confirm).")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@WAIT
+@functools.partial(common, scoped=False)
+@click.pass_context
+def forget(
+    ctx: click.Context,
+    user: str | None,
+    agent: str | None,
+    session: str | None,
+    namespace: str | None,
+    tenant: str | None,
+    yes: bool,
+    wait: bool,
+    url: str | None,
+    as_json: bool,
+) -> None:
+    """Erase a subject's events for real: the log, its archive, every snapshot and Redis's
+    files are rewritten without them (other events keep their positions; events appended
+    meanwhile are kept), and a report says how many events, memories, links and how much
+    learned weight went. A subject.forgotten event records the request, naming the subject
+    only by its SHA-256. Needs an admin key; cannot be undone."""
+    remember(ctx, url, as_json)
+    named = {
+        k: v
+        for k, v in dict(
+            user=user, agent=agent, session=session, namespace=namespace, tenant=tenant
+        ).items()
+        if v
+    }
+    if len(named) != 1:
+        raise click.UsageError(
+            "name exactly one of --user, --agent, --session, --namespace, --tenant"
+        )
+    [(kind, value)] = named.items()
+    if not yes:
+        click.confirm(f"Erase every event of {kind} {value!r}? This cannot be undone", abort=True)
+    with client_of(ctx) as client:
+        job = client.forget(kind, value)
+        if not wait:
+            emit(ctx, job, lambda j: f"queued erasure job {j['id']}: assocmem jobs shows it")
+            return
+        job = follow(client, job, "erasing", as_json)
+    emit(ctx, job, render.erasure)

@@ -9,8 +9,8 @@ from .common import client_of, common, remember
 
 
 @click.command(
-    epilog="Example (an agent's MCP config): command `assocmem`, args `mcp`, env"
-    " ASSOCMEM_URL and ASSOCMEM_API_KEY."
+    epilog="Example: assocmem mcp --transport http --port 8766 (an agent's MCP config runs"
+    " `assocmem mcp` with ASSOCMEM_URL and ASSOCMEM_API_KEY set)"
 )
 @click.option(
     "--transport",

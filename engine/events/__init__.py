@@ -7,6 +7,7 @@ from .importance_set import IMPORTANCE_SET
 from .links_consolidated import LINKS_CONSOLIDATED
 from .memory_accessed import MEMORY_ACCESSED
 from .memory_written import MEMORY_WRITTEN
+from .subject_forgotten import SUBJECT_FORGOTTEN
 
 __all__ = [
     "ACTIVITY_LOGGED",
@@ -16,4 +17,5 @@ __all__ = [
     "LINKS_CONSOLIDATED",
     "MEMORY_ACCESSED",
     "MEMORY_WRITTEN",
+    "SUBJECT_FORGOTTEN",
 ]

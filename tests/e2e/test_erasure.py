@@ -1,0 +1,150 @@
+"""`assocmem forget --user` with real processes: after it, no Redis key (values decoded,
+compressed blobs inflated) and no file of the data directory holds the user's text or
+concepts, whether their events were in the stream or in an archive segment; the other user's
+part of the state is exactly what it was, and the served state is the fold of what is left."""
+
+from __future__ import annotations
+
+import time
+import zlib
+from pathlib import Path
+
+import redis
+
+from assocmem.engine.event import Event, decode_event
+from assocmem.engine.fold import fold_from_zero
+from assocmem.engine.position import ZERO
+from assocmem.engine.snapshot import content_hash
+from assocmem.workers.runtime import Runtime
+from assocmem.workers.settings import load_settings
+from assocmem.workers.stores import iter_entries
+
+from .pipeline import Pipeline, cli_json
+
+ALICE = "alice@example.com"
+MARKS = [b"zqxalicetext", b"zqxaliceconcept"]
+"""Alice's words: in her notes' text, and one of their concepts."""
+
+
+def as_user(user: str, *args: str, url: str) -> dict:
+    return cli_json(*args, "--user", user, url=url)
+
+
+def events_of(redis_url: str) -> list[Event]:
+    runtime = Runtime.connect(load_settings({"REDIS_URL": redis_url}))
+    try:
+        return [
+            decode_event(raw, position)
+            for chunk in iter_entries(runtime.log, "default", ZERO)
+            for position, raw in chunk
+        ]
+    finally:
+        runtime.close()
+
+
+def hash_of_user(events: list[Event], user: str) -> str:
+    return content_hash(fold_from_zero(e for e in events if e.user == user))
+
+
+def redis_contents(redis_url: str) -> bytes:
+    """Every value of every key, as the application reads it: streams' fields, hashes, lists,
+    sets, and strings inflated when they are zlib blobs (snapshots, archive segments)."""
+    client = redis.Redis.from_url(redis_url)
+    found = []
+    for database in (0, 1):
+        db = redis.Redis.from_url(redis_url, db=database)
+        for key in db.scan_iter(count=1000):
+            kind = db.type(key).decode()
+            found.append(key)
+            if kind == "stream":
+                found += [v for _, fields in db.xrange(key) for v in fields.values()]
+            elif kind == "string":
+                value = db.get(key) or b""
+                found.append(value)
+                try:
+                    found.append(zlib.decompress(value))
+                except zlib.error:
+                    pass
+            elif kind == "hash":
+                found += [v for pair in db.hgetall(key).items() for v in pair]
+            elif kind == "list":
+                found += db.lrange(key, 0, -1)
+            elif kind in ("set", "zset"):
+                found += db.smembers(key) if kind == "set" else db.zrange(key, 0, -1)
+        db.close()
+    client.close()
+    return b"\n".join(found)
+
+
+def files_under(home: Path) -> bytes:
+    return b"\n".join(p.read_bytes() for p in home.rglob("*") if p.is_file())
+
+
+def test_forget_a_user_leaves_nothing_of_them_and_the_rest_as_it_was(tmp_path: Path) -> None:
+    up = Pipeline(tmp_path / "data", {"ASSOCMEM_RETENTION_DAYS": "0.00001"})
+    try:
+        url = up.url
+        first = as_user(
+            ALICE,
+            "write",
+            "zqxalicetext billing outage",
+            "--concepts",
+            "zqxaliceconcept,billing",
+            url=url,
+        )
+        as_user("bob", "write", "bob billing retries", "--concepts", "billing,retries", url=url)
+        time.sleep(1.5)  # older than the retention window
+        assert cli_json("archive", "--now", url=url)["result"]["entries"] >= 1
+        assert cli_json("archive", url=url)["segments"][0]["first"] == first["id"]  # archived
+        as_user(
+            ALICE,
+            "write",
+            "zqxalicetext again on billing",
+            "--concepts",
+            "zqxaliceconcept,billing",
+            url=url,
+        )
+        as_user("bob", "write", "bob billing backoff", "--concepts", "billing,backoff", url=url)
+        as_user(
+            ALICE,
+            "feedback",
+            "--ids",
+            first["id"],
+            "--outcome",
+            "1",
+            "--concepts",
+            "billing",
+            url=url,
+        )
+        redis_url = up.info.redis_url
+        bob_before = hash_of_user(events_of(redis_url), "bob")
+        assert all(mark in redis_contents(redis_url) for mark in MARKS)  # the scans see them
+        deadline = time.monotonic() + 10
+        while MARKS[0] not in files_under(up.home):  # the AOF, written every second
+            assert time.monotonic() < deadline, "the AOF never held the user's text"
+            time.sleep(0.2)
+
+        done = cli_json("forget", "--user", ALICE, "--yes", url=url)
+        report = done["result"]
+        assert done["state"] == "finished"
+        assert report["events"] == 3 and report["memories"] == 2 and report["files_rewritten"]
+
+        events = events_of(redis_url)
+        assert all(e.user != ALICE for e in events)
+        assert [e.type for e in events if e.user is None] == ["subject.forgotten"]
+        assert hash_of_user(events, "bob") == bob_before
+        deadline = time.monotonic() + 30
+        while cli_json("state", url=url)["hash"] != content_hash(fold_from_zero(events)):
+            assert time.monotonic() < deadline, "the API never served the rewritten history"
+            time.sleep(0.5)
+        assert cli_json("replay", "--verify", url=url)["matches"]
+        left = redis_contents(redis_url)
+        assert not [m for m in MARKS if m in left], "Redis still holds the user's words"
+        assert ALICE.encode() not in left
+        read = cli_json("read", "--concepts", "billing", url=url)
+        assert {i["text"] for i in read["items"]} == {"bob billing retries", "bob billing backoff"}
+    finally:
+        up.stop()
+    on_disk = files_under(up.home)  # the AOF rewritten, Redis stopped: every file as it stays
+    assert not [m for m in MARKS if m in on_disk], "a file of the data directory holds them"
+    assert ALICE.encode() not in on_disk
