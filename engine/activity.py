@@ -11,6 +11,7 @@ import numpy as np
 from .concept import normalise_concept
 from .errors import InvalidQuery, quoted
 from .state import Memory, State
+from .visibility import Visibility
 
 PERIODS = ("day", "week", "month")
 MAX_ENTRIES = 1000
@@ -28,6 +29,8 @@ class ActivityFilter:
     """Matches a concept of the entry or a substring of its text (case-insensitive)."""
     source: str | None = None
     limit: int = 100
+    visibility: Visibility = Visibility(everything=True)
+    """Which entries the listing may show (the request's scopes)."""
 
     def __post_init__(self) -> None:
         if self.end <= self.start:
@@ -97,6 +100,8 @@ def _in_range(state: State, start: float, end: float) -> list[Memory]:
 
 
 def _passes(memory: Memory, spec: ActivityFilter) -> bool:
+    if not spec.visibility.sees(memory):
+        return False
     meta = memory.meta or {}
     if spec.category is not None and meta.get("category") != spec.category:
         return False

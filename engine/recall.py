@@ -42,6 +42,7 @@ from .rank import (
     top,
 )
 from .state import CORE, SUPPLEMENT, Memory, State
+from .visibility import Visibility, visible
 
 DEFAULT_FLOOR = 2.0
 """Count a written (co-occurrence) link needs before a read follows it."""
@@ -95,6 +96,8 @@ class Query:
     history: bool = False
     """Also return memories a newer one superseded."""
     kinds: tuple[str, ...] = KINDS
+    visibility: Visibility = Visibility(everything=True)
+    """Which memories the read may see (the request's scopes); all by default."""
     time_concepts: tuple[str, ...] = ()
     """Concepts naming the time range (a year, a month): a memory carrying one is about that
     time, whenever it was written."""
@@ -206,6 +209,7 @@ def recall(state: State, query: Query) -> Recall:
         keep &= _is_activity(state, candidates) == (query.kinds == ("activity",))
     if not query.history:
         keep &= state.alive.values[candidates]
+    keep &= visible(state, query.visibility, candidates)
     rows, relevance = candidates[keep], relevance[keep]
     near = contenders(relevance, query.limit)
     rows, relevance = rows[near], relevance[near]

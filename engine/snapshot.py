@@ -148,6 +148,8 @@ def memory_row(state: State, m: Memory) -> list[Any]:
         m.superseded_by,
         m.kind,
         m.meta,
+        m.session,
+        m.namespace,
     ]
 
 
@@ -172,10 +174,12 @@ def _state_from(header: dict[str, Any], matrices: dict[str, scipy.sparse.csr_arr
 def memory_from(state: State, row: list[Any]) -> Memory:
     """The memory a `memory_row` describes, its concepts named from the state's table."""
     mid, text, indices, core, matched, agent, user, ts, importance, valence = row[:10]
-    accesses, superseded_by, kind, meta = row[10:]
+    accesses, superseded_by, kind, meta = row[10:14]
+    session, namespace = row[14:16] if len(row) > 14 else (None, None)  # rows before scopes
     concepts = tuple(map(state.concepts.__getitem__, indices))
     memory = Memory(
         mid, text, concepts, agent, ts, importance, user, valence, core, matched, kind, meta
     )
     memory.accesses, memory.superseded_by = accesses, superseded_by
+    memory.session, memory.namespace = session, namespace
     return memory

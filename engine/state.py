@@ -46,6 +46,8 @@ class Memory:
     accesses: int = 0
     superseded_by: str | None = None
     row: int = -1
+    session: str | None = None
+    namespace: str | None = None
 
     def __post_init__(self) -> None:
         if self.core < 0:
@@ -171,6 +173,8 @@ class State:
         self.memories: dict[str, Memory] = {}
         self.rows: list[Memory] = []
         self.activity_rows: list[int] = []
+        self.scoped_rows: list[int] = []
+        """Rows of the memories about a user, a session or a namespace (engine/visibility.py)."""
         self.concepts: list[str] = []
         self.concept_index: dict[str, int] = {}
         self.surfaces: list[dict[str, int]] = []
@@ -262,6 +266,8 @@ class State:
         self.memories[memory.id] = memory
         if memory.kind == "activity":
             self.activity_rows.append(memory.row)
+        if memory.user is not None or memory.session is not None or memory.namespace is not None:
+            self.scoped_rows.append(memory.row)
         indices = [self.intern(c) for c in memory.concepts]
         memory.concepts = tuple(self.concepts[i] for i in indices)  # one string per concept
         for n, index in enumerate(indices):
@@ -284,6 +290,12 @@ class State:
             self.memories[memory.id] = memory
             if memory.kind == "activity":
                 self.activity_rows.append(n)
+            if (
+                memory.user is not None
+                or memory.session is not None
+                or memory.namespace is not None
+            ):
+                self.scoped_rows.append(n)
         self.rows.extend(memories)
         lengths = np.array([len(i) for i in indices], dtype=np.int64)
         concepts = np.fromiter(

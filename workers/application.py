@@ -44,6 +44,7 @@ from assocmem.engine.recall import Query, recall
 from assocmem.engine.snapshot import content_hash
 from assocmem.engine.state import State
 from assocmem.engine.time_window import listing_window, read_window
+from assocmem.engine.visibility import Visibility, visibility_of
 
 from . import results
 from .access import AccessRecorder
@@ -309,6 +310,7 @@ class Application:
                 kinds=tuple(request.kinds) if request.kinds else ("memory", "activity"),
                 time_concepts=question.time_concepts if question is not None else (),
                 prefers_recent=question is not None and question.prefers_recent,
+                visibility=self._visibility(principal),
             )
         )
         budget = request.token_budget
@@ -347,7 +349,7 @@ class Application:
 
     def activities(self, principal: Principal, request: ActivityQuery) -> results.Activities:
         require(principal, READ)
-        window, spec = self._listing(request)
+        window, spec = self._listing(principal, request)
         with self._state(principal.tenant) as state:
             entries = activities(state, spec)
             labels = {c: state.label(c) for m in entries for c in m.concepts}
@@ -355,7 +357,7 @@ class Application:
 
     def summary(self, principal: Principal, request: ActivityQuery) -> results.Summary:
         require(principal, READ)
-        window, spec = self._listing(request)
+        window, spec = self._listing(principal, request)
         zone = zone_of(request.tz) if request.tz else self.zone
         with self._state(principal.tenant) as state:
             periods = checked(lambda: summarise(state, spec, request.period, zone))
@@ -431,7 +433,7 @@ class Application:
         with self.live(tenant).served(wanted) as state:
             yield state
 
-    def _listing(self, request: ActivityQuery) -> tuple[Any, ActivityFilter]:
+    def _listing(self, principal: Principal, request: ActivityQuery) -> tuple[Any, ActivityFilter]:
         zone = zone_of(request.tz) if request.tz else self.zone
         now = datetime.fromtimestamp(self.clock(), zone)
         window = checked(
@@ -445,9 +447,16 @@ class Application:
                 request.keyword,
                 request.source,
                 request.limit,
+                self._visibility(principal),
             )
         )
         return window, spec
+
+    @staticmethod
+    def _visibility(principal: Principal) -> Visibility:
+        return visibility_of(
+            principal.user, principal.session, principal.namespace, principal.may(ADMIN)
+        )
 
     def _question_terms(self, concepts: list[str] | None, text: str | None) -> tuple[str, ...]:
         """Named concepts, or the content concepts of a question's text (question words out)."""

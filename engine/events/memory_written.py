@@ -80,6 +80,8 @@ def add_memory(state: State, event: Event, kind: str, meta: dict[str, Any] | Non
         matched=matched,
         kind=kind,
         meta=meta,
+        session=event.session,
+        namespace=event.namespace,
     )
     indices = state.add_memory(memory)
     state.note_surfaces(indices, data.get("labels", {}))

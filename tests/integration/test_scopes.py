@@ -50,3 +50,35 @@ def test_a_malformed_scope_is_refused_and_nothing_appended(
     )
     assert bad.status_code == 422 and "X-Assocmem-User" in bad.json()["detail"]
     assert runtime.log.length("default") == 0
+
+
+def test_a_read_sees_its_user_s_memories_and_the_shared_ones_an_admin_all(
+    http: TestClient, settings: Settings
+) -> None:
+    agent = bearer(key_for(settings, "default", "assistant"))
+    admin = bearer(key_for(settings, "default", "boss", ("read", "admin")))
+    for user, text in [
+        ("alice", "alice billing plan"),
+        ("bob", "bob billing plan"),
+        (None, "shared billing plan"),
+    ]:
+        headers = {**agent, "x-assocmem-user": user} if user else agent
+        http.post(
+            "/v1/memories", json={"text": text, "concepts": ["billing", "plan"]}, headers=headers
+        )
+
+    def texts(headers: dict[str, str]) -> set[str]:
+        found = http.post("/v1/read", json={"concepts": ["billing"]}, headers=headers).json()
+        return {item["text"] for item in found["items"]}
+
+    assert texts({**agent, "x-assocmem-user": "alice"}) == {
+        "alice billing plan",
+        "shared billing plan",
+    }
+    assert texts(agent) == {"shared billing plan"}
+    assert texts(admin) == {"alice billing plan", "bob billing plan", "shared billing plan"}
+    for user in ("alice", "bob"):
+        scoped = {**agent, "x-assocmem-user": user}
+        http.post("/v1/activities", json={"text": f"{user} deployed"}, headers=scoped)
+    listed = http.get("/v1/activities", headers={**agent, "x-assocmem-user": "bob"}).json()
+    assert [entry["text"] for entry in listed["items"]] == ["bob deployed"]
