@@ -28,8 +28,10 @@ from assocmem.workers.native_threads import limit_native_threads
 from assocmem.workers.requests import (
     ActivityEntry,
     ActivityQuery,
+    BatchItem,
     ChainRequest,
     Document,
+    ImportanceChange,
     Note,
     Rating,
     ReadRequest,
@@ -47,14 +49,19 @@ from .refusals import CountRefusals
 from .request_ids import RequestIds
 from .schemas import (
     ActivityIn,
+    ActivityItem,
     ChainIn,
     ConsolidateIn,
     DocumentIn,
+    EventBatchIn,
     FeedbackIn,
+    FeedbackItem,
     ForgetIn,
     ImportanceIn,
+    ImportanceItem,
     MemoryBatchIn,
     MemoryIn,
+    MemoryItem,
     ReadIn,
 )
 
@@ -191,6 +198,26 @@ def write_memories(body: MemoryBatchIn, request: Request, caller: Caller) -> dic
     return {"items": [responses.written_view(w) for w in written]}
 
 
+def publish_events(body: EventBatchIn, request: Request, caller: Caller) -> dict[str, Any]:
+    """Append 1 to 1000 events of any kind (memory, activity, feedback, importance),
+    atomically and in order; per item, the answer its own route gives (an item the key may
+    not append, or an invalid one, refuses the whole batch, naming the item)."""
+    published = _application(request).publish(caller, [_item(i) for i in body.items])
+    return {"items": [responses.published_view(p) for p in published]}
+
+
+def _item(item: MemoryItem | ActivityItem | FeedbackItem | ImportanceItem) -> BatchItem:
+    if isinstance(item, MemoryItem):
+        return _note(item)
+    if isinstance(item, ActivityItem):
+        return ActivityEntry(
+            item.text, item.category, item.tags, item.source, item.importance, item.ts, item.key
+        )
+    if isinstance(item, FeedbackItem):
+        return Rating(item.ids, item.outcome, item.concepts, item.text, item.key)
+    return ImportanceChange(item.memory_id, item.importance, item.key)
+
+
 def read(body: ReadIn, request: Request, caller: Caller) -> dict[str, Any]:
     """Memories for the query's concepts, direct and through links, each with the path that brought it."""
     values = ReadRequest(**body.__dict__)
@@ -218,7 +245,7 @@ def set_importance(
     memory_id: str, body: ImportanceIn, request: Request, caller: Caller
 ) -> dict[str, Any]:
     """Change a memory's importance (1-5); it scales its rank and slows its decay."""
-    position = _application(request).set_importance(caller, memory_id, body.importance)
+    position = _application(request).set_importance(caller, memory_id, body.importance, body.key)
     return {"position": str(position), "id": memory_id, "importance": body.importance}
 
 
@@ -366,6 +393,7 @@ def health(request: Request, caller: Caller) -> dict[str, Any]:
 _ROUTES = [
     ("/v1/memories", write_memory, "POST", 202, out.WrittenOut),
     ("/v1/memories/batch", write_memories, "POST", 202, out.BatchOut),
+    ("/v1/events/batch", publish_events, "POST", 202, out.PublishedOut),
     ("/v1/read", read, "POST", 200, out.ReadOut),
     ("/v1/feedback", give_feedback, "POST", 202, out.RatedOut),
     ("/v1/chain", find_chain, "POST", 200, out.ChainsOut),

@@ -137,6 +137,14 @@ class Client:
         answer = self._call("POST", "/v1/memories/batch", json={"items": keyed}, keyed=True)
         return answer["items"]  # type: ignore[no-any-return]
 
+    def publish(self, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Append up to 1,000 events of any kind at once, atomically: each item a dict with
+        `type` (memory, activity, feedback, importance) and the fields of its own route;
+        items without a `key` get one. Per item, what its own route answers."""
+        keyed = [item if item.get("key") else {**item, "key": new_key()} for item in items]
+        answer = self._call("POST", "/v1/events/batch", json={"items": keyed}, keyed=True)
+        return answer["items"]  # type: ignore[no-any-return]
+
     def read(
         self, text: str | None = None, concepts: list[str] | None = None, **options: Any
     ) -> dict[str, Any]:

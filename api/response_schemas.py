@@ -326,3 +326,10 @@ class ArchiveOut(BaseModel):
     entries: int
     stored_bytes: int
     raw_bytes: int
+
+
+class PublishedOut(BaseModel):
+    items: list[dict[str, Any]] = Field(
+        description="Per item, in order: what its own route answers (position, duplicate,"
+        " and id and concepts for a memory or an activity)."
+    )

@@ -20,6 +20,7 @@ from assocmem.engine.time_window import Window
 from assocmem.workers import results
 from assocmem.workers.archive import Segment
 from assocmem.workers.jobs import JobInfo
+from assocmem.workers.stores import Appended
 
 
 def concept_view(key: str, labels: dict[str, str], **extra: Any) -> dict[str, Any]:
@@ -304,3 +305,13 @@ def archive_view(segments: list[Segment]) -> dict[str, Any]:
         "stored_bytes": sum(s.size for s in segments),
         "raw_bytes": sum(s.raw_size for s in segments),
     }
+
+
+def published_view(published: object) -> dict[str, Any]:
+    """One item of a mixed batch, as its own route answers it."""
+    if isinstance(published, results.Written):
+        return written_view(published)
+    if isinstance(published, results.Rated):
+        return rated_view(published)
+    assert isinstance(published, Appended)
+    return {"position": str(published.position), "duplicate": published.is_duplicate}

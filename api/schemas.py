@@ -6,7 +6,7 @@ coerced, and a 422 names the field and quotes the start of the value.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -187,6 +187,7 @@ class FeedbackIn(Strict):
 
 class ImportanceIn(Strict):
     importance: Importance = Field(description="1 (trivial) to 5 (vital).")
+    key: Key | None = Field(None, description="Idempotency key.")
 
 
 class ActivityIn(Strict):
@@ -240,3 +241,32 @@ class ReplayJobIn(Strict):
 class AuditLinkJobIn(Strict):
     source: Concept
     target: Concept
+
+
+class MemoryItem(MemoryIn):
+    type: Literal["memory"] = Field(description="memory.written")
+
+
+class ActivityItem(ActivityIn):
+    type: Literal["activity"] = Field(description="activity.logged")
+
+
+class FeedbackItem(FeedbackIn):
+    type: Literal["feedback"] = Field(description="feedback.given")
+
+
+class ImportanceItem(ImportanceIn):
+    type: Literal["importance"] = Field(description="memory.importance_set")
+    memory_id: PositionText = Field(description="The memory whose importance changes.")
+
+
+class EventBatchIn(Strict):
+    items: list[
+        Annotated[
+            MemoryItem | ActivityItem | FeedbackItem | ImportanceItem, Field(discriminator="type")
+        ]
+    ] = Field(
+        min_length=1,
+        max_length=1000,
+        description="1 to 1000 events of any kind, appended atomically and in order.",
+    )

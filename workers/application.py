@@ -73,8 +73,10 @@ from .request_values import (
 from .requests import (
     ActivityEntry,
     ActivityQuery,
+    BatchItem,
     ChainRequest,
     Document,
+    ImportanceChange,
     Note,
     Rating,
     ReadRequest,
@@ -149,40 +151,52 @@ class Application:
         superseded = [i for note in notes for i in note.supersedes or []]
         if superseded:
             self._check_known(principal.tenant, superseded, "supersedes")
-        events = []
-        for n, note in enumerate(notes):
-            where = "" if len(notes) == 1 else f"items[{n}]."
-            extraction = extraction_of(note.text, note.concepts, where)
-            data = checked_payload(
-                where,
-                lambda note=note, extraction=extraction: MEMORY_WRITTEN.payload(
-                    text=note.text,
-                    extraction=extraction,
-                    importance=note.importance,
-                    supersedes=note.supersedes,
-                ),
-            )
-            events.append(
-                self._event(principal, MEMORY_WRITTEN.name, data, note.ts, note.key, where)
-            )
+        events = [
+            self._note_event(principal, note, "" if len(notes) == 1 else f"items[{n}].")
+            for n, note in enumerate(notes)
+        ]
         return [written(a, e) for a, e in zip(self._append(principal, events), events, strict=True)]
 
     def log_activity(self, principal: Principal, entry: ActivityEntry) -> results.Written:
         require(principal, WRITE)
-        extraction = extraction_of(entry.text, None, "")
-        data = checked_payload(
-            "",
-            lambda: ACTIVITY_LOGGED.payload(
-                text=entry.text,
-                extraction=extraction,
-                importance=entry.importance,
-                category=entry.category,
-                tags=entry.tags,
-                source=entry.source,
-            ),
-        )
-        event = self._event(principal, ACTIVITY_LOGGED.name, data, entry.ts, entry.key, "")
+        event = self._activity_event(principal, entry, "")
         return written(self._append(principal, [event])[0], event)
+
+    def publish(self, principal: Principal, items: list[BatchItem]) -> list[object]:
+        """Append up to MAX_BATCH events of any kind (notes, activities, ratings, importance
+        changes) atomically, in order; per item, what its own command returns. An item the
+        key may not append, or that is invalid, refuses the batch, naming the item."""
+        if not 1 <= len(items) <= MAX_BATCH:
+            raise InvalidRequest(f"items has {len(items)} entries: expected 1 to {MAX_BATCH}")
+        events: list[Event] = []
+        terms: dict[int, tuple[str, ...]] = {}
+        for n, item in enumerate(items):
+            where = f"items[{n}]."
+            if isinstance(item, Note):
+                require(principal, WRITE)
+                if item.supersedes:
+                    self._check_known(principal.tenant, item.supersedes, f"{where}supersedes")
+                events.append(self._note_event(principal, item, where))
+            elif isinstance(item, ActivityEntry):
+                require(principal, WRITE)
+                events.append(self._activity_event(principal, item, where))
+            elif isinstance(item, Rating):
+                require(principal, FEEDBACK)
+                event, terms[n] = self._rating_event(principal, item, where)
+                events.append(event)
+            else:
+                require(principal, WRITE)
+                events.append(self._importance_event(principal, item, where))
+        appended = self._append(principal, events)
+        found: list[object] = []
+        for n, (a, event) in enumerate(zip(appended, events, strict=True)):
+            if n in terms:
+                found.append(results.Rated(a.position, terms[n], terms[n], a.is_duplicate))
+            elif event.type in (MEMORY_WRITTEN.name, ACTIVITY_LOGGED.name):
+                found.append(written(a, event))
+            else:
+                found.append(a)
+        return found
 
     def ingest(self, principal: Principal, document: Document) -> results.Ingested:
         require(principal, WRITE)
@@ -216,27 +230,17 @@ class Application:
 
     def give_feedback(self, principal: Principal, rating: Rating) -> results.Rated:
         require(principal, FEEDBACK)
-        terms = self._question_terms(rating.concepts, rating.text)
-        data = checked_payload(
-            "",
-            lambda: FEEDBACK_GIVEN.payload(
-                memory_ids=rating.ids, outcome=rating.outcome, concepts=list(terms)
-            ),
-        )
-        self._check_known(principal.tenant, rating.ids, "ids")
+        event, terms = self._rating_event(principal, rating, "")
         with self.live(principal.tenant).served() as state:
             labels = tuple(state.label(c) for c in terms)
-        event = self._event(principal, FEEDBACK_GIVEN.name, data, None, rating.key, "")
         appended = self._append(principal, [event])[0]
-        return results.Rated(appended.position, tuple(terms), labels, appended.is_duplicate)
+        return results.Rated(appended.position, terms, labels, appended.is_duplicate)
 
-    def set_importance(self, principal: Principal, memory_id: str, importance: int) -> Position:
+    def set_importance(
+        self, principal: Principal, memory_id: str, importance: int, key: str | None = None
+    ) -> Position:
         require(principal, WRITE)
-        data = checked_payload(
-            "", lambda: IMPORTANCE_SET.payload(memory_id=memory_id, importance=importance)
-        )
-        self._check_known(principal.tenant, [memory_id], "id")
-        event = self._event(principal, IMPORTANCE_SET.name, data, None, None, "")
+        event = self._importance_event(principal, ImportanceChange(memory_id, importance, key), "")
         return self._append(principal, [event])[0].position
 
     def append(self, principal: Principal, event_type: str, payloads: list[dict[str, Any]]) -> None:
@@ -498,6 +502,59 @@ class Application:
             session=principal.session,
             namespace=principal.namespace,
         )
+
+    def _note_event(self, principal: Principal, note: Note, where: str) -> Event:
+        extraction = extraction_of(note.text, note.concepts, where)
+        data = checked_payload(
+            where,
+            lambda: MEMORY_WRITTEN.payload(
+                text=note.text,
+                extraction=extraction,
+                importance=note.importance,
+                supersedes=note.supersedes,
+            ),
+        )
+        return self._event(principal, MEMORY_WRITTEN.name, data, note.ts, note.key, where)
+
+    def _activity_event(self, principal: Principal, entry: ActivityEntry, where: str) -> Event:
+        extraction = extraction_of(entry.text, None, where)
+        data = checked_payload(
+            where,
+            lambda: ACTIVITY_LOGGED.payload(
+                text=entry.text,
+                extraction=extraction,
+                importance=entry.importance,
+                category=entry.category,
+                tags=entry.tags,
+                source=entry.source,
+            ),
+        )
+        return self._event(principal, ACTIVITY_LOGGED.name, data, entry.ts, entry.key, where)
+
+    def _rating_event(
+        self, principal: Principal, rating: Rating, where: str
+    ) -> tuple[Event, tuple[str, ...]]:
+        terms = tuple(self._question_terms(rating.concepts, rating.text))
+        data = checked_payload(
+            where,
+            lambda: FEEDBACK_GIVEN.payload(
+                memory_ids=rating.ids, outcome=rating.outcome, concepts=list(terms)
+            ),
+        )
+        self._check_known(principal.tenant, rating.ids, f"{where}ids")
+        return self._event(principal, FEEDBACK_GIVEN.name, data, None, rating.key, where), terms
+
+    def _importance_event(
+        self, principal: Principal, change: ImportanceChange, where: str
+    ) -> Event:
+        data = checked_payload(
+            where,
+            lambda: IMPORTANCE_SET.payload(
+                memory_id=change.memory_id, importance=change.importance
+            ),
+        )
+        self._check_known(principal.tenant, [change.memory_id], f"{where}id")
+        return self._event(principal, IMPORTANCE_SET.name, data, None, change.key, where)
 
     def _append(
         self, principal: Principal, events: list[Event], limited: bool = True

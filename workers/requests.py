@@ -94,3 +94,15 @@ class ActivityQuery:
     tz: str | None = None
     period: str = "day"
     """For summaries: day, week or month."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ImportanceChange:
+    memory_id: str
+    importance: int
+    key: str | None = None
+    """Idempotency key."""
+
+
+BatchItem = Note | ActivityEntry | Rating | ImportanceChange
+"""What a mixed batch (Application.publish) appends."""

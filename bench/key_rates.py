@@ -2,7 +2,7 @@
 limits and one unlimited, sent the same single-event appends and health checks in
 alternation (this machine is shared: medians of pairs taken in one run).
 
-    .venv/bin/python bench/limits.py --requests 2000
+    .venv/bin/python bench/key_rates.py --requests 2000
 """
 
 from __future__ import annotations
