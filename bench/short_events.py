@@ -1,0 +1,96 @@
+"""Publishing at rate, as issue 14 measures it, on one pipeline (`up`, one API process):
+
+- short events (100-character notes with their concepts given, so no extraction) appended
+  in batches of 1,000 through `POST /v1/events/batch`: events/s;
+- single-event appends: p50 and p95 latency;
+- reads (standard depth) on an idle pipeline, then while a second client appends batches
+  at half the rate measured above: p50 of each, and their ratio.
+
+    .venv/bin/python bench/short_events.py --events 100000
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from assocmem.api.client import Client
+from assocmem.api.run_file import read_key_file
+from assocmem.api.spawn import UNLIMITED, banner_url, spawn_up
+
+WORDS = [f"w{n}" for n in range(2000)]
+
+
+def short_note(rng: random.Random) -> dict[str, object]:
+    concepts = rng.sample(WORDS, 4)
+    text = (" ".join(concepts) + " ") * 6
+    return {"type": "memory", "text": text[:100], "concepts": concepts}
+
+
+def timed(call, *args, **kwargs) -> float:  # type: ignore[no-untyped-def]
+    start = time.perf_counter()
+    call(*args, **kwargs)
+    return (time.perf_counter() - start) * 1000
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--events", type=int, default=100_000, help="short events in batches")
+    parser.add_argument("--singles", type=int, default=1_000, help="single-event appends")
+    parser.add_argument("--reads", type=int, default=300, help="reads, idle and under load")
+    args = parser.parse_args()
+    rng = random.Random(7)
+    with tempfile.TemporaryDirectory(prefix="assocmem-short-") as directory:
+        home = Path(directory) / "data"
+        process, banner = spawn_up(home, UNLIMITED)
+        url, key = banner_url(banner), read_key_file(home)
+        try:
+            with Client(url, timeout=600, api_key=key) as client:
+                start = time.perf_counter()
+                for _ in range(0, args.events, 1000):
+                    client.publish([short_note(rng) for _ in range(1000)])
+                rate = args.events / (time.perf_counter() - start)
+                print(f"short events in batches of 1,000: {rate:,.0f}/s")
+                singles = [timed(client.publish, [short_note(rng)]) for _ in range(args.singles)]
+                singles.sort()
+                print(
+                    f"single-event appends: p50 {statistics.median(singles):.2f} ms,"
+                    f" p95 {singles[int(0.95 * len(singles))]:.2f} ms"
+                )
+                queries = [rng.sample(WORDS, 2) for _ in range(args.reads)]
+                idle = [timed(client.read, concepts=q, record_access=False) for q in queries]
+                stop = threading.Event()
+
+                def append_at(per_second: float) -> None:
+                    with Client(url, timeout=600, api_key=key) as writer:
+                        while not stop.is_set():
+                            began = time.perf_counter()
+                            writer.publish([short_note(random.Random()) for _ in range(1000)])
+                            stop.wait(max(0.0, 1000 / per_second - (time.perf_counter() - began)))
+
+                loader = threading.Thread(target=append_at, args=(rate / 2,))
+                loader.start()
+                try:
+                    busy = [timed(client.read, concepts=q, record_access=False) for q in queries]
+                finally:
+                    stop.set()
+                    loader.join()
+                quiet, loaded = statistics.median(idle), statistics.median(busy)
+                print(
+                    f"reads p50: idle {quiet:.2f} ms, appends at {rate / 2:,.0f}/s {loaded:.2f} ms,"
+                    f" ratio {loaded / quiet:.2f}"
+                )
+        finally:
+            process.terminate()
+            process.wait(60)
+
+
+if __name__ == "__main__":
+    main()
