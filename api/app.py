@@ -98,6 +98,12 @@ def create_app(settings: Settings, runtime: Runtime | None = None) -> FastAPI:
     app = FastAPI(
         title="assocmem",
         summary="Long-term associative memory for AI agents.",
+        description="Every route but /healthz and /readyz takes an API key"
+        " (`Authorization: Bearer <key>` or `X-API-Key`): its tenant and agent are the"
+        " request's. Whom a request is about comes in optional headers, recorded on every"
+        " event it appends and filtering what reads see: `X-Assocmem-User`,"
+        " `X-Assocmem-Session`, `X-Assocmem-Namespace` (1 to 128 letters, digits or"
+        " `.:@+-_`; a malformed one is a 422).",
         version="0.1.0",
         lifespan=lifespan,
         default_response_class=OrjsonResponse,

@@ -78,7 +78,10 @@ def test_the_live_api_keeps_its_document_and_refuses_invalid_requests_untouched(
         invalid = schemathesis(up.url, *key, *negative, "--phases", "coverage")
         assert invalid.returncode == 0, invalid.stdout[-4000:]
         skipped = [f"--exclude-name={name}" for name in nothing_to_negate(up.url)]
-        invalid = schemathesis(up.url, *key, *negative, "--phases", "fuzzing", *skipped)
+        # Negatives of the activity listing's many optional patterned parameters are mostly
+        # filtered out as valid: Hypothesis's health check would stop the run for it.
+        tolerant = ("--suppress-health-check", "filter_too_much")
+        invalid = schemathesis(up.url, *key, *negative, "--phases", "fuzzing", *tolerant, *skipped)
         assert invalid.returncode == 0, invalid.stdout[-4000:]
         after = cli_json("state", url=up.url)
         assert (after["position"], after["hash"]) == (before["position"], before["hash"])
