@@ -9,11 +9,13 @@ import sys
 import time
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from rq import Retry
 from rq.job import Job, JobStatus
 from rq.registry import FailedJobRegistry, StartedJobRegistry
 from rq.serializers import JSONSerializer
 
+from assocmem.workers import scheduler
 from assocmem.workers.jobs import list_jobs, requeue
 from assocmem.workers.keys import MAINTENANCE_QUEUE, QUEUES, fold_job_id
 from assocmem.workers.runtime import Runtime
@@ -125,3 +127,25 @@ def test_a_job_run_before_by_a_killed_worker_still_finishes_cleanly(runtime: Run
     HeartbeatWorker(queue, connection=connection, serializer=JSONSerializer).work(burst=True)
     assert not connection.exists(job.key)  # finished, its result discarded
     assert FailedJobRegistry(queue=queue).get_job_ids() == []
+
+
+def test_a_fold_job_a_killed_worker_took_from_the_queue_is_replaced(
+    runtime: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker on several queues pops a job (BLPOP) before it records it as started: killed
+    between the two, it left the job in no queue and no registry, and its id refused every
+    later fold of the tenant for ever (CI's fault-injection run waited 300 s on it)."""
+    write(runtime, ["a", "b"])
+    queue = runtime.queue()
+    assert enqueue_fold(runtime, "default")
+    connection = runtime.queue_connection
+    assert connection is not None
+    connection.lrem(queue.key, 0, fold_job_id("default"))  # popped by the worker that died
+    suspects: dict[str, float] = {}
+    assert not enqueue_fold(runtime, "default", suspects)  # maybe a live worker: wait
+    assert fold_job_id("default") in suspects
+    monkeypatch.setattr(scheduler, "ORPHAN_GRACE", 0.0)
+    assert enqueue_fold(runtime, "default", suspects)
+    assert queue.job_ids == [fold_job_id("default")]
+    assert not enqueue_fold(runtime, "default", suspects)  # queued now: left alone
+    assert not suspects
