@@ -31,8 +31,9 @@ Concepts = Annotated[
 ]
 
 
-def build_server(client: Client) -> MCPServer:
-    """The tools, over `client` (give it a key and `degrade_after`)."""
+def build_server(client: Client, allow_forget: bool = False) -> MCPServer:
+    """The tools, over `client` (give it a key and `degrade_after`); `forget` only when
+    `allow_forget` (it erases for good, and needs an admin key)."""
     server = MCPServer("assocmem", instructions=INSTRUCTIONS, version="0.1.0")
 
     @server.tool()
@@ -99,6 +100,21 @@ def build_server(client: Client) -> MCPServer:
     ) -> dict[str, Any]:
         """The links around the concepts: weight, co-occurrence count, learned delta."""
         return client.graph(concepts, hops)
+
+    if allow_forget:
+
+        @server.tool()
+        def forget(
+            kind: Annotated[
+                Literal["user", "session", "namespace"], Field(description="What to erase.")
+            ],
+            value: Annotated[str, Field(min_length=1, max_length=128, description="Its id.")],
+        ) -> dict[str, Any]:
+            """Erase for good every event of a user, a session or a namespace of this
+            tenant: the log, its archive, the snapshots and the store's files are rewritten
+            without them. Returns the erasure job (its report comes when it finishes)."""
+            job = client.forget(kind, value)
+            return {"job": job["id"], "state": job["state"]}
 
     return server
 

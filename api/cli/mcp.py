@@ -29,6 +29,12 @@ from .common import client_of, common, remember
     help="Seconds a recall may take before it answers empty, flagged degraded.",
 )
 @click.option("--schemas", is_flag=True, help="Print the tools as function-calling JSON schemas.")
+@click.option(
+    "--allow-forget",
+    is_flag=True,
+    help="Add the `forget` tool (erases a user, session or namespace for good; needs an"
+    " admin key).",
+)
 @common
 @click.pass_context
 def mcp(
@@ -38,6 +44,7 @@ def mcp(
     port: int,
     degrade_after: float,
     schemas: bool,
+    allow_forget: bool,
     url: str | None,
     as_json: bool,
 ) -> None:
@@ -50,7 +57,7 @@ def mcp(
 
     remember(ctx, url, as_json)
     client = client_of(ctx, degrade_after=degrade_after)
-    server = build_server(client)
+    server = build_server(client, allow_forget)
     if schemas:
         click.echo(orjson.dumps(tool_schemas(server), option=orjson.OPT_INDENT_2).decode())
         return

@@ -32,9 +32,9 @@ def server_env(url: str, key: str) -> dict[str, str]:
     return {**os.environ, "ASSOCMEM_URL": url, "ASSOCMEM_API_KEY": key}
 
 
-def over_stdio(env: dict[str, str]) -> AbstractAsyncContextManager[Any]:
+def over_stdio(env: dict[str, str], *options: str) -> AbstractAsyncContextManager[Any]:
     command = StdioServerParameters(
-        command=sys.executable, args=["-m", "assocmem.api.cli", "mcp"], env=env
+        command=sys.executable, args=["-m", "assocmem.api.cli", "mcp", *options], env=env
     )
     return stdio_client(command)
 
@@ -164,3 +164,26 @@ def test_recall_answers_degraded_within_its_bound_when_the_service_is_gone() -> 
     found, took = anyio.run(with_session, over_stdio(server_env(gone, "amk_x_y")), recall)
     assert found["degraded"] is True and found["items"] == [] and found["reason"]
     assert took < 2.0 + 1.0  # DEGRADE_AFTER, and a second for the round trip through MCP
+
+
+def test_the_opt_in_forget_tool_erases_a_user(tmp_path: Path) -> None:
+    up = Pipeline(tmp_path / "data")
+    try:
+        env = {**server_env(up.url, up.key), "ASSOCMEM_USER": "alice"}  # the server's scope
+
+        async def remember_then_forget(session: ClientSession) -> Any:
+            assert "forget" in {t.name for t in (await session.list_tools()).tools}
+            await call(session, "remember", {"text": "alice's card", "concepts": ["card"]})
+            assert cli_json("state", url=up.url)["memories"] == 1
+            return await call(session, "forget", {"kind": "user", "value": "alice"})
+
+        job = anyio.run(with_session, over_stdio(env, "--allow-forget"), remember_then_forget)
+        assert job["job"].startswith("erase-")
+        deadline = time.monotonic() + 60
+        while cli_json("state", url=up.url)["memories"] != 0:
+            assert time.monotonic() < deadline, "the erasure never finished"
+            time.sleep(0.5)
+        plain = anyio.run(with_session, over_stdio(env), lambda s: s.list_tools())
+        assert "forget" not in {t.name for t in plain.tools}  # opt-in only
+    finally:
+        up.stop()
