@@ -12,9 +12,7 @@ from typing import Any
 import httpx2
 import orjson
 
-from assocmem.engine.position import Position
-
-from .client import DEFAULT_TIMEOUT, given, new_key, problem_detail
+from .client import DEFAULT_TIMEOUT, degraded, given, keyed, latest_written, problem_detail
 from .errors import ApiError, BadRequest, ServiceDown
 
 SEND_ATTEMPTS = 4
@@ -65,11 +63,11 @@ class AsyncClient:
         key: str | None = None,
     ) -> dict[str, Any]:
         body = {"text": text, "concepts": concepts, "importance": importance, "ts": ts}
-        return await self._append("/v1/memories", body | {"key": key or new_key()})
+        return await self._append("/v1/memories", keyed(body | {"key": key}))
 
     async def write_many(self, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        keyed = [item if item.get("key") else {**item, "key": new_key()} for item in items]
-        return (await self._append("/v1/memories/batch", {"items": keyed}))["items"]  # type: ignore[no-any-return]
+        body = {"items": [keyed(item) for item in items]}
+        return (await self._append("/v1/memories/batch", body))["items"]  # type: ignore[no-any-return]
 
     async def feedback(
         self,
@@ -79,12 +77,11 @@ class AsyncClient:
         text: str | None = None,
         key: str | None = None,
     ) -> dict[str, Any]:
-        body = {"ids": ids, "outcome": outcome, "concepts": concepts, "text": text}
-        return await self._append("/v1/feedback", body | {"key": key or new_key()})
+        body = {"ids": ids, "outcome": outcome, "concepts": concepts, "text": text, "key": key}
+        return await self._append("/v1/feedback", keyed(body))
 
     async def log_activity(self, text: str, **fields: Any) -> dict[str, Any]:
-        body = {"text": text} | given(fields)
-        return await self._append("/v1/activities", body | {"key": body.get("key") or new_key()})
+        return await self._append("/v1/activities", keyed({"text": text} | given(fields)))
 
     async def read(
         self, text: str | None = None, concepts: list[str] | None = None, **options: Any
@@ -109,10 +106,7 @@ class AsyncClient:
 
     async def _append(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
         answer = await self._send("POST", path, json=body, again=True)
-        positions = [answer.get("position")] + [i.get("position") for i in answer.get("items", [])]
-        for position in filter(None, positions):
-            if self.position is None or Position.parse(position) > Position.parse(self.position):
-                self.position = position
+        self.position = latest_written(self.position, answer)
         return answer
 
     async def _degradable(
@@ -128,9 +122,7 @@ class AsyncClient:
             reason = f"assocmem at {self.url} did not answer within {self._degrade_after:g} s"
             return {**empty, "degraded": True, "reason": reason}
         except ApiError as exc:
-            if isinstance(exc, BadRequest) and exc.status != 429:
-                raise
-            return {**empty, "degraded": True, "reason": str(exc)}
+            return degraded(empty, exc)
         return {**answer, "degraded": False}
 
     async def _send(

@@ -65,6 +65,28 @@ def new_key() -> str:
     return uuid.uuid4().hex
 
 
+def keyed(body: dict[str, Any]) -> dict[str, Any]:
+    """`body` with an idempotency key: its own, else a new one."""
+    return body | {"key": body.get("key") or new_key()}
+
+
+def degraded(empty: dict[str, Any], failure: ApiError) -> dict[str, Any]:
+    """The empty answer of a degraded read for an outage; a wrong request still raises."""
+    if isinstance(failure, BadRequest) and failure.status != 429:
+        raise failure
+    return {**empty, "degraded": True, "reason": str(failure)}
+
+
+def latest_written(current: str | None, answer: dict[str, Any]) -> str | None:
+    """The latest of `current` and the positions a write's answer names."""
+    positions = [answer.get("position"), *answer.get("positions", [])]
+    positions += [item.get("position") for item in answer.get("items", [])]
+    for position in filter(None, positions):
+        if current is None or Position.parse(position) > Position.parse(current):
+            current = position
+    return current
+
+
 class Client:
     def __init__(
         self,
@@ -126,23 +148,22 @@ class Client:
     ) -> dict[str, Any]:
         """Append a memory; without a `key`, one is made, so a retry stores it once."""
         body = {"text": text, "concepts": concepts, "importance": importance, "ts": ts}
-        body["key"] = key or new_key()
         if supersedes:
             body["supersedes"] = supersedes
-        return self._call("POST", "/v1/memories", json=body, keyed=True)
+        return self._call("POST", "/v1/memories", json=keyed(body | {"key": key}), keyed=True)
 
     def write_many(self, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Append up to 1,000 memories at once; items without a `key` get one."""
-        keyed = [item if item.get("key") else {**item, "key": new_key()} for item in items]
-        answer = self._call("POST", "/v1/memories/batch", json={"items": keyed}, keyed=True)
+        body = {"items": [keyed(item) for item in items]}
+        answer = self._call("POST", "/v1/memories/batch", json=body, keyed=True)
         return answer["items"]  # type: ignore[no-any-return]
 
     def publish(self, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Append up to 1,000 events of any kind at once, atomically: each item a dict with
         `type` (memory, activity, feedback, importance) and the fields of its own route;
         items without a `key` get one. Per item, what its own route answers."""
-        keyed = [item if item.get("key") else {**item, "key": new_key()} for item in items]
-        answer = self._call("POST", "/v1/events/batch", json={"items": keyed}, keyed=True)
+        body = {"items": [keyed(item) for item in items]}
+        answer = self._call("POST", "/v1/events/batch", json=body, keyed=True)
         return answer["items"]  # type: ignore[no-any-return]
 
     def read(
@@ -172,8 +193,7 @@ class Client:
 
     def log_activity(self, text: str, **fields: Any) -> dict[str, Any]:
         """`fields`: category, tags, source, importance, ts, key (made when absent)."""
-        body = {"text": text} | given(fields)
-        body["key"] = body.get("key") or new_key()
+        body = keyed({"text": text} | given(fields))
         return self._call("POST", "/v1/activities", json=body, keyed=True)
 
     def activities(self, **filters: Any) -> dict[str, Any]:
@@ -193,8 +213,7 @@ class Client:
         source: str | None = None,
         key: str | None = None,
     ) -> dict[str, Any]:
-        body = {"title": title, "text": text, "scope": scope, "source": source}
-        body["key"] = key or new_key()
+        body = keyed({"title": title, "text": text, "scope": scope, "source": source, "key": key})
         return self._call("POST", "/v1/documents", json=body, keyed=True)
 
     def feedback(
@@ -205,8 +224,9 @@ class Client:
         text: str | None = None,
         key: str | None = None,
     ) -> dict[str, Any]:
-        body = {"ids": ids, "outcome": outcome, "concepts": concepts, "text": text}
-        body["key"] = key or new_key()
+        body = keyed(
+            {"ids": ids, "outcome": outcome, "concepts": concepts, "text": text, "key": key}
+        )
         return self._call("POST", "/v1/feedback", json=body, keyed=True)
 
     def graph(self, concepts: list[str], hops: int = 1) -> dict[str, Any]:
@@ -304,9 +324,7 @@ class Client:
                 retries=False,
             )
         except ApiError as exc:
-            if isinstance(exc, BadRequest) and exc.status != 429:
-                raise
-            return {**empty, "degraded": True, "reason": str(exc)}
+            return degraded(empty, exc)
         return {**answer, "degraded": False}
 
     def _call(
@@ -357,15 +375,8 @@ class Client:
             raise ApiError(detail, response.status)
         answer = orjson.loads(response.data)
         if method == "POST" and not changes_nothing:
-            self._note_written(answer)
+            self.position = latest_written(self.position, answer)
         return answer  # type: ignore[no-any-return]
-
-    def _note_written(self, answer: dict[str, Any]) -> None:
-        positions = [answer.get("position"), *answer.get("positions", [])]
-        positions += [item.get("position") for item in answer.get("items", [])]
-        for position in filter(None, positions):
-            if self.position is None or Position.parse(position) > Position.parse(self.position):
-                self.position = position
 
 
 class _FreshPool(urllib3.HTTPConnectionPool):

@@ -19,6 +19,8 @@ import threading
 import time
 from pathlib import Path
 
+from key_rates import timed  # bench/ is on sys.path when a script here runs
+
 from assocmem.api.client import Client
 from assocmem.api.run_file import read_key_file
 from assocmem.api.spawn import UNLIMITED, banner_url, spawn_up
@@ -30,12 +32,6 @@ def short_note(rng: random.Random) -> dict[str, object]:
     concepts = rng.sample(WORDS, 4)
     text = (" ".join(concepts) + " ") * 6
     return {"type": "memory", "text": text[:100], "concepts": concepts}
-
-
-def timed(call, *args, **kwargs) -> float:  # type: ignore[no-untyped-def]
-    start = time.perf_counter()
-    call(*args, **kwargs)
-    return (time.perf_counter() - start) * 1000
 
 
 def main() -> None:
