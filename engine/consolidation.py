@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse
 
-from .cooccurrence import COUNT_DTYPE, LINK_WINDOW, LINKED_CONCEPTS, window_template
+from .cooccurrence import COUNT_DTYPE, LINK_WINDOW, LINKED_CONCEPTS, window_pairs
 from .errors import InvalidEvent
 from .event import check_time
 from .state import State
@@ -162,28 +162,24 @@ def _decayed_counts(state: State, rule: Rule, progress: Progress | None) -> scip
         if progress is not None:
             progress(1.0)
         return written
-    firsts, seconds, weights = [], [], []
     ages = rule.at - state.ts.values
     weight_of = 0.5 ** (np.maximum(ages - rule.window_days * DAY, 0.0) / (half_life * DAY))
     index = state.concept_index
+    lists, owners = [], []
     step = max(1, len(state.rows) // 100)
     for row, memory in enumerate(state.rows):
         linked = memory.concepts[: min(memory.matched, LINKED_CONCEPTS)]
         if len(linked) >= 2:
-            items = np.fromiter((index[c] for c in linked), dtype=np.int64, count=len(linked))
-            a, b = window_template(len(items), LINK_WINDOW)
-            first, second = items[a], items[b]
-            keep = first != second
-            firsts.append(first[keep])
-            seconds.append(second[keep])
-            weights.append(np.full(int(keep.sum()), weight_of[row]))
+            lists.append(list(map(index.__getitem__, linked)))
+            owners.append(row)
         if progress is not None and row % step == 0:
             progress(row / max(1, len(state.rows)))
-    if not firsts:
+    if not lists:
         return written
-    first = np.concatenate(firsts)
-    second = np.concatenate(seconds)
-    weight = np.concatenate(weights)
+    first, second, group = window_pairs(lists, LINK_WINDOW)
+    in_log_order = np.argsort(group, kind="stable")  # each pair's weights summed as before
+    first, second = first[in_log_order].astype(np.int64), second[in_log_order].astype(np.int64)
+    weight = weight_of[np.asarray(owners, dtype=np.int64)[group[in_log_order]]]
     keys = np.concatenate([first * size + second, second * size + first])
     keys, inverse = np.unique(keys, return_inverse=True)
     weight = np.concatenate([weight, weight])

@@ -7,7 +7,7 @@ and the slowest part of every fold: allocating millions of small entries.
 
 from __future__ import annotations
 
-import functools
+from itertools import chain
 
 import numpy as np
 import scipy.sparse
@@ -21,21 +21,29 @@ LINKED_CONCEPTS = 24
 not its 150 words."""
 
 
-@functools.lru_cache(maxsize=512)
-def window_template(size: int, window: int) -> tuple[np.ndarray, np.ndarray]:
-    """Index pairs (a, b), a < b <= a + window - 1, for a list of `size` items."""
-    firsts, seconds = [], []
-    for a in range(size):
-        for b in range(a + 1, min(size, a + window)):
-            firsts.append(a)
-            seconds.append(b)
-    return np.array(firsts, dtype=np.intp), np.array(seconds, dtype=np.intp)
+def window_pairs(lists: list[list[int]], window: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each pair of items of one list at most `window - 1` apart, for many lists at once
+    (one numpy step per distance instead of one per list), and the list of each pair;
+    pairs of equal items dropped."""
+    lengths = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
+    flat = np.fromiter(chain.from_iterable(lists), dtype=np.int32, count=int(lengths.sum()))
+    group = np.repeat(np.arange(len(lists), dtype=np.int64), lengths)
+    firsts, seconds, groups = [], [], []
+    for distance in range(1, window):
+        same = group[:-distance] == group[distance:]
+        firsts.append(flat[:-distance][same])
+        seconds.append(flat[distance:][same])
+        groups.append(group[:-distance][same])
+    first, second = np.concatenate(firsts), np.concatenate(seconds)
+    keep = first != second
+    return first[keep], second[keep], np.concatenate(groups)[keep]
 
 
 class Cooccurrence:
     def __init__(self) -> None:
         self._matrix = scipy.sparse.csr_array((0, 0), dtype=COUNT_DTYPE)
-        self._pending: list[tuple[np.ndarray, np.ndarray]] = []
+        self._pending: list[list[int]] = []
+        """Index lists not yet counted, each of LINK_WINDOW (one window for all)."""
         self._size = 0
         self._marginals = np.zeros(0, dtype=np.int64)
         self._reduction = scipy.sparse.csr_array((0, 0), dtype=COUNT_DTYPE)
@@ -47,11 +55,8 @@ class Cooccurrence:
         self._size = max(self._size, size)
         if len(indices) < 2:
             return
-        a, b = window_template(len(indices), window)
-        items = np.asarray(indices, dtype=np.int32)
-        first, second = items[a], items[b]
-        keep = first != second
-        self._pending.append((first[keep], second[keep]))
+        assert window == LINK_WINDOW, "pending lists share one window"
+        self._pending.append(indices)
         self.version += 1
 
     def grow(self, size: int) -> None:
@@ -108,8 +113,7 @@ class Cooccurrence:
         size = self._size
         base = _resized(self._matrix, size)
         if self._pending:
-            first = np.concatenate([p[0] for p in self._pending])
-            second = np.concatenate([p[1] for p in self._pending])
+            first, second, _ = window_pairs(self._pending, LINK_WINDOW)
             rows = np.concatenate([first, second])
             cols = np.concatenate([second, first])
             ones = np.ones(len(rows), dtype=COUNT_DTYPE)

@@ -36,6 +36,9 @@ class EventType:
     """Make a payload from plain values (the application's side)."""
     upcasters: Mapping[int, Upcaster] = dataclasses.field(default_factory=dict)
     """Version v -> a function turning a version-v payload into version v + 1."""
+    stages: bool = False
+    """Its handler only adds notes (`State.stage_memory`): the fold indexes a run of them
+    at once, and flushes them before an event of any other type."""
 
     def payload(self, **values: Any) -> Payload:
         """A checked payload: what the fold will accept (raises InvalidEvent otherwise)."""

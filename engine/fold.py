@@ -32,12 +32,15 @@ def fold(state: State, events: Iterable[Event]) -> list[Rejection]:
             continue
         try:
             record = event_type(event.type)
+            if not record.stages:
+                state.flush()
             check_time(event.ts)
             record.check(event.data)
             record.apply(state, event)
         except InvalidEvent as exc:
             rejections.append(Rejection(event.position, str(exc)))
         state.position = event.position
+    state.flush()
     return rejections
 
 

@@ -6,6 +6,7 @@ the application applies before an append and the fold applies again to every eve
 from __future__ import annotations
 
 import math
+from itertools import repeat
 from typing import Any
 
 from .concept import MAX_CONCEPT_LENGTH
@@ -33,7 +34,8 @@ def check_text(text: Any, field: str = "text") -> None:
 
 
 def check_concepts(concepts: Any, field: str = "concepts", minimum: int = 0) -> None:
-    if not isinstance(concepts, list) or not all(isinstance(c, str) for c in concepts):
+    # C-level passes (map) rather than Python loops: the fold checks every event again
+    if not isinstance(concepts, list) or not all(map(isinstance, concepts, repeat(str))):
         raise InvalidEvent(f"{field} {quoted(concepts)} is not a list of strings")
     if not minimum <= len(concepts) <= MAX_CONCEPTS:
         raise InvalidEvent(
@@ -41,6 +43,13 @@ def check_concepts(concepts: Any, field: str = "concepts", minimum: int = 0) -> 
         )
     if len(set(concepts)) != len(concepts):
         raise InvalidEvent(f"{field} {quoted(concepts)} repeats a concept: expected each once")
+    lengths = list(map(len, concepts))
+    if not concepts or (
+        0 < min(lengths)
+        and max(lengths) <= MAX_CONCEPT_LENGTH
+        and list(map(str.strip, concepts)) == concepts
+    ):
+        return
     for concept in concepts:
         if not 0 < len(concept) <= MAX_CONCEPT_LENGTH or concept != concept.strip():
             raise InvalidEvent(
@@ -90,15 +99,20 @@ def check_tiers(tiers: Any, concepts: list[str]) -> None:
 
 
 def check_labels(labels: Any, concepts: list[str]) -> None:
-    if not isinstance(labels, dict) or not all(
-        isinstance(k, str) and isinstance(v, str) for k, v in labels.items()
+    if (
+        not isinstance(labels, dict)
+        or not all(map(isinstance, labels, repeat(str)))
+        or not all(map(isinstance, labels.values(), repeat(str)))
     ):
         raise InvalidEvent(f"labels {quoted(labels)} is not an object of concept -> word")
-    stray = sorted(set(labels) - set(concepts))
-    if stray:
+    if not labels.keys() <= set(concepts):
+        stray = sorted(set(labels) - set(concepts))
         raise InvalidEvent(
             f"labels names {stray[:3]}, not among the concepts: expected their words"
         )
+    lengths = list(map(len, labels.values()))
+    if not lengths or (0 < min(lengths) and max(lengths) <= MAX_CONCEPT_LENGTH):
+        return
     for word in labels.values():
         if not 0 < len(word) <= MAX_CONCEPT_LENGTH:
             raise InvalidEvent(

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 from array import array
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -20,6 +21,7 @@ import numpy as np
 from .cooccurrence import Cooccurrence
 from .link_rule import is_taught, link_weight
 from .position import ZERO, Position
+from .staged_notes import StagedNotes, count_surfaces
 
 CORE, IMPORTANT, SUPPLEMENT = 0, 1, 2
 """Concept tiers of a memory: core terms drive expansion and chains, core + important drive
@@ -134,7 +136,10 @@ class Postings:
 
     def grow(self, size: int) -> None:
         missing = size - len(self.rows)
-        if missing > 0:
+        if missing == 1:  # the fold's case: one new concept
+            self.rows.append(array("i"))
+            self.tiers.append(array("b"))
+        elif missing > 0:
             self.rows.extend(array("i") for _ in range(missing))
             self.tiers.extend(array("b") for _ in range(missing))
 
@@ -186,6 +191,8 @@ class State:
         """Concept -> label, for the concepts whose label is not the concept itself (what a
         read looks up for every concept it shows, without a call per concept)."""
         self.postings = Postings()
+        self.staged = StagedNotes()
+        """Memories registered but not yet indexed; empty outside a fold."""
         self.counts = Cooccurrence()
         self.learned: dict[int, dict[int, float]] = {}
         self.learned_at: dict[tuple[int, int], Position] = {}
@@ -260,7 +267,27 @@ class State:
         return self.relabelled.get(concept, concept)
 
     def add_memory(self, memory: Memory) -> list[int]:
-        """Register `memory` (row, postings, columns); return its concepts' indices."""
+        """Register and index `memory` at once; return its concepts' indices."""
+        self.flush()
+        indices = self._register(memory)
+        self._index_one(memory, indices)
+        return indices
+
+    def stage_memory(self, memory: Memory, labels: dict[str, str]) -> list[int]:
+        """Register `memory` now; index it and count its words (`labels`: concept -> the
+        word written for it) at the next `flush`. Return its concepts' indices."""
+        indices = self._register(memory)
+        self.staged.add(memory, indices, labels)
+        return indices
+
+    def flush(self) -> None:
+        """Index the staged memories and count their words (engine/staged_notes.py)."""
+        if self.staged:
+            memories, indices, surfaces, flat = self.staged.take()
+            self._index(memories, indices)
+            count_surfaces(self, surfaces, flat)
+
+    def _register(self, memory: Memory) -> list[int]:
         memory.row = len(self.rows)
         self.rows.append(memory)
         self.memories[memory.id] = memory
@@ -268,8 +295,16 @@ class State:
             self.activity_rows.append(memory.row)
         if memory.user is not None or memory.session is not None or memory.namespace is not None:
             self.scoped_rows.append(memory.row)
-        indices = [self.intern(c) for c in memory.concepts]
-        memory.concepts = tuple(self.concepts[i] for i in indices)  # one string per concept
+        indices = list(map(self.concept_index.get, memory.concepts))
+        if None in indices:
+            intern = self.intern
+            indices = [
+                intern(c) if i is None else i for i, c in zip(indices, memory.concepts, strict=True)
+            ]
+        memory.concepts = tuple(map(self.concepts.__getitem__, indices))  # one string each
+        return indices  # type: ignore[return-value]
+
+    def _index_one(self, memory: Memory, indices: list[int]) -> None:
         for n, index in enumerate(indices):
             self.postings.add(index, memory.row, memory.tier(n))
         self.ts.append(memory.ts)
@@ -278,12 +313,12 @@ class State:
         self.accesses.append(memory.accesses)
         self.alive.append(memory.superseded_by is None)
         self.length.append(max(1, memory.matched))
-        return indices
 
     def add_memories(self, memories: list[Memory], indices: list[list[int]]) -> None:
         """`add_memory` for many at once, their concepts already in the table (`indices`
         into it): what loading a snapshot does, in a few numpy steps instead of a Python
         step per concept of every memory."""
+        self.flush()
         first = len(self.rows)
         for n, memory in enumerate(memories, start=first):
             memory.row = n
@@ -297,9 +332,16 @@ class State:
             ):
                 self.scoped_rows.append(n)
         self.rows.extend(memories)
-        lengths = np.array([len(i) for i in indices], dtype=np.int64)
+        self._index(memories, indices)
+
+    def _index(self, memories: list[Memory], indices: list[list[int]]) -> None:
+        """Postings and columns of `memories`, the last rows, in bulk."""
+        if not memories:
+            return
+        first = memories[0].row
+        lengths = np.fromiter(map(len, indices), dtype=np.int64, count=len(indices))
         concepts = np.fromiter(
-            (c for row in indices for c in row), dtype=np.int64, count=int(lengths.sum())
+            chain.from_iterable(indices), dtype=np.int64, count=int(lengths.sum())
         )
         rows = np.repeat(np.arange(first, first + len(memories), dtype=np.int64), lengths)
         starts = np.repeat(np.cumsum(lengths) - lengths, lengths)
@@ -336,6 +378,7 @@ class State:
         self.alive[memory.row] = False
 
     def _touch(self, memory: Memory) -> None:
+        self.flush()  # the columns of a staged memory are not there yet
         if self.base is not None and memory.row < self.base.rows:
             self.base.touched_rows.add(memory.row)
 

@@ -10,7 +10,9 @@ collections down to what requests allocate.
 
 from __future__ import annotations
 
+import contextlib
 import gc
+from collections.abc import Iterator
 
 
 def freeze_long_lived() -> None:
@@ -20,3 +22,20 @@ def freeze_long_lived() -> None:
     so this is called right after a fold, not in the middle of a request.
     """
     gc.freeze()
+
+
+@contextlib.contextmanager
+def collection_paused() -> Iterator[None]:
+    """No collection while a fold runs, and what it made frozen after.
+
+    A fold allocates millions of objects that all live on (and no cycles): collections in
+    the middle of one only walk them, a fifth of a fold's time at 20,000 commit messages.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        freeze_long_lived()
+        if was_enabled:
+            gc.enable()

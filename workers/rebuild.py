@@ -17,6 +17,7 @@ from assocmem.engine.position import ZERO, Position
 from assocmem.engine.snapshot_delta import load_snapshot
 from assocmem.engine.state import State
 
+from .heap import collection_paused
 from .stores import (
     Entry,
     EventLog,
@@ -83,15 +84,16 @@ def fold_entries(
 ) -> list[Rejection]:
     """Fold chunks of log entries in order; entries at or before `state.position` are skipped."""
     rejections: list[Rejection] = []
-    for chunk in chunks:
-        if chunk[-1][0] <= state.position:
-            continue
-        events, bad = decode_entries(chunk, skip_types)
-        rejections += [r for r in bad if r.position > state.position]
-        rejections += fold(state, events)
-        state.position = chunk[-1][0]
-        if progress:
-            progress(state)
+    with collection_paused():
+        for chunk in chunks:
+            if chunk[-1][0] <= state.position:
+                continue
+            events, bad = decode_entries(chunk, skip_types)
+            rejections += [r for r in bad if r.position > state.position]
+            rejections += fold(state, events)
+            state.position = chunk[-1][0]
+            if progress:
+                progress(state)
     return rejections
 
 
@@ -110,7 +112,8 @@ def starting_state(
         return State()
     position, blob = found
     try:
-        state = load_snapshot(blob, lambda base: store.load(tenant, base))
+        with collection_paused():
+            state = load_snapshot(blob, lambda base: store.load(tenant, base))
     except CorruptSnapshot as exc:
         log.warning(
             "snapshot %s of %s is unreadable (%s); folding from zero", position, tenant, exc

@@ -55,5 +55,5 @@ def apply(state: State, event: Event) -> None:
 
 
 ACTIVITY_LOGGED = register(
-    EventType("activity.logged", 2, check, apply, build, upcasters={1: without_labels})
+    EventType("activity.logged", 2, check, apply, build, upcasters={1: without_labels}, stages=True)
 )

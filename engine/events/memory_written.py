@@ -83,8 +83,7 @@ def add_memory(state: State, event: Event, kind: str, meta: dict[str, Any] | Non
         session=event.session,
         namespace=event.namespace,
     )
-    indices = state.add_memory(memory)
-    state.note_surfaces(indices, data.get("labels", {}))
+    indices = state.stage_memory(memory, data.get("labels", {}))
     # Supplement terms only verify a match; they make no links.
     state.counts.add_window(
         indices[: min(matched, LINKED_CONCEPTS)], LINK_WINDOW, len(state.concepts)
@@ -98,5 +97,5 @@ def without_labels(data: Payload) -> Payload:
 
 
 MEMORY_WRITTEN = register(
-    EventType("memory.written", 2, check, apply, build, upcasters={1: without_labels})
+    EventType("memory.written", 2, check, apply, build, upcasters={1: without_labels}, stages=True)
 )

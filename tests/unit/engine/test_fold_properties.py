@@ -23,6 +23,7 @@ from .events import (
 )
 
 CONCEPTS = ["a", "b", "c", "d", "e", "f", "g"]
+WORDS = ["a", "b", "x", "y"]
 KINDS = [
     "write",
     "write",
@@ -59,6 +60,10 @@ def histories(draw: st.DrawFn, tenant: str = "t") -> list[Event]:
             if draw(st.booleans()):  # ranked concepts: core, important, supplement
                 matched = draw(st.integers(0, len(concepts)))
                 event.data["tiers"] = [draw(st.integers(0, matched)), matched]
+            if draw(st.booleans()):  # words written for some concepts: labels may change
+                event.data["labels"] = draw(
+                    st.dictionaries(st.sampled_from(concepts), st.sampled_from(WORDS))
+                )
             if known and draw(st.booleans()):
                 event.data["supersedes"] = [draw(st.sampled_from(known))]
             events.append(event)
