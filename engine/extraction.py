@@ -183,13 +183,27 @@ def extract(text: str, limit: int = LONG_LIMIT) -> Extraction:
 
 def _idfs(words: list[str]) -> list[float]:
     """IDF of each word: jieba's table for Chinese, wordfreq's rarity for the rest."""
+    known = _known_idfs()
+    values = list(map(known.get, words))
+    if None not in values:
+        return values  # type: ignore[return-value]
+    missing = [w for w, v in zip(words, values, strict=True) if v is None]
     table, median = _chinese_idf()
-    chinese = [w for w in words if _CJK.match(w)]
-    english = [w for w in words if not _CJK.match(w)]
-    idf = dict(zip(chinese, map(float, table.get_many(chinese, median)), strict=True))
+    chinese = [w for w in missing if _CJK.match(w)]
+    english = [w for w in missing if not _CJK.match(w)]
+    fresh = dict(zip(chinese, map(float, table.get_many(chinese, median)), strict=True))
     frequencies = _english_frequencies().get_many(english, 0.0)
-    idf.update(zip(english, map(_rarity, frequencies), strict=True))
-    return [idf[w] for w in words]
+    fresh.update(zip(english, map(_rarity, frequencies), strict=True))
+    if len(known) + len(fresh) > ENGLISH_TERMS_KEPT:
+        known.clear()
+    known.update(fresh)
+    return [fresh[w] if v is None else v for w, v in zip(words, values, strict=True)]
+
+
+@functools.cache
+def _known_idfs() -> dict[str, float]:
+    """Word -> its IDF, filled as words come (cleared when full)."""
+    return {}
 
 
 def _rarity(frequency: float) -> float:
@@ -200,25 +214,60 @@ def _rarity(frequency: float) -> float:
 
 def _terms(text: str) -> list[tuple[str, str]]:
     """(concept, the word it came from) for each concept occurrence in `text`, in order."""
-    tokens = _TOKEN.findall(normalise_concept(text))
+    normal = normalise_concept(text)
+    tokens = _TOKEN.findall(normal)
+    has_han = _CJK.search(normal) is not None
+    cache = _english_terms()
     terms: list[tuple[str, str]] = []
-    n = 0
-    while n < len(tokens):
+    n, count = 0, len(tokens)
+    while n < count:
         token = tokens[n]
-        following = tokens[n + 1].rstrip(".-/") if n + 1 < len(tokens) else ""
-        if _CJK.match(token):
+        following = tokens[n + 1] if n + 1 < count else ""
+        if following[-1:] in _PARTICLE_ENDS:
+            following = following.rstrip(".-/")
+        if has_han and _CJK.match(token):
             words = _jieba().lcut(token)
-            terms += [(w, w) for w in words if w.strip() and w not in CHINESE_STOP_WORDS]
+            terms += [
+                (w, w)
+                for w in words
+                if w.strip() and w not in CHINESE_STOP_WORDS and len(w) <= MAX_CONCEPT_LENGTH
+            ]
         elif following in PARTICLES and (compound := _compound(token, following)):
-            terms.append((_stemmer().stemWord(compound), compound))
+            concept = _stemmer().stemWord(compound)
+            if len(concept) <= MAX_CONCEPT_LENGTH:
+                terms.append((concept, compound))
             n += 1
         else:
-            bare = _bare(token)
-            word = _english_word(bare)
-            if word:
-                terms.append((word, bare))
+            term = cache.get(token, _UNSEEN)
+            if term is _UNSEEN:
+                term = _english_term(token)
+                if len(cache) >= ENGLISH_TERMS_KEPT:
+                    cache.clear()
+                cache[token] = term
+            if term is not None:
+                terms.append(term)  # type: ignore[arg-type]
         n += 1
-    return [(c, surface) for c, surface in terms if len(c) <= MAX_CONCEPT_LENGTH]
+    return terms
+
+
+ENGLISH_TERMS_KEPT = 200_000
+"""Distinct tokens (and words) whose terms (and IDFs) extraction remembers, some tens of MB
+at most: most tokens of a text were seen before, and a dictionary look-up costs a tenth of
+stemming or ranking one again. Cleared when full."""
+_UNSEEN = object()
+_PARTICLE_ENDS = frozenset(".-/")
+
+
+@functools.cache
+def _english_terms() -> dict[str, tuple[str, str] | None]:
+    """Token -> `_english_term(token)`, filled as tokens come (cleared when full)."""
+    return {}
+
+
+def _english_term(token: str) -> tuple[str, str] | None:
+    bare = _bare(token)
+    word = _english_word(bare)
+    return (word, bare) if word and len(word) <= MAX_CONCEPT_LENGTH else None
 
 
 def _bare(token: str) -> str:
