@@ -6,7 +6,8 @@
 -- then per event: payload, index into KEYS[4..] (0 = no key), fingerprint of the request
 -- An idempotency key holds "<position> <fingerprint>". A key seen before with another
 -- fingerprint fails the whole batch, before anything is appended: KEYCONFLICT <index>.
--- Returns, per event, {position, 1 if it was already stored else 0}.
+-- Returns, per event, {position, 1 if it was already stored else 0}, and for an event it
+-- stores the position of the entry just before it in the log ('0-0' for the first).
 local n = tonumber(ARGV[1])
 local ttl = tonumber(ARGV[2])
 local function stored(k)
@@ -30,6 +31,8 @@ for i = 1, n do
   end
 end
 local out = {}
+local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
+local previous = last[1] and last[1][1] or '0-0'
 for i = 1, n do
   local payload = ARGV[3 + 3 * i - 2]
   local k = tonumber(ARGV[3 + 3 * i - 1])
@@ -44,7 +47,8 @@ for i = 1, n do
     if k > 0 then
       redis.call('SET', KEYS[3 + k], id .. ' ' .. ARGV[3 + 3 * i], 'EX', ttl)
     end
-    out[i] = {id, 0}
+    out[i] = {id, 0, previous}
+    previous = id
   end
 end
 redis.call('INCR', KEYS[2])

@@ -568,7 +568,9 @@ class Application:
             e.type for e, a in zip(events, appended, strict=True) if not a.is_duplicate
         )
         if appended:
-            self.live(principal.tenant).note_appended(max(a.position for a in appended))
+            live = self.live(principal.tenant)
+            live.note_appended(max(a.position for a in appended))
+            live.fold_appended(events, appended)
         return appended
 
     def _check_known(self, tenant: str, ids: list[str], field: str) -> None:

@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import threading
 from collections.abc import Iterator
 
+from assocmem.engine.event import Event
+from assocmem.engine.fold import fold
 from assocmem.engine.position import ZERO, Position
 from assocmem.engine.state import State
 
 from .errors import PositionAhead
-from .heap import freeze_long_lived
+from .heap import collection_paused, freeze_long_lived
 from .rebuild import fold_entries, starting_state
-from .stores import EventLog, SnapshotStore, iter_entries
+from .stores import Appended, EventLog, SnapshotStore, iter_entries
 
 log = logging.getLogger(__name__)
 
@@ -21,6 +24,10 @@ TAIL_WAIT = 1.0
 """Seconds the background fold blocks on the stream for new entries before it checks `stop`."""
 RETRY_AFTER = 0.5
 """Seconds the background fold waits after Redis failed it."""
+SETTLE = 0.005
+"""Seconds the background fold waits after entries arrive before it reads them: an append
+made through this process is folded meanwhile by the request that made it, with no read
+back (`fold_appended`), and entries arriving together are folded in one step."""
 
 
 class LiveState:
@@ -77,6 +84,22 @@ class LiveState:
                 )
             yield self._state
 
+    def fold_appended(self, events: list[Event], appended: list[Appended]) -> None:
+        """Fold events this process has just appended, as they are, when nothing came
+        between the state and them: no read back from Redis, no decoding. Otherwise (or
+        while a fold holds the state) the background fold reads them from the log."""
+        new = [(e, a) for e, a in zip(events, appended, strict=True) if not a.is_duplicate]
+        if not new or self._state is None or not self.lock.acquire(blocking=False):
+            return
+        try:
+            state = self._state
+            if state is None or new[0][1].previous != state.position:
+                return
+            with collection_paused():
+                fold(state, [dataclasses.replace(e, position=a.position) for e, a in new])
+        finally:
+            self.lock.release()
+
     def refresh(self) -> None:
         """Fold the log tail. Reads Redis without the lock, so readers never wait on the network."""
         if self._state is None:
@@ -105,7 +128,8 @@ class LiveState:
             try:
                 self._reload_if_rewritten()
                 self.refresh()
-                self._log.wait_for_entries(self._tenant, self.served_position or ZERO, wait)
+                if self._log.wait_for_entries(self._tenant, self.served_position or ZERO, wait):
+                    stop.wait(SETTLE)
             except Exception:  # a Redis hiccup must not end the loop; the next read retries too
                 log.exception("background refresh of %s failed", self._tenant)
                 stop.wait(RETRY_AFTER)

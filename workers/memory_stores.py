@@ -42,10 +42,12 @@ class InMemoryEventLog:
                 if seen is not None:
                     appended.append(Appended(seen[0], True))
                     continue
+                log = self._logs.get(tenant)
+                previous = log[-1][0] if log else ZERO
                 position = self._add(tenant, encode_event(event))
                 if event.key:
                     self._keys[(tenant, event.key)] = (position, event.fingerprint)
-                appended.append(Appended(position, False))
+                appended.append(Appended(position, False, previous))
             if events:
                 self.want_fold(tenant)
             self._changed.notify_all()

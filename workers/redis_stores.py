@@ -89,7 +89,7 @@ class RedisEventLog:
                 raise
             index = int(str(exc).rsplit("KEYCONFLICT", 1)[1].split()[0]) - 1
             raise key_conflict(events[index].key or "") from None
-        return [Appended(Position.parse(position), bool(flag)) for position, flag in rows]  # type: ignore[attr-defined]
+        return [_appended(*row) for row in rows]  # type: ignore[attr-defined]
 
     def append_raw(self, tenant: str, raw: bytes) -> Position:
         with translated(f"append to the log of {tenant!r}"):
@@ -302,3 +302,9 @@ class RedisSnapshotStore:
                 snapshot_bases_key(tenant),
                 *blobs,
             )
+
+
+def _appended(position: bytes, flag: int, previous: bytes | None = None) -> Appended:
+    """One row of append.lua's answer."""
+    before = Position.parse(previous) if previous is not None else None
+    return Appended(Position.parse(position), bool(flag), before)

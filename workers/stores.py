@@ -33,6 +33,9 @@ class Appended:
     position: Position
     is_duplicate: bool
     """An event with this idempotency key was appended before: `position` is the first's."""
+    previous: Position | None = None
+    """The entry just before it in the log when it was stored (ZERO for a log's first);
+    None for a duplicate. A state folded up to `previous` can take the event as it is."""
 
 
 class EventLog(Protocol):

@@ -7,12 +7,14 @@ import time
 
 import pytest
 
-from assocmem.engine.position import Position
+from assocmem.engine.position import ZERO, Position
+from assocmem.engine.snapshot import content_hash
 from assocmem.workers.errors import PositionAhead
 from assocmem.workers.live_state import LiveState
+from assocmem.workers.rebuild import Rebuild, rebuild
 from assocmem.workers.runtime import Runtime
 
-from ..stores import write
+from ..stores import note, write
 
 
 def live(runtime: Runtime) -> LiveState:
@@ -46,6 +48,38 @@ def test_an_append_through_this_process_is_waited_for_without_after(runtime: Run
     state.note_appended(position)
     with state.served() as served:
         assert served.position == position
+
+
+def test_events_appended_here_are_folded_without_reading_them_back(runtime: Runtime) -> None:
+    state = live(runtime)
+    with state.served():
+        pass
+    events = [note(["a", "b"]), note(["b", "c"])]
+    state.fold_appended(events, runtime.log.append("default", events))
+    runtime.log.entries = None  # type: ignore[assignment,method-assign]  # no read from here on
+    with state.served() as served:
+        assert len(served.memories) == 2
+        assert served.position == runtime.log.last_position("default")
+
+
+def test_events_that_do_not_follow_the_state_are_left_to_the_background_fold(
+    runtime: Runtime,
+) -> None:
+    state = live(runtime)
+    with state.served():
+        pass
+    write(runtime, ["x", "y"])  # another process's append, not folded here yet
+    events = [note(["a", "b"])]
+    appended = runtime.log.append("default", events)
+    state.fold_appended(events, appended)
+    with state.served() as served:  # nothing skipped: both, in log order
+        assert served.position == ZERO and len(served.memories) == 0
+    state.note_appended(appended[0].position)
+    with state.served() as served:
+        assert [m.text for m in served.rows] == ["x y", "a b"]
+    assert content_hash(served) == content_hash(
+        rebuild(runtime.log, runtime.snapshots, "default", Rebuild(from_zero=True))
+    )
 
 
 def test_the_background_fold_picks_up_new_entries_as_they_arrive(runtime: Runtime) -> None:

@@ -57,6 +57,13 @@ def test_the_same_idempotency_key_is_stored_once(runtime: Runtime) -> None:
     assert runtime.log.length("default") == 1
 
 
+def test_each_stored_event_names_the_entry_before_it(runtime: Runtime) -> None:
+    [first] = runtime.log.append("default", [note(["a"], key="k1")])
+    batch = runtime.log.append("default", [note(["b"]), note(["a"], key="k1"), note(["c"])])
+    assert first.previous == ZERO
+    assert [a.previous for a in batch] == [first.position, None, batch[0].position]
+
+
 def test_entries_are_read_after_a_position_exclusively_and_in_batches(runtime: Runtime) -> None:
     positions = write(runtime, *([str(i)] for i in range(5)))
     inside = runtime.log.entries("default", positions[1], upto=positions[3])
