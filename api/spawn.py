@@ -33,12 +33,16 @@ def spawn_up(
     )
     deadline = time.monotonic() + timeout
     assert process.stdout is not None
+    said: list[str] = []
     while time.monotonic() < deadline:
         line = process.stdout.readline()
         if line.startswith(BANNER):
             return process, line
+        said = [*said[-4:], line.rstrip()] if line else said
         if not line and process.poll() is not None:
-            raise RuntimeError(f"assocmem up exited with code {process.returncode}")
+            raise RuntimeError(
+                f"assocmem up exited with code {process.returncode}: " + " / ".join(said)
+            )
     process.terminate()
     raise RuntimeError(f"assocmem up printed no URL within {timeout:.0f} s")
 

@@ -25,6 +25,9 @@ from .errors import RedisLaunchError
 
 READY_TIMEOUT = 20.0
 """Seconds to wait for a started redis-server to answer PING."""
+LOAD_TIMEOUT = 600.0
+"""Seconds to wait, once it answers, for it to load its data set (its AOF) into memory:
+about a second per million events here. Until then it refuses every command but a few."""
 
 
 def find_redis_server() -> str:
@@ -151,6 +154,7 @@ def _wait_ready(server: RedisServer) -> None:
         try:
             # Another server on the same port would answer too: only ours counts.
             if client.info("server")["process_id"] == server.pid:
+                _wait_loaded(server, client)
                 return
         except redis.BusyLoadingError:
             pass
@@ -161,6 +165,18 @@ def _wait_ready(server: RedisServer) -> None:
     raise RedisLaunchError(
         f"redis-server on port {server.port} did not answer within {READY_TIMEOUT:.0f} s"
     )
+
+
+def _wait_loaded(server: RedisServer, client: redis.Redis) -> None:
+    deadline = time.monotonic() + LOAD_TIMEOUT
+    while client.info("persistence")["loading"]:
+        if time.monotonic() > deadline or server.process.poll() is not None:
+            server.stop()
+            raise RedisLaunchError(
+                f"redis-server on port {server.port} did not load its data within"
+                f" {LOAD_TIMEOUT:.0f} s: {_log_tail(server.data_dir / 'redis.log')}"
+            )
+        time.sleep(0.05)
 
 
 def _log_tail(path: Path, lines: int = 5) -> str:

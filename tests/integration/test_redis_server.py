@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 from pathlib import Path
 
@@ -68,3 +69,27 @@ def test_a_server_that_cannot_start_says_why(tmp_path: Path) -> None:
             start_redis(tmp_path / "two", port=blocker.port)
     finally:
         blocker.stop()
+
+
+def test_a_start_returns_once_the_data_is_loaded_not_while_redis_loads_it(
+    tmp_path: Path,
+) -> None:
+    """A restart on a large log: Redis answers INFO while it loads its AOF and refuses
+    almost every other command, so a pipeline that went on at the first answer failed on
+    its first command (seen at 5,000 memories)."""
+    server = start_redis(tmp_path)
+    client = redis.Redis(port=server.port)
+    with client.pipeline(transaction=False) as pipe:
+        for _ in range(40_000):  # 56 MB of commands: the load takes a while
+            pipe.xadd("am:{t}:log", {"e": os.urandom(700).hex()})
+        pipe.execute()
+    client.close()
+    server.stop()
+    server = start_redis(tmp_path)
+    try:
+        client = redis.Redis(port=server.port)
+        assert client.info("persistence")["loading"] == 0
+        assert client.xlen("am:{t}:log") == 40_000
+        client.close()
+    finally:
+        server.stop()

@@ -1,0 +1,94 @@
+"""Cold start: a new `assocmem up` on a data directory that holds `--notes` commit messages,
+to its banner and to the first read answered (issue 16: at most 1 s at 50,000 memories).
+
+Writes the notes through HTTP, waits until the workers have published the last snapshot,
+stops the pipeline, then starts it again `--restarts` times on the same directory and
+times each start: medians, and each run's figures.
+
+    .venv/bin/python bench/cold_start.py ../shared/data/corpus_en.jsonl --notes 50000
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import orjson
+from recall import wait_for_snapshot, write_all  # bench/ is on sys.path when a script here runs
+
+from assocmem.api.client import Client
+from assocmem.api.errors import ApiError
+from assocmem.api.run_file import read_key_file, read_run_file
+from assocmem.api.spawn import UNLIMITED, banner_url, spawn_up
+
+
+def first_read(url: str, key: str, concepts: list[str], timeout: float = 120.0) -> float:
+    """Seconds until a read is answered with items (None of it failing counts as an answer)."""
+    start = time.perf_counter()
+    with Client(url, timeout=timeout, api_key=key) as client:
+        while time.perf_counter() - start < timeout:
+            try:
+                if client.read(concepts=concepts)["items"]:
+                    return time.perf_counter() - start
+            except ApiError:
+                pass
+            time.sleep(0.01)
+    raise SystemExit(f"no read answered within {timeout:.0f} s")
+
+
+def restart(home: Path, concepts: list[str]) -> tuple[float, float]:
+    """(seconds to the banner, seconds from then to the first read) of one new `up`."""
+    start = time.perf_counter()
+    process, banner = spawn_up(home, UNLIMITED)
+    try:
+        up = time.perf_counter() - start
+        read = first_read(banner_url(banner), read_key_file(home) or "", concepts)
+        return up, read
+    finally:
+        process.terminate()
+        process.wait(60)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("corpus", type=Path, help="corpus_en.jsonl (one JSON object per line)")
+    parser.add_argument("--notes", type=int, default=50_000)
+    parser.add_argument("--restarts", type=int, default=3)
+    parser.add_argument("--batch", type=int, default=500)
+    args = parser.parse_args()
+    with args.corpus.open("rb") as lines:
+        rows = [orjson.loads(line) for _, line in zip(range(args.notes), lines, strict=False)]
+    with tempfile.TemporaryDirectory(prefix="assocmem-cold-") as directory:
+        home = Path(directory) / "data"
+        process, banner = spawn_up(home, UNLIMITED)
+        try:
+            key = read_key_file(home) or ""
+            os.environ["ASSOCMEM_API_KEY"] = key
+            with Client(banner_url(banner), timeout=600, api_key=key) as client:
+                written = write_all(client, rows, args.batch)
+            info = read_run_file(home)
+            assert info is not None
+            waited = wait_for_snapshot(info.redis_url, written[-1]["position"])
+            print(f"workers published the last snapshot {waited:.1f} s after the writes")
+        finally:
+            process.terminate()
+            process.wait(60)
+        concepts = [written[len(written) // 2]["concepts"][0]]
+        runs = [restart(home, concepts) for _ in range(args.restarts)]
+    for n, (up, read) in enumerate(runs, start=1):
+        print(f"  start {n}: banner after {up:.2f} s, first read {read:.2f} s later")
+    ups, reads = [r[0] for r in runs], [r[0] + r[1] for r in runs]
+    print(
+        f"cold start at {len(rows):,} memories: banner p50 {statistics.median(ups):.2f} s,"
+        f" first read p50 {statistics.median(reads):.2f} s after starting"
+    )
+
+
+if __name__ == "__main__":
+    main()
