@@ -24,6 +24,7 @@ from starlette.exceptions import HTTPException
 
 from assocmem.engine.extraction import warm_up
 from assocmem.workers.application import Application
+from assocmem.workers.live_state import LiveState
 from assocmem.workers.native_threads import limit_native_threads
 from assocmem.workers.requests import (
     ActivityEntry,
@@ -73,6 +74,15 @@ class OrjsonResponse(JSONResponse):
         return orjson.dumps(content)
 
 
+def _warm(live: LiveState) -> None:
+    """The default tenant's state loaded first (a first read waits for it), then the
+    extraction tables (only text waits for those): loading both at once, each slowed the other."""
+    with contextlib.suppress(Exception):  # Redis not there yet: the read will say so
+        with live.served():
+            pass
+    warm_up()
+
+
 def create_app(settings: Settings, runtime: Runtime | None = None) -> FastAPI:
     """The app over `runtime` (by default connected to the settings' Redis at start-up)."""
 
@@ -85,8 +95,8 @@ def create_app(settings: Settings, runtime: Runtime | None = None) -> FastAPI:
         app.state.metrics = Metrics(application)
         stop = threading.Event()
         application.start(stop)
-        application.live(settings.tenant)  # the default tenant is folded from the start
-        warming = threading.Thread(target=warm_up, daemon=True)
+        live = application.live(settings.tenant)  # the default tenant is folded from the start
+        warming = threading.Thread(target=_warm, args=(live,), daemon=True)
         warming.start()
         yield
         stop.set()
@@ -180,7 +190,10 @@ def _responding(
 
     @functools.wraps(endpoint)
     def respond(*args: Any, **kwargs: Any) -> Response:
-        return OrjsonResponse(endpoint(*args, **kwargs), status_code=status)
+        content = endpoint(*args, **kwargs)
+        if isinstance(content, Response):  # a status of its own (a probe's 503)
+            return content
+        return OrjsonResponse(content, status_code=status)
 
     return respond
 

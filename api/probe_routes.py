@@ -1,11 +1,12 @@
 """Probes for orchestrators, without a key: /healthz (the process answers) and /readyz (it
-can serve: Redis answers)."""
+can serve: Redis answers and the default tenant's state is loaded)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from fastapi import Request
+from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
 
@@ -18,9 +19,14 @@ def healthz() -> dict[str, Any]:
     return {"status": "ok"}
 
 
-def readyz(request: Request) -> dict[str, Any]:
-    """The API can serve: Redis answers (readiness); a 503 problem otherwise."""
-    request.app.state.application.runtime.log.ping()
+def readyz(request: Request) -> Any:
+    """The API can serve (readiness): Redis answers, a 503 problem otherwise, and the default
+    tenant's state is loaded, `{"status": "loading"}` with a 503 until then (a replica that
+    would make its first reads wait gets no traffic yet)."""
+    application = request.app.state.application
+    application.runtime.log.ping()
+    if not application.is_loaded(request.app.state.settings.tenant):
+        return JSONResponse({"status": "loading"}, 503, {"Retry-After": "1"})
     return {"status": "ready"}
 
 

@@ -165,12 +165,14 @@ def run_pipeline(settings: Settings, workers: int = 1, echo: Callable[[str], Non
         if ensure_operator_key(settings, home):
             echo(f"made an operator API key: {home / KEY_FILE} (the CLI uses it)")
         children.append(Child("api", ["serve"], env, logs / "api.log", lock))
+        # The API starts alone: on two cores, three interpreters importing at once made it
+        # serve later; the workers' first jobs can wait that second.
+        _wait_healthy(url, children[0], stop)
         children += [
             Child(f"worker-{i}", ["worker"], env, logs / f"worker-{i}.log", lock)
             for i in range(workers)
         ]
         children.append(Child("cron", ["cron"], env, logs / "cron.log", lock))
-        _wait_healthy(url, children[0], stop)
         _record(home, url, children, redis, settings)
         echo(f"assocmem serving {url}  (data: {home}, logs: {logs}; Ctrl-C stops)")
         _watch(home, url, children, redis, settings, stop, echo)
@@ -200,19 +202,25 @@ def _child_env(settings: Settings, home: Path, port: int) -> dict[str, str]:
 
 
 def _wait_healthy(url: str, api: Child, stop: StopRequest) -> None:
+    """Until the API is ready. READY_TIMEOUT bounds the wait for its first answer; while it
+    answers that it is loading its state (longer at millions of events), it is waited for."""
     deadline = time.monotonic() + READY_TIMEOUT
-    while time.monotonic() < deadline and not stop.is_set:
+    while not stop.is_set:
         if api.process.poll() is not None:
             raise ApiError(f"the API exited with code {api.process.returncode}; see {api.log_path}")
         try:
-            if urllib3.request("GET", f"{url}/readyz", timeout=1.0, retries=False).status == 200:
+            answer = urllib3.request("GET", f"{url}/readyz", timeout=1.0, retries=False)
+            if answer.status == 200:
                 return
-        except urllib3.exceptions.HTTPError:
+            if answer.status == 503 and answer.json().get("status") == "loading":
+                deadline = time.monotonic() + READY_TIMEOUT
+        except (urllib3.exceptions.HTTPError, ValueError):
             pass
-        time.sleep(0.1)
-    raise ApiError(
-        f"the API did not answer at {url} within {READY_TIMEOUT:.0f} s; see {api.log_path}"
-    )
+        if time.monotonic() > deadline:
+            raise ApiError(
+                f"the API did not answer at {url} within {READY_TIMEOUT:.0f} s; see {api.log_path}"
+            )
+        time.sleep(0.05)
 
 
 def _record(

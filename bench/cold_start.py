@@ -40,17 +40,24 @@ def first_read(url: str, key: str, concepts: list[str], timeout: float = 120.0) 
     raise SystemExit(f"no read answered within {timeout:.0f} s")
 
 
-def restart(home: Path, concepts: list[str]) -> tuple[float, float]:
-    """(seconds to the banner, seconds from then to the first read) of one new `up`."""
+def restart(home: Path, concepts: list[str]) -> tuple[float, float, str]:
+    """(seconds to the banner, seconds from then to the first read, Redis's own word on
+    loading its data) of one new `up`."""
     start = time.perf_counter()
     process, banner = spawn_up(home, UNLIMITED)
     try:
         up = time.perf_counter() - start
         read = first_read(banner_url(banner), read_key_file(home) or "", concepts)
-        return up, read
+        return up, read, redis_load(home)
     finally:
         process.terminate()
         process.wait(60)
+
+
+def redis_load(home: Path) -> str:
+    lines = (home / "redis" / "redis.log").read_text(errors="replace").splitlines()
+    loaded = [line.split("* ", 1)[-1] for line in lines if "DB loaded from" in line]
+    return loaded[-1] if loaded else "no load reported"
 
 
 def main() -> None:
@@ -81,8 +88,8 @@ def main() -> None:
             process.wait(60)
         concepts = [written[len(written) // 2]["concepts"][0]]
         runs = [restart(home, concepts) for _ in range(args.restarts)]
-    for n, (up, read) in enumerate(runs, start=1):
-        print(f"  start {n}: banner after {up:.2f} s, first read {read:.2f} s later")
+    for n, (up, read, loaded) in enumerate(runs, start=1):
+        print(f"  start {n}: banner after {up:.2f} s, first read {read:.2f} s later ({loaded})")
     ups, reads = [r[0] for r in runs], [r[0] + r[1] for r in runs]
     print(
         f"cold start at {len(rows):,} memories: banner p50 {statistics.median(ups):.2f} s,"

@@ -137,6 +137,10 @@ class Application:
                     self._thread(live.keep_fresh, self._stop)
             return live
 
+    def is_loaded(self, tenant: str) -> bool:
+        """Whether the tenant's live state has been loaded (reads of it need not wait)."""
+        return self.live(tenant).served_position is not None
+
     def _thread(self, target: Callable[[threading.Event], None], stop: threading.Event) -> None:
         thread = threading.Thread(target=target, args=(stop,), daemon=True)
         thread.start()

@@ -11,6 +11,7 @@ from fastapi.testclient import TestClient
 
 from assocmem.api.app import create_app
 from assocmem.workers.key_commands import AUTH_CACHE_SECONDS
+from assocmem.workers.live_state import LiveState
 from assocmem.workers.settings import Settings
 
 from ..api_keys import bearer, key_for, operator_key
@@ -37,7 +38,20 @@ def test_a_request_without_a_known_key_is_refused_and_told_how(
 
 def test_probes_answer_without_a_key(http: TestClient) -> None:
     assert http.get("/healthz").json() == {"status": "ok"}
+    deadline = time.monotonic() + 10
+    while http.get("/readyz").status_code == 503 and time.monotonic() < deadline:
+        time.sleep(0.05)  # the default tenant's state loads in the background
     assert http.get("/readyz").json() == {"status": "ready"}
+
+
+def test_a_replica_still_loading_its_state_is_not_ready(
+    http: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(LiveState, "served_position", property(lambda self: None))
+    answer = http.get("/readyz")
+    assert answer.status_code == 503 and answer.json() == {"status": "loading"}
+    assert answer.headers["retry-after"] == "1"
+    assert http.get("/healthz").status_code == 200
 
 
 def test_the_agent_of_an_event_is_the_key_s_and_the_header_forms_agree(
