@@ -25,9 +25,12 @@ TAIL_WAIT = 1.0
 RETRY_AFTER = 0.5
 """Seconds the background fold waits after Redis failed it."""
 SETTLE = 0.005
-"""Seconds the background fold waits after entries arrive before it reads them: an append
-made through this process is folded meanwhile by the request that made it, with no read
-back (`fold_appended`), and entries arriving together are folded in one step."""
+"""Seconds the background fold waits after entries arrive before it reads them: the request
+that appended them through this process hands them over meanwhile (`fold_appended`), and
+entries arriving together are folded in one step."""
+HANDOFF_BATCHES = 256
+"""Batches of this process's appends held for the background fold at most; past that (no
+fold for a while), the oldest is dropped and read back from the log instead."""
 
 
 class LiveState:
@@ -48,6 +51,8 @@ class LiveState:
         self._epoch = 0
         self._appended = ZERO
         self._appended_lock = threading.Lock()
+        self._handoff: dict[Position, list[Event]] = {}
+        """Batches this process appended, by the position each follows (`fold_appended`)."""
         self.lock = threading.RLock()
 
     @property
@@ -74,6 +79,9 @@ class LiveState:
         Locked against folds while in use. Raises PositionAhead if `after` is not in the log.
         """
         wanted = self._appended if after is None else max(self._appended, after)
+        if self._state is not None and wanted > self._state.position and self._handoff:
+            with self.lock:
+                self._fold_handed()
         if self._state is None or wanted > self._state.position:
             self.refresh()
         with self.lock:
@@ -85,20 +93,37 @@ class LiveState:
             yield self._state
 
     def fold_appended(self, events: list[Event], appended: list[Appended]) -> None:
-        """Fold events this process has just appended, as they are, when nothing came
-        between the state and them: no read back from Redis, no decoding. Otherwise (or
-        while a fold holds the state) the background fold reads them from the log."""
-        new = [(e, a) for e, a in zip(events, appended, strict=True) if not a.is_duplicate]
-        if not new or self._state is None or not self.lock.acquire(blocking=False):
+        """Hand events this process has just appended to the background fold as they are:
+        folded without reading them back from Redis or decoding them, when nothing came
+        between the state and them (else they are read from the log like any entry)."""
+        new = [
+            dataclasses.replace(e, position=a.position)
+            for e, a in zip(events, appended, strict=True)
+            if not a.is_duplicate
+        ]
+        first = next((a.previous for a in appended if not a.is_duplicate), None)
+        if not new or first is None:
             return
-        try:
-            state = self._state
-            if state is None or new[0][1].previous != state.position:
+        with self._appended_lock:
+            if len(self._handoff) >= HANDOFF_BATCHES:  # not folded for a while: read back
+                del self._handoff[next(iter(self._handoff))]
+            self._handoff[first] = new
+
+    def _fold_handed(self) -> None:
+        """Fold the handed batches that follow the state (the lock held)."""
+        state = self._state
+        assert state is not None
+        while True:
+            with self._appended_lock:
+                # A batch following a position at or before the state's: its events up to
+                # the state's position are skipped by the fold, the rest come next in the log.
+                ready = sorted(k for k in self._handoff if k <= state.position)
+                batches = [self._handoff.pop(k) for k in ready]
+            if not batches:
                 return
             with collection_paused():
-                fold(state, [dataclasses.replace(e, position=a.position) for e, a in new])
-        finally:
-            self.lock.release()
+                for batch in batches:
+                    fold(state, batch)
 
     def refresh(self) -> None:
         """Fold the log tail. Reads Redis without the lock, so readers never wait on the network."""
@@ -108,10 +133,14 @@ class LiveState:
                     self._epoch = self._log.epoch(self._tenant)
                     self._state = starting_state(self._store, self._tenant, None)
                     freeze_long_lived()
+        if self._handoff:
+            with self.lock:
+                self._fold_handed()
         chunks = list(iter_entries(self._log, self._tenant, self._state.position))
         if chunks:
             with self.lock:
                 fold_entries(self._state, chunks)
+                self._fold_handed()  # what the log gave already: skipped, and let go
                 freeze_long_lived()
 
     def _reload_if_rewritten(self) -> None:
@@ -121,6 +150,8 @@ class LiveState:
             with self.lock:
                 self._state = None
                 self._appended = ZERO
+                with self._appended_lock:
+                    self._handoff.clear()
 
     def keep_fresh(self, stop: threading.Event, wait: float = TAIL_WAIT) -> None:
         """Fold every new entry as it arrives, until `stop` is set (run in a thread)."""

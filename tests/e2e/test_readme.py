@@ -2,7 +2,7 @@
 
 Positions, hashes and dates differ from run to run: each one the README shows is
 mapped to the one this run printed at the same place, and must stay consistent
-after; a time of day may be any. Scores (three decimals) may differ by 0.003: time decay moves them a
+after; a time of day and a duration may be any. Scores (three decimals) may differ by 0.003: time decay moves them a
 little between the README's run and this one. A line `...` in an expected output
 stands for any number of lines.
 """
@@ -19,6 +19,8 @@ README = Path(__file__).parents[2] / "README.md"
 TOKEN = re.compile(r"\b\d{13}-\d+\b|(?<=hash )[0-9a-f]{16}\b|\b\d{4}-\d{2}-\d{2}\b")
 MINUTE = re.compile(r"\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}\b")
 """A time of day: any stands for any (two commands a second apart may fall in two minutes)."""
+DURATION = re.compile(r"(?<![\d.])\d+\.\d{3} s\b")
+"""How long a command took: any (a machine's speed is no part of the output's meaning)."""
 SCORE = re.compile(r"(?<![\d.])\d\.\d{3}(?![\d.])")
 SCORE_TOLERANCE = 0.003
 
@@ -49,7 +51,10 @@ class Tokens:
         ):
             if tentative.setdefault(readme_token, run_token) != run_token:
                 return False
-        mapped = TOKEN.sub(lambda m: tentative.get(m.group(0), m.group(0)), expected)
+        mapped = DURATION.sub(
+            "~", TOKEN.sub(lambda m: tentative.get(m.group(0), m.group(0)), expected)
+        )
+        actual = DURATION.sub("~", actual)
         if SCORE.sub("#", MINUTE.sub("@", mapped)) != SCORE.sub("#", MINUTE.sub("@", actual)):
             return False
         pairs = zip(SCORE.findall(mapped), SCORE.findall(actual), strict=True)

@@ -55,7 +55,9 @@ def test_events_appended_here_are_folded_without_reading_them_back(runtime: Runt
     with state.served():
         pass
     events = [note(["a", "b"]), note(["b", "c"])]
-    state.fold_appended(events, runtime.log.append("default", events))
+    appended = runtime.log.append("default", events)
+    state.fold_appended(events, appended)
+    state.note_appended(appended[-1].position)
     runtime.log.entries = None  # type: ignore[assignment,method-assign]  # no read from here on
     with state.served() as served:
         assert len(served.memories) == 2
