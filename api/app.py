@@ -102,6 +102,7 @@ def create_app(settings: Settings, runtime: Runtime | None = None) -> FastAPI:
         stop.set()
         for thread in [*application.threads, warming]:
             thread.join(timeout=10)
+        application.extraction.close()
         if runtime is None:
             connected.close()
 

@@ -32,7 +32,7 @@ from assocmem.engine.events import (
     MEMORY_WRITTEN,
     SUBJECT_FORGOTTEN,
 )
-from assocmem.engine.extraction import given_terms
+from assocmem.engine.extraction import Extraction, given_terms
 from assocmem.engine.graph import neighbourhood
 from assocmem.engine.links import links_of
 from assocmem.engine.payload import check_text
@@ -52,6 +52,7 @@ from .erasure import KINDS as ERASABLE
 from .erasure import subject_of
 from .erasure_job import enqueue_erasure
 from .errors import InvalidRequest, UnknownMemory
+from .extraction_pool import ExtractionPool
 from .history import Difference, History, Verification
 from .job_commands import JobCommands
 from .jobs import JobInfo, job_info
@@ -64,6 +65,7 @@ from .request_values import (
     checked,
     checked_payload,
     extraction_of,
+    extractions_of,
     fingerprint,
     parse_point,
     parse_position,
@@ -108,6 +110,8 @@ class Application:
         """API keys: created, listed, revoked, and checked on every request."""
         self.jobs = JobCommands(runtime, clock)
         """The pipeline's jobs, and the long work queued as jobs (consolidation, replay, audit)."""
+        self.extraction = ExtractionPool(runtime.settings.extraction_helpers)
+        """Concepts of large batches, extracted across processes (`close` ends them)."""
         self._live: dict[str, LiveState] = {}
         self._live_lock = threading.Lock()
         self._stop: threading.Event | None = None
@@ -155,9 +159,14 @@ class Application:
         superseded = [i for note in notes for i in note.supersedes or []]
         if superseded:
             self._check_known(principal.tenant, superseded, "supersedes")
+        wheres = ["" if len(notes) == 1 else f"items[{n}]." for n in range(len(notes))]
+        extractions = extractions_of(
+            [(note.text, note.concepts, where) for note, where in zip(notes, wheres, strict=True)],
+            self.extraction.extract_many,
+        )
         events = [
-            self._note_event(principal, note, "" if len(notes) == 1 else f"items[{n}].")
-            for n, note in enumerate(notes)
+            self._note_event(principal, note, where, extraction)
+            for note, where, extraction in zip(notes, wheres, extractions, strict=True)
         ]
         return [written(a, e) for a, e in zip(self._append(principal, events), events, strict=True)]
 
@@ -174,16 +183,17 @@ class Application:
             raise InvalidRequest(f"items has {len(items)} entries: expected 1 to {MAX_BATCH}")
         events: list[Event] = []
         terms: dict[int, tuple[str, ...]] = {}
+        extractions = self._extractions_of_notes(items)
         for n, item in enumerate(items):
             where = f"items[{n}]."
             if isinstance(item, Note):
                 require(principal, WRITE)
                 if item.supersedes:
                     self._check_known(principal.tenant, item.supersedes, f"{where}supersedes")
-                events.append(self._note_event(principal, item, where))
+                events.append(self._note_event(principal, item, where, extractions[n]))
             elif isinstance(item, ActivityEntry):
                 require(principal, WRITE)
-                events.append(self._activity_event(principal, item, where))
+                events.append(self._activity_event(principal, item, where, extractions[n]))
             elif isinstance(item, Rating):
                 require(principal, FEEDBACK)
                 event, terms[n] = self._rating_event(principal, item, where)
@@ -507,8 +517,21 @@ class Application:
             namespace=principal.namespace,
         )
 
-    def _note_event(self, principal: Principal, note: Note, where: str) -> Event:
-        extraction = extraction_of(note.text, note.concepts, where)
+    def _extractions_of_notes(self, items: list[BatchItem]) -> dict[int, Extraction]:
+        """The concepts of every note and activity of a batch, by item, extracted together."""
+        notes = {
+            n: (item.text, item.concepts if isinstance(item, Note) else None, f"items[{n}].")
+            for n, item in enumerate(items)
+            if isinstance(item, Note | ActivityEntry)
+        }
+        found = extractions_of(list(notes.values()), self.extraction.extract_many)
+        return dict(zip(notes, found, strict=True))
+
+    def _note_event(
+        self, principal: Principal, note: Note, where: str, extraction: Extraction | None = None
+    ) -> Event:
+        if extraction is None:
+            extraction = extraction_of(note.text, note.concepts, where)
         data = checked_payload(
             where,
             lambda: MEMORY_WRITTEN.payload(
@@ -520,8 +543,15 @@ class Application:
         )
         return self._event(principal, MEMORY_WRITTEN.name, data, note.ts, note.key, where)
 
-    def _activity_event(self, principal: Principal, entry: ActivityEntry, where: str) -> Event:
-        extraction = extraction_of(entry.text, None, where)
+    def _activity_event(
+        self,
+        principal: Principal,
+        entry: ActivityEntry,
+        where: str,
+        extraction: Extraction | None = None,
+    ) -> Event:
+        if extraction is None:
+            extraction = extraction_of(entry.text, None, where)
         data = checked_payload(
             where,
             lambda: ACTIVITY_LOGGED.payload(

@@ -29,3 +29,10 @@ def dies_with_parent() -> Callable[[], None] | None:
             os._exit(1)
 
     return preexec
+
+
+def end_with_parent() -> None:
+    """SIGTERM this process when its parent dies (for a process a library started, such
+    as a pool's helper, where no `preexec_fn` can be given)."""
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)

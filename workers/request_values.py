@@ -58,6 +58,21 @@ def extraction_of(text: str, concepts: list[str] | None, where: str) -> Extracti
     return named(given_terms(concepts)) if concepts is not None else extract(text)
 
 
+def extractions_of(
+    notes: list[tuple[str, list[str] | None, str]],
+    extract_many: Callable[[list[str]], list[Extraction]],
+) -> list[Extraction]:
+    """`extraction_of` for each (text, concepts, where), the texts without concepts
+    extracted together by `extract_many` (across processes for a large batch)."""
+    for text, _, where in notes:
+        checked(lambda text=text, where=where: check_text(text, f"{where}text"))
+    extracted = iter(extract_many([text for text, concepts, _ in notes if concepts is None]))
+    return [
+        named(given_terms(concepts)) if concepts is not None else next(extracted)
+        for _, concepts, _ in notes
+    ]
+
+
 def fingerprint(event_type: str, data: dict[str, Any], ts: float | None) -> str:
     """What a keyed request said: its type, payload and the time it gave (not the clock's)."""
     raw = orjson.dumps([event_type, data, ts], option=orjson.OPT_SORT_KEYS)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
@@ -44,6 +45,9 @@ DEFAULT_KEY_REQUESTS = 500
 DEFAULT_KEY_EVENTS = 25_000
 """Events per second one API key may append, across every replica (0: no limit); at least
 a full batch (1,000), so a batch always fits."""
+DEFAULT_EXTRACTION_HELPERS = max(0, min(4, (os.cpu_count() or 1) - 1))
+"""Processes an API process sends parts of a large batch's concept extraction to: one fewer
+than the cores, at most 4 (0: every text is extracted in the API process)."""
 DEFAULT_RETENTION_DAYS = 30.0
 """Log entries older than this (and in a snapshot) move to compressed archive segments."""
 DEFAULT_CONSOLIDATE_AT = "02:30"
@@ -110,6 +114,7 @@ class Settings:
     retention_days: float = DEFAULT_RETENTION_DAYS
     key_requests: int = DEFAULT_KEY_REQUESTS
     key_events: int = DEFAULT_KEY_EVENTS
+    extraction_helpers: int = DEFAULT_EXTRACTION_HELPERS
 
     def hosts(self) -> tuple[str, ...]:
         """Every Host header the API answers: the bound address, loopback, the configured ones."""
@@ -166,6 +171,9 @@ def load_settings(env: Mapping[str, str], **overrides: Any) -> Settings:
         "retention_days": _read(env, "ASSOCMEM_RETENTION_DAYS", DEFAULT_RETENTION_DAYS, _days),
         "key_requests": _read(env, "ASSOCMEM_KEY_REQUESTS", DEFAULT_KEY_REQUESTS, _rate(1)),
         "key_events": _read(env, "ASSOCMEM_KEY_EVENTS", DEFAULT_KEY_EVENTS, _rate(1000)),
+        "extraction_helpers": _read(
+            env, "ASSOCMEM_EXTRACTION_HELPERS", DEFAULT_EXTRACTION_HELPERS, _whole
+        ),
     }
     values.update({k: v for k, v in overrides.items() if v is not None})
     return Settings(**values)

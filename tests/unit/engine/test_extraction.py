@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import pytest
+
 from assocmem.engine.concept import normalise_concepts
 from assocmem.engine.extraction import (
     _chinese_idf,
@@ -8,6 +10,8 @@ from assocmem.engine.extraction import (
     extract_concepts,
     given_concepts,
 )
+
+from ...texts import sample_texts
 
 
 def test_english_inflections_meet_and_stop_words_go() -> None:
@@ -108,3 +112,18 @@ def test_a_word_is_labelled_as_written_without_the_punctuation_around_it() -> No
     assert extract("Retry with backoff after a TIMEOUT.").labels == {"retri": "retry"}
     assert extract("Call the API. Then deploy it.").labels == {}
     assert extract("see U.S.A. today").concepts == ("see", "u.s.a", "today")
+
+
+def test_what_extraction_remembers_changes_nothing_it_gives(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from assocmem.engine import extraction
+
+    texts = sample_texts()
+    with monkeypatch.context() as forgetful:
+        forgetful.setattr(extraction, "ENGLISH_TERMS_KEPT", 5)  # cleared all the time
+        fresh = [extraction.extract(t) for t in texts]
+        fresh_terms = [extraction.extract_terms(t) for t in texts]
+    [extraction.extract(t) for t in texts]  # every token and word seen before from here
+    assert [extraction.extract(t) for t in texts] == fresh
+    assert [extraction.extract_terms(t) for t in texts] == fresh_terms

@@ -1,0 +1,91 @@
+"""Concept extraction of large batches across processes, so one API process uses every core.
+
+Extraction is most of what a batch of long notes costs the API, and it holds the GIL: a
+batch of at least POOLED_TEXTS texts is cut into parts, one extracted here and the rest
+in helper processes at the same time. Helpers start on the first such batch (each loads
+the stemmer, wordfreq and jieba tables once); extraction is a pure function, so where it
+ran changes nothing in what is appended.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import multiprocessing
+import threading
+
+from assocmem.engine.extraction import Extraction, extract, warm_up
+
+from .child_process import end_with_parent
+
+POOLED_TEXTS = 64
+"""Texts in a batch from which it is worth sending some to helpers (fewer: all here)."""
+
+
+def extract_all(texts: list[str]) -> list[Extraction]:
+    return [extract(text) for text in texts]
+
+
+def _start_helper() -> None:
+    end_with_parent()  # the forkserver, which ends with the API process
+    warm_up()
+
+
+class ExtractionPool:
+    def __init__(self, helpers: int) -> None:
+        self.helpers = helpers
+        self._executor: concurrent.futures.ProcessPoolExecutor | None = None
+        self._lock = threading.Lock()
+
+    def extract_many(self, texts: list[str]) -> list[Extraction]:
+        """The extraction of each text, in order."""
+        if self.helpers == 0 or len(texts) < POOLED_TEXTS:
+            return extract_all(texts)
+        parts = _split(texts, self.helpers + 1)
+        executor = self._started()
+        try:
+            away = [executor.submit(extract_all, part) for part in parts[1:]]
+        except concurrent.futures.BrokenExecutor:  # a helper died: start anew next time
+            self._forget(executor)
+            return extract_all(texts)
+        here = extract_all(parts[0])
+        try:
+            return here + [e for future in away for e in future.result()]
+        except concurrent.futures.BrokenExecutor:
+            self._forget(executor)
+            return here + extract_all([t for part in parts[1:] for t in part])
+
+    def close(self) -> None:
+        with self._lock:
+            if self._executor is not None:
+                self._executor.shutdown(wait=True, cancel_futures=True)
+                self._executor = None
+
+    def _started(self) -> concurrent.futures.ProcessPoolExecutor:
+        with self._lock:
+            if self._executor is None:
+                # forkserver: never fork this process, whose other threads may hold locks
+                self._executor = concurrent.futures.ProcessPoolExecutor(
+                    self.helpers,
+                    mp_context=multiprocessing.get_context("forkserver"),
+                    initializer=_start_helper,
+                )
+            return self._executor
+
+    def _forget(self, executor: concurrent.futures.ProcessPoolExecutor) -> None:
+        with self._lock:
+            if self._executor is executor:
+                self._executor = None
+        executor.shutdown(wait=False, cancel_futures=True)
+
+
+def _split(texts: list[str], parts: int) -> list[list[str]]:
+    """`texts` in `parts` runs of about as many characters each, in order."""
+    total = sum(map(len, texts))
+    runs: list[list[str]] = [[]]
+    filled = 0
+    for text in texts:
+        if filled >= total * len(runs) / parts and len(runs) < parts:
+            runs.append([])
+        runs[-1].append(text)
+        filled += len(text)
+    return runs
