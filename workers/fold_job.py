@@ -97,16 +97,20 @@ def fold_and_publish(runtime: Runtime, tenant: str, force: bool = False) -> dict
     cache[tenant] = folded  # only now: a failed fold or dead letter starts again next time
     if folded.unpublished and folded.waiting_since is None:
         folded.waiting_since = runtime.clock()
-    if state.position == folded.base or not (force or _due(runtime, folded)):
+    if state.position == folded.base or not (force or _due(runtime, tenant, folded)):
         if state.position == folded.base:
-            runtime.log.clear_fold_wanted(tenant, mark)
-        else:  # come back: the time limit may pass with no append
-            runtime.log.want_fold(tenant)
+            runtime.log.set_fold_due(tenant, None)
+        else:  # the scheduler comes back once the oldest has waited long enough
+            assert folded.waiting_since is not None
+            due = folded.waiting_since + runtime.settings.snapshot_after
+            runtime.log.set_fold_due(tenant, min(due, runtime.log.fold_due(tenant) or due))
+        runtime.log.clear_fold_wanted(tenant, mark)
         return {"tenant": tenant, "published": False, "position": str(state.position)}
     blob, base = _snapshot_of(runtime, tenant, state)
     published = runtime.snapshots.publish(tenant, blob, state.position, expected, base)
     if published:
         runtime.log.clear_fold_wanted(tenant, mark)
+        runtime.log.set_fold_due(tenant, None)
         if base is None:
             state.mark_base()
         cache[tenant] = _Folded(state, state.position, epoch=epoch)
@@ -147,8 +151,15 @@ def _in_log(runtime: Runtime, tenant: str, folded: _Folded) -> bool:
     return position == ZERO or runtime.log.has(tenant, position)
 
 
-def _due(runtime: Runtime, folded: _Folded) -> bool:
+def _due(runtime: Runtime, tenant: str, folded: _Folded) -> bool:
+    """Enough events, or the oldest waited long enough: as this process saw them fold, or
+    as the worker that folded them before (it may have died since) recorded."""
     settings = runtime.settings
     now = runtime.clock()
     waited = now - (folded.waiting_since if folded.waiting_since is not None else now)
-    return folded.unpublished >= settings.snapshot_every or waited >= settings.snapshot_after
+    recorded = runtime.log.fold_due(tenant)
+    return (
+        folded.unpublished >= settings.snapshot_every
+        or waited >= settings.snapshot_after
+        or (recorded is not None and recorded <= now)
+    )

@@ -39,6 +39,10 @@ def fold_wanted_key(tenant: str) -> str:
     return f"{PREFIX}:{{{tenant}}}:fold_wanted"
 
 
+def fold_due_key(tenant: str) -> str:
+    return f"{PREFIX}:{{{tenant}}}:fold_due"
+
+
 def snapshot_key(tenant: str, position: str) -> str:
     return f"{PREFIX}:{{{tenant}}}:snap:{position}"
 

@@ -25,6 +25,7 @@ class InMemoryEventLog:
         self._logs: dict[str, list[Entry]] = {}
         self._keys: dict[tuple[str, str], tuple[Position, str | None]] = {}
         self._wanted: dict[str, int] = {}
+        self._due: dict[str, float] = {}
         self._dead: dict[str, dict[Position, str]] = {}
         self._archived: dict[str, list[tuple[Segment, bytes]]] = {}
         self._epochs: dict[str, int] = {}
@@ -128,6 +129,15 @@ class InMemoryEventLog:
 
     def want_fold(self, tenant: str) -> None:
         self._wanted[tenant] = self._wanted.get(tenant, 0) + 1
+
+    def fold_due(self, tenant: str) -> float | None:
+        return self._due.get(tenant)
+
+    def set_fold_due(self, tenant: str, at: float | None) -> None:
+        if at is None:
+            self._due.pop(tenant, None)
+        else:
+            self._due[tenant] = at
 
     def clear_fold_wanted(self, tenant: str, mark: int) -> None:
         if self._wanted.get(tenant) == mark:

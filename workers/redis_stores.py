@@ -24,6 +24,7 @@ from .keys import (
     archive_meta_key,
     dead_letter_key,
     epoch_key,
+    fold_due_key,
     fold_wanted_key,
     idempotency_key,
     latest_snapshot_key,
@@ -186,6 +187,18 @@ class RedisEventLog:
     def want_fold(self, tenant: str) -> None:
         with translated(f"set the fold flag of {tenant!r}"):
             self._client.incr(fold_wanted_key(tenant))
+
+    def fold_due(self, tenant: str) -> float | None:
+        with translated(f"read when a snapshot of {tenant!r} falls due"):
+            raw = self._client.get(fold_due_key(tenant))
+        return float(raw) if raw is not None else None
+
+    def set_fold_due(self, tenant: str, at: float | None) -> None:
+        with translated(f"record when a snapshot of {tenant!r} falls due"):
+            if at is None:
+                self._client.delete(fold_due_key(tenant))
+            else:
+                self._client.set(fold_due_key(tenant), repr(at))
 
     def clear_fold_wanted(self, tenant: str, mark: int) -> None:
         with translated(f"clear the fold flag of {tenant!r}"):

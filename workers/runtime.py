@@ -28,8 +28,10 @@ class Runtime:
     snapshots: SnapshotStore
     queue_connection: redis.Redis | None = None
     """RQ's Redis; None for an in-memory runtime, which runs jobs by direct call."""
-    clock: Callable[[], float] = time.monotonic
-    """For intervals (how long an unpublished event has waited); tests pass their own."""
+    clock: Callable[[], float] = time.time
+    """Wall-clock seconds: since when an unpublished event has waited, and when a snapshot
+    of few events falls due (recorded in Redis for every worker's scheduler to read, so the
+    clock of any machine); tests pass their own."""
     closers: list[Callable[[], None]] = dataclasses.field(default_factory=list)
     folded: dict[str, Any] = dataclasses.field(default_factory=dict)
     """Per tenant, the state the fold job last folded in this process (jobs run unforked)."""

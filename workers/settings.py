@@ -17,8 +17,9 @@ T = TypeVar("T")
 DEFAULT_HOME = ".assocmem"
 """Data directory of the embedded Redis and the run file, relative to the working directory."""
 DEFAULT_PORT = 8765
-DEFAULT_FOLD_INTERVAL = 5.0
-"""Seconds between checks for tenants whose log has events not yet in a snapshot."""
+DEFAULT_FOLD_INTERVAL = 0.25
+"""Seconds between a worker's checks for tenants with new events (or a snapshot due): what
+a snapshot lags behind the log, beside the fold itself (two Redis reads per tenant a check)."""
 DEFAULT_SNAPSHOTS_KEPT = 4
 """The newest snapshots kept per tenant, beside the newest of each hour and day
 (`stores.Ladder`); a kept delta's base is kept too."""

@@ -90,6 +90,13 @@ class EventLog(Protocol):
 
     def want_fold(self, tenant: str) -> None: ...
 
+    def fold_due(self, tenant: str) -> float | None:
+        """When the events folded but in no snapshot will have waited long enough to be
+        published however few they are (the runtime's clock); None if nothing waits."""
+        ...
+
+    def set_fold_due(self, tenant: str, at: float | None) -> None: ...
+
     def clear_fold_wanted(self, tenant: str, mark: int) -> None:
         """Clear the flag if it still holds `mark`, read before a fold: an append since
         keeps it raised, and a fold that died before its end never clears it."""

@@ -16,7 +16,7 @@ from assocmem.engine.snapshot_delta import base_of
 from assocmem.workers.fold_job import fold_and_publish
 from assocmem.workers.rebuild import Rebuild, rebuild, starting_state
 from assocmem.workers.runtime import Runtime, use_runtime
-from assocmem.workers.scheduler import enqueue_fold, schedule_folds
+from assocmem.workers.scheduler import enqueue_fold, fold_is_wanted, schedule_folds
 from assocmem.workers.stores import Ladder, latest_snapshot
 
 from ..stores import KINDS, Clock, make_runtime, write
@@ -91,7 +91,7 @@ def test_a_snapshot_waits_until_enough_events_have_gathered(anywhere: Runtime) -
     write(anywhere, ["a", "b"], ["b", "c"])
     assert fold_and_publish(anywhere, "default")["published"] is False
     assert anywhere.snapshots.latest_position("default") is None
-    assert anywhere.log.fold_wanted("default")  # flagged again, so the job comes back
+    assert anywhere.log.fold_due("default") is not None  # the scheduler comes back
     positions = write(anywhere, ["c", "d"])
     assert fold_and_publish(anywhere, "default")["published"]
     assert anywhere.snapshots.positions("default") == [positions[-1]]
@@ -105,12 +105,15 @@ def test_a_few_events_are_published_once_the_oldest_has_waited_long_enough(
     )
     positions = write(anywhere, ["a", "b"])
     assert fold_and_publish(anywhere, "default")["published"] is False
+    assert not anywhere.log.fold_wanted("default")  # no job runs again and again meanwhile
     clock.advance(59.0)
-    assert fold_and_publish(anywhere, "default")["published"] is False
-    clock.advance(2.0)  # no append in between: only the job's own flag brings it back
-    assert anywhere.log.fold_wanted("default")
+    assert not fold_is_wanted(anywhere, "default", clock())
+    clock.advance(2.0)  # no append in between: the due time brings it back
+    assert fold_is_wanted(anywhere, "default", clock())
+    anywhere.folded.clear()  # and on a worker that did not fold it before, too
     assert fold_and_publish(anywhere, "default")["published"]
     assert anywhere.snapshots.latest_position("default") == positions[-1]
+    assert anywhere.log.fold_due("default") is None
 
 
 def test_scheduler_enqueues_one_job_per_tenant_and_a_worker_runs_it(runtime: Runtime) -> None:

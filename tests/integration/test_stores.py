@@ -49,6 +49,14 @@ def test_the_fold_flag_stays_up_when_an_append_came_after_its_mark_was_read(
     assert not runtime.log.fold_wanted("default")
 
 
+def test_a_due_time_is_kept_until_cleared(runtime: Runtime) -> None:
+    assert runtime.log.fold_due("default") is None
+    runtime.log.set_fold_due("default", 1234.5)
+    assert runtime.log.fold_due("default") == 1234.5 and runtime.log.fold_due("other") is None
+    runtime.log.set_fold_due("default", None)
+    assert runtime.log.fold_due("default") is None
+
+
 def test_the_same_idempotency_key_is_stored_once(runtime: Runtime) -> None:
     first = runtime.log.append("default", [note(["x"], key="k1")])[0]
     again = runtime.log.append("default", [note(["x"], key="k1"), note(["y"], key="k1")])
