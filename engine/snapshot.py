@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import orjson
 import scipy.sparse
+import zstandard
 
 from .cooccurrence import COUNT_DTYPE
 from .errors import CorruptSnapshot
@@ -27,6 +28,8 @@ SNAPSHOT_FORMAT = 4
 """Bumped when the byte layout changes; older snapshots are then rebuilt from the log."""
 _ARRAYS = (("indptr", "<i8"), ("indices", "<i4"), ("data", "<i4"))
 _MATRICES = ("counts", "reduction")
+_ZSTD = zstandard.ZstdCompressor(level=1)
+_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 
 
 def encode_state(state: State) -> bytes:
@@ -68,7 +71,7 @@ def pack(header: dict[str, Any], matrices: dict[str, scipy.sparse.csr_array]) ->
 def unpack(blob: bytes) -> tuple[dict[str, Any], dict[str, scipy.sparse.csr_array]]:
     """The header and matrices of a compressed snapshot (full or delta)."""
     try:
-        raw = zlib.decompress(blob)
+        raw = decompress_snapshot(blob)
         sections = _sections(raw)
         header = orjson.loads(sections[0])
         if header["format"] != SNAPSHOT_FORMAT:
@@ -91,14 +94,26 @@ def unpack(blob: bytes) -> tuple[dict[str, Any], dict[str, scipy.sparse.csr_arra
                 shape=(size, size),
             )
         return header, matrices
-    except (zlib.error, orjson.JSONDecodeError, struct.error) as exc:
+    except (zlib.error, zstandard.ZstdError, orjson.JSONDecodeError, struct.error) as exc:
         raise CorruptSnapshot(f"snapshot cannot be decoded: {exc}") from exc
     except (KeyError, TypeError, ValueError, IndexError) as exc:
         raise CorruptSnapshot(f"snapshot cannot be decoded: {exc}") from exc
 
 
 def dump_state(state: State) -> bytes:
-    return zlib.compress(encode_state(state), 1)
+    return compress_snapshot(encode_state(state))
+
+
+def compress_snapshot(raw: bytes) -> bytes:
+    """zstd at level 1: a third of zlib's time at its fastest, for the same size."""
+    return _ZSTD.compress(raw)
+
+
+def decompress_snapshot(blob: bytes) -> bytes:
+    """A snapshot's bytes; zlib-compressed ones (before zstd) are read too."""
+    if blob[:4] == _ZSTD_MAGIC:
+        return zstandard.ZstdDecompressor().decompress(blob)
+    return zlib.decompress(blob)
 
 
 def load_state(blob: bytes) -> State:
@@ -132,7 +147,7 @@ def _sections(raw: bytes) -> list[bytes]:
 
 
 def memory_row(state: State, m: Memory) -> list[Any]:
-    indices = [state.concept_index[c] for c in m.concepts]
+    indices = list(map(state.concept_index.__getitem__, m.concepts))
     return [
         m.id,
         m.text,

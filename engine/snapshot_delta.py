@@ -9,7 +9,6 @@ off). Base + delta decodes to the same state as a full snapshot of it: same cont
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Callable
 from typing import Any
 
@@ -19,6 +18,7 @@ from .errors import CorruptSnapshot
 from .position import Position
 from .snapshot import (
     SNAPSHOT_FORMAT,
+    compress_snapshot,
     learned_rows,
     load_state,
     memory_from,
@@ -74,7 +74,9 @@ def encode_delta(state: State) -> bytes:
     counts = (state.counts.matrix() - _sized(base.counts, size)).tocsr()
     counts.eliminate_zeros()
     counts.sort_indices()
-    return zlib.compress(pack(header, {"counts": counts, "reduction": state.counts.reduction()}), 1)
+    return compress_snapshot(
+        pack(header, {"counts": counts, "reduction": state.counts.reduction()})
+    )
 
 
 def base_of(blob: bytes) -> Position | None:

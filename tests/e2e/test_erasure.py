@@ -10,11 +10,12 @@ import zlib
 from pathlib import Path
 
 import redis
+import zstandard
 
 from assocmem.engine.event import Event, decode_event
 from assocmem.engine.fold import fold_from_zero
 from assocmem.engine.position import ZERO
-from assocmem.engine.snapshot import content_hash
+from assocmem.engine.snapshot import content_hash, decompress_snapshot
 from assocmem.workers.runtime import Runtime
 from assocmem.workers.settings import load_settings
 from assocmem.workers.stores import iter_entries
@@ -62,8 +63,8 @@ def redis_contents(redis_url: str) -> bytes:
                 value = db.get(key) or b""
                 found.append(value)
                 try:
-                    found.append(zlib.decompress(value))
-                except zlib.error:
+                    found.append(decompress_snapshot(value))  # zstd, or zlib (segments)
+                except (zlib.error, zstandard.ZstdError):
                     pass
             elif kind == "hash":
                 found += [v for pair in db.hgetall(key).items() for v in pair]

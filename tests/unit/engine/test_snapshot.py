@@ -1,10 +1,12 @@
 from __future__ import annotations
 
+import zlib
+
 import pytest
 
 from assocmem.engine.errors import CorruptSnapshot
 from assocmem.engine.fold import fold_from_zero
-from assocmem.engine.snapshot import content_hash, dump_state, load_state
+from assocmem.engine.snapshot import content_hash, dump_state, encode_state, load_state
 
 from .events import acceptance_notes, feedback
 
@@ -26,3 +28,10 @@ def test_same_events_give_the_same_bytes() -> None:
 def test_corrupt_bytes_raise_corrupt_snapshot() -> None:
     with pytest.raises(CorruptSnapshot):
         load_state(b"garbage")
+
+
+def test_a_snapshot_compressed_with_zlib_before_zstd_still_loads() -> None:
+    state = fold_from_zero(acceptance_notes())
+    old = zlib.compress(encode_state(state), 1)
+    assert dump_state(state)[:4] == b"\x28\xb5\x2f\xfd"  # zstd now
+    assert content_hash(load_state(old)) == content_hash(state)
