@@ -28,7 +28,6 @@ SNAPSHOT_FORMAT = 4
 """Bumped when the byte layout changes; older snapshots are then rebuilt from the log."""
 _ARRAYS = (("indptr", "<i8"), ("indices", "<i4"), ("data", "<i4"))
 _MATRICES = ("counts", "reduction")
-_ZSTD = zstandard.ZstdCompressor(level=1)
 _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 
 
@@ -105,8 +104,9 @@ def dump_state(state: State) -> bytes:
 
 
 def compress_snapshot(raw: bytes) -> bytes:
-    """zstd at level 1: a third of zlib's time at its fastest, for the same size."""
-    return _ZSTD.compress(raw)
+    """zstd at level 1: a third of zlib's time at its fastest, for the same size (a
+    compressor per call: one is not to be shared by threads)."""
+    return zstandard.ZstdCompressor(level=1).compress(raw)
 
 
 def decompress_snapshot(blob: bytes) -> bytes:
