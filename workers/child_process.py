@@ -10,6 +10,8 @@ import ctypes
 import os
 import signal
 import sys
+import threading
+import time
 from collections.abc import Callable
 
 PR_SET_PDEATHSIG = 1
@@ -31,8 +33,14 @@ def dies_with_parent() -> Callable[[], None] | None:
     return preexec
 
 
-def end_with_parent() -> None:
-    """SIGTERM this process when its parent dies (for a process a library started, such
-    as a pool's helper, where no `preexec_fn` can be given)."""
-    if sys.platform.startswith("linux"):
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+def exit_with(parent: int, every: float = 0.5) -> None:
+    """End this process within `every` seconds of its parent `parent` (for a process a
+    library started, such as a pool's helper, where no `preexec_fn` can be given; and
+    PR_SET_PDEATHSIG would fire when the parent's *thread* that started it ends)."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(every)
+        os._exit(0)
+
+    threading.Thread(target=watch, daemon=True, name="exit-with-parent").start()

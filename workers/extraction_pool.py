@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import concurrent.futures
 import multiprocessing
+import os
 import threading
 
 from assocmem.engine.extraction import Extraction, extract, warm_up
 
-from .child_process import end_with_parent
+from .child_process import exit_with
 
 POOLED_TEXTS = 64
 """Texts in a batch from which it is worth sending some to helpers (fewer: all here)."""
@@ -25,8 +26,8 @@ def extract_all(texts: list[str]) -> list[Extraction]:
     return [extract(text) for text in texts]
 
 
-def _start_helper() -> None:
-    end_with_parent()  # the forkserver, which ends with the API process
+def _start_helper(parent: int) -> None:
+    exit_with(parent)  # a helper SIGKILLed with the API must not wait for work for ever
     warm_up()
 
 
@@ -63,11 +64,13 @@ class ExtractionPool:
     def _started(self) -> concurrent.futures.ProcessPoolExecutor:
         with self._lock:
             if self._executor is None:
-                # forkserver: never fork this process, whose other threads may hold locks
+                # spawn: never fork this process, whose other threads may hold locks; and
+                # no forkserver, which every helper would keep alive after this one died
                 self._executor = concurrent.futures.ProcessPoolExecutor(
                     self.helpers,
-                    mp_context=multiprocessing.get_context("forkserver"),
+                    mp_context=multiprocessing.get_context("spawn"),
                     initializer=_start_helper,
+                    initargs=(os.getpid(),),
                 )
             return self._executor
 

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -50,3 +54,38 @@ def test_small_batches_and_no_helpers_stay_in_this_process() -> None:
     small = ExtractionPool(helpers=1)
     small.extract_many(texts[: POOLED_TEXTS - 1])
     assert small._executor is None
+
+
+def test_helpers_end_when_the_process_that_started_them_is_killed(tmp_path: Path) -> None:
+    """A SIGKILLed API process leaves no helper waiting for work for ever."""
+    script = tmp_path / "parent.py"
+    script.write_text(
+        "import sys, time\n"
+        f"sys.path.insert(0, {str(Path(__file__).parents[2])!r})\n"
+        "from tests.texts import sample_texts\n"
+        "from assocmem.workers.extraction_pool import ExtractionPool\n"
+        "if __name__ == '__main__':\n"
+        "    pool = ExtractionPool(helpers=1)\n"
+        "    pool.extract_many(sample_texts())\n"
+        "    print(*pool._executor._processes, flush=True)\n"
+        "    time.sleep(600)\n"
+    )
+    parent = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    assert parent.stdout is not None
+    helpers = [int(pid) for pid in parent.stdout.readline().split()]
+    assert helpers and all(alive(pid) for pid in helpers)
+    parent.kill()
+    parent.wait()
+    deadline = time.monotonic() + 5
+    while any(alive(pid) for pid in helpers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(alive(pid) for pid in helpers)
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as stat:  # a zombie is gone for this purpose
+        return stat.read().split(") ")[-1][0] != "Z"
