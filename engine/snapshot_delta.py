@@ -127,8 +127,8 @@ def _apply(
             base.touched_concepts.add(index)
     for index, label in header["labels"]:
         state.set_label(index, label)
-    for row in header["memories"]:
-        state.add_memory(memory_from(state, row))
+    rows = header["memories"]
+    state.add_memories([memory_from(state, row) for row in rows], [row[2] for row in rows])
     for r, importance, valence, accesses, superseded_by in header["changed"]:
         memory = state.rows[r]
         state.set_importance(memory, importance)

@@ -57,9 +57,6 @@ class Memory:
         if self.matched < 0:
             self.matched = len(self.concepts)
 
-    def tier(self, n: int) -> int:
-        return CORE if n < self.core else IMPORTANT if n < self.matched else SUPPLEMENT
-
 
 @dataclasses.dataclass(slots=True)
 class Base:
@@ -143,12 +140,8 @@ class Postings:
             self.rows.extend(array("i") for _ in range(missing))
             self.tiers.extend(array("b") for _ in range(missing))
 
-    def add(self, concept: int, row: int, tier: int) -> None:
-        self.rows[concept].append(row)
-        self.tiers[concept].append(tier)
-
     def extend(self, concepts: np.ndarray, rows: np.ndarray, tiers: np.ndarray) -> None:
-        """`add` for many (concept, row, tier) at once; rows ascending per concept, as added."""
+        """Add each (concept, row, tier); rows ascending per concept, after those held."""
         order = np.argsort(concepts, kind="stable")
         counts = np.bincount(concepts, minlength=len(self.rows))
         ends = np.cumsum(counts)
@@ -266,19 +259,19 @@ class State:
         """The word people read for `concept` (the concept itself when unknown)."""
         return self.relabelled.get(concept, concept)
 
-    def add_memory(self, memory: Memory) -> list[int]:
-        """Register and index `memory` at once; return its concepts' indices."""
-        self.flush()
-        indices = self._register(memory)
-        self._index_one(memory, indices)
-        return indices
-
     def stage_memory(self, memory: Memory, labels: dict[str, str]) -> list[int]:
         """Register `memory` now; index it and count its words (`labels`: concept -> the
         word written for it) at the next `flush`. Return its concepts' indices."""
-        indices = self._register(memory)
-        self.staged.add(memory, indices, labels)
-        return indices
+        self._place(memory)
+        indices = list(map(self.concept_index.get, memory.concepts))
+        if None in indices:
+            intern = self.intern
+            indices = [
+                intern(c) if i is None else i for i, c in zip(indices, memory.concepts, strict=True)
+            ]
+        memory.concepts = tuple(map(self.concepts.__getitem__, indices))  # one string each
+        self.staged.add(memory, indices, labels)  # type: ignore[arg-type]
+        return indices  # type: ignore[return-value]
 
     def flush(self) -> None:
         """Index the staged memories and count their words (engine/staged_notes.py)."""
@@ -287,7 +280,17 @@ class State:
             self._index(memories, indices)
             count_surfaces(self, surfaces, flat)
 
-    def _register(self, memory: Memory) -> list[int]:
+    def add_memories(self, memories: list[Memory], indices: list[list[int]]) -> None:
+        """Register and index many memories at once, their concepts already in the table
+        (`indices` into it): what loading a snapshot does, in a few numpy steps instead of a
+        Python step per concept of every memory."""
+        self.flush()
+        for memory in memories:
+            self._place(memory)
+        self._index(memories, indices)
+
+    def _place(self, memory: Memory) -> None:
+        """The next row: by id, and among the activities or the scoped rows if it is one."""
         memory.row = len(self.rows)
         self.rows.append(memory)
         self.memories[memory.id] = memory
@@ -295,44 +298,6 @@ class State:
             self.activity_rows.append(memory.row)
         if memory.user is not None or memory.session is not None or memory.namespace is not None:
             self.scoped_rows.append(memory.row)
-        indices = list(map(self.concept_index.get, memory.concepts))
-        if None in indices:
-            intern = self.intern
-            indices = [
-                intern(c) if i is None else i for i, c in zip(indices, memory.concepts, strict=True)
-            ]
-        memory.concepts = tuple(map(self.concepts.__getitem__, indices))  # one string each
-        return indices  # type: ignore[return-value]
-
-    def _index_one(self, memory: Memory, indices: list[int]) -> None:
-        for n, index in enumerate(indices):
-            self.postings.add(index, memory.row, memory.tier(n))
-        self.ts.append(memory.ts)
-        self.importance.append(memory.importance)
-        self.valence.append(memory.valence)
-        self.accesses.append(memory.accesses)
-        self.alive.append(memory.superseded_by is None)
-        self.length.append(max(1, memory.matched))
-
-    def add_memories(self, memories: list[Memory], indices: list[list[int]]) -> None:
-        """`add_memory` for many at once, their concepts already in the table (`indices`
-        into it): what loading a snapshot does, in a few numpy steps instead of a Python
-        step per concept of every memory."""
-        self.flush()
-        first = len(self.rows)
-        for n, memory in enumerate(memories, start=first):
-            memory.row = n
-            self.memories[memory.id] = memory
-            if memory.kind == "activity":
-                self.activity_rows.append(n)
-            if (
-                memory.user is not None
-                or memory.session is not None
-                or memory.namespace is not None
-            ):
-                self.scoped_rows.append(n)
-        self.rows.extend(memories)
-        self._index(memories, indices)
 
     def _index(self, memories: list[Memory], indices: list[list[int]]) -> None:
         """Postings and columns of `memories`, the last rows, in bulk."""

@@ -64,7 +64,6 @@ from .rebuild_cache import RebuildCache
 from .request_values import (
     checked,
     checked_payload,
-    extraction_of,
     extractions_of,
     fingerprint,
     parse_point,
@@ -172,7 +171,8 @@ class Application:
 
     def log_activity(self, principal: Principal, entry: ActivityEntry) -> results.Written:
         require(principal, WRITE)
-        event = self._activity_event(principal, entry, "")
+        [extraction] = extractions_of([(entry.text, None, "")], self.extraction.extract_many)
+        event = self._activity_event(principal, entry, "", extraction)
         return written(self._append(principal, [event])[0], event)
 
     def publish(self, principal: Principal, items: list[BatchItem]) -> list[object]:
@@ -528,10 +528,8 @@ class Application:
         return dict(zip(notes, found, strict=True))
 
     def _note_event(
-        self, principal: Principal, note: Note, where: str, extraction: Extraction | None = None
+        self, principal: Principal, note: Note, where: str, extraction: Extraction
     ) -> Event:
-        if extraction is None:
-            extraction = extraction_of(note.text, note.concepts, where)
         data = checked_payload(
             where,
             lambda: MEMORY_WRITTEN.payload(
@@ -548,10 +546,8 @@ class Application:
         principal: Principal,
         entry: ActivityEntry,
         where: str,
-        extraction: Extraction | None = None,
+        extraction: Extraction,
     ) -> Event:
-        if extraction is None:
-            extraction = extraction_of(entry.text, None, where)
         data = checked_payload(
             where,
             lambda: ACTIVITY_LOGGED.payload(

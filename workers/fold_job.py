@@ -20,7 +20,6 @@ from assocmem.engine.snapshot import dump_state
 from assocmem.engine.snapshot_delta import delta_size, encode_delta
 from assocmem.engine.state import State
 
-from .heap import freeze_long_lived
 from .rebuild import fold_entries, starting_state
 from .runtime import Runtime, current_runtime
 from .stores import Entry, iter_entries
@@ -91,8 +90,7 @@ def fold_and_publish(runtime: Runtime, tenant: str, force: bool = False) -> dict
             yield chunk
 
     chunks = counted(iter_entries(runtime.log, tenant, state.position))
-    rejections = fold_entries(state, chunks, progress=progress)
-    freeze_long_lived()
+    rejections = fold_entries(state, chunks, progress=progress)  # frozen after it
     runtime.log.add_dead_letters(tenant, rejections)
     cache[tenant] = folded  # only now: a failed fold or dead letter starts again next time
     if folded.unpublished and folded.waiting_since is None:

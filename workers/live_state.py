@@ -14,7 +14,7 @@ from assocmem.engine.position import ZERO, Position
 from assocmem.engine.state import State
 
 from .errors import PositionAhead
-from .heap import collection_paused, freeze_long_lived
+from .heap import collection_paused
 from .rebuild import fold_entries, starting_state
 from .stores import Appended, EventLog, SnapshotStore, iter_entries
 
@@ -132,16 +132,14 @@ class LiveState:
                 if self._state is None:
                     self._epoch = self._log.epoch(self._tenant)
                     self._state = starting_state(self._store, self._tenant, None)
-                    freeze_long_lived()
         if self._handoff:
             with self.lock:
                 self._fold_handed()
         chunks = list(iter_entries(self._log, self._tenant, self._state.position))
         if chunks:
             with self.lock:
-                fold_entries(self._state, chunks)
+                fold_entries(self._state, chunks)  # frozen after it (workers/heap.py)
                 self._fold_handed()  # what the log gave already: skipped, and let go
-                freeze_long_lived()
 
     def _reload_if_rewritten(self) -> None:
         """An erasure rewrote the log: drop the state (it holds what was erased) and load

@@ -14,7 +14,7 @@ import orjson
 
 from assocmem.engine.errors import EngineError, InvalidEvent, quoted
 from assocmem.engine.event import Event
-from assocmem.engine.extraction import Extraction, extract, given_terms, named
+from assocmem.engine.extraction import Extraction, given_terms, named
 from assocmem.engine.payload import check_text
 from assocmem.engine.position import MAX_PART, Position
 
@@ -53,17 +53,13 @@ def parse_point(text: str, field: str) -> Position:
     return Position(max(0, int(moment.timestamp() * 1000)), MAX_PART)
 
 
-def extraction_of(text: str, concepts: list[str] | None, where: str) -> Extraction:
-    checked(lambda: check_text(text, f"{where}text"))
-    return named(given_terms(concepts)) if concepts is not None else extract(text)
-
-
 def extractions_of(
     notes: list[tuple[str, list[str] | None, str]],
     extract_many: Callable[[list[str]], list[Extraction]],
 ) -> list[Extraction]:
-    """`extraction_of` for each (text, concepts, where), the texts without concepts
-    extracted together by `extract_many` (across processes for a large batch)."""
+    """The concepts of each (text, concepts, where): the given ones named, the others
+    extracted together by `extract_many` (across processes for a large batch); a blank
+    text is refused, naming where it was."""
     for text, _, where in notes:
         checked(lambda text=text, where=where: check_text(text, f"{where}text"))
     extracted = iter(extract_many([text for text, concepts, _ in notes if concepts is None]))
