@@ -66,7 +66,7 @@ def main() -> None:
     )
     parser.add_argument("corpus", type=Path, help="corpus_en.jsonl (one JSON object per line)")
     parser.add_argument("--notes", type=int, default=50_000)
-    parser.add_argument("--restarts", type=int, default=3)
+    parser.add_argument("--restarts", type=int, default=3, help="0: only the write rate")
     parser.add_argument("--batch", type=int, default=500)
     args = parser.parse_args()
     with args.corpus.open("rb") as lines:
@@ -88,6 +88,8 @@ def main() -> None:
             process.wait(60)
         concepts = [written[len(written) // 2]["concepts"][0]]
         runs = [restart(home, concepts) for _ in range(args.restarts)]
+    if not runs:
+        return
     for n, (up, read, loaded) in enumerate(runs, start=1):
         print(f"  start {n}: banner after {up:.2f} s, first read {read:.2f} s later ({loaded})")
     ups, reads = [r[0] for r in runs], [r[0] + r[1] for r in runs]
