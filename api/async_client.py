@@ -1,5 +1,5 @@
-"""The Python client for asyncio agents: what agents call (write, write_many, read, find_chain,
-feedback, log_activity, graph, state, health), with the sync client's behaviour: the key,
+"""The Python client for asyncio agents: what agents call (write, write_many, publish, read,
+find_chain, feedback, log_activity, graph, state, health), with the sync client's behaviour: the key,
 timeouts, idempotency keys made for appends and reused by their retries, reads waiting for
 this client's own writes, and the degraded mode (`degrade_after`)."""
 
@@ -12,7 +12,15 @@ from typing import Any
 import httpx2
 import orjson
 
-from .client import DEFAULT_TIMEOUT, degraded, given, keyed, latest_written, problem_detail
+from .client import (
+    DEFAULT_TIMEOUT,
+    degraded,
+    given,
+    keyed,
+    latest_written,
+    problem_detail,
+    scope_headers,
+)
 from .errors import ApiError, BadRequest, ServiceDown
 
 SEND_ATTEMPTS = 4
@@ -29,14 +37,18 @@ class AsyncClient:
         timeout: float = DEFAULT_TIMEOUT,
         api_key: str | None = None,
         degrade_after: float | None = None,
+        scope: dict[str, str] | None = None,
     ) -> None:
-        """As `Client`: `api_key` by default ASSOCMEM_API_KEY's; `degrade_after` makes reads
-        and chains answer empty, flagged `degraded`, within that many seconds of an outage."""
+        """As `Client`: `api_key` by default ASSOCMEM_API_KEY's; `scope` (user, session,
+        namespace) recorded on every event appended and filtering reads; `degrade_after` makes
+        reads and chains answer empty, flagged `degraded`, within that many seconds of an
+        outage."""
         if not url.startswith(("http://", "https://")):
             raise ValueError(f"{url!r} is not an http(s) URL such as http://127.0.0.1:8750")
         self.url = url.rstrip("/")
         self.api_key = api_key or os.environ.get("ASSOCMEM_API_KEY")
         headers = {"authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        headers |= scope_headers(scope or {})
         self._timeout = timeout
         self._degrade_after = degrade_after
         self._http = httpx2.AsyncClient(
@@ -68,6 +80,11 @@ class AsyncClient:
     async def write_many(self, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
         body = {"items": [keyed(item) for item in items]}
         return (await self._append("/v1/memories/batch", body))["items"]  # type: ignore[no-any-return]
+
+    async def publish(self, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """As `Client.publish`: up to 1,000 events of any kind, atomically."""
+        body = {"items": [keyed(item) for item in items]}
+        return (await self._append("/v1/events/batch", body))["items"]  # type: ignore[no-any-return]
 
     async def feedback(
         self,
