@@ -140,11 +140,11 @@ def apply_decision(state: State, decision: Decision) -> None:
         if value is None:
             state.drop_learned(i, j)
         else:
-            state.set_learned(i, j, value, state.learned_at[(i, j)])
-    for (i, j), taught_at in list(state.learned_at.items()):
+            state.rescale_learned(i, j, value)
+    for i, j in list(state.learned_at):
         lowest = -float(state.counts.count(i, j))  # unlearns what is written, no more
         if state.learned[i][j] < lowest:
-            state.set_learned(i, j, lowest, taught_at)
+            state.rescale_learned(i, j, lowest)
     for old, new in decision.merged:
         if old in state.memories and new in state.memories and old != new:
             memory = state.memories[old]

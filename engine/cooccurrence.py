@@ -73,6 +73,14 @@ class Cooccurrence:
         self.matrix()
         return self._marginals
 
+    def row(self, i: int) -> tuple[np.ndarray, np.ndarray]:
+        """The concepts `i` co-occurs with (ascending) and the counts, as views of the matrix."""
+        matrix = self.matrix()
+        if i >= matrix.shape[0]:
+            return np.zeros(0, dtype=matrix.indices.dtype), np.zeros(0, dtype=COUNT_DTYPE)
+        start, end = matrix.indptr[i], matrix.indptr[i + 1]
+        return matrix.indices[start:end], matrix.data[start:end]
+
     def count(self, i: int, j: int) -> int:
         matrix = self.matrix()
         if i >= matrix.shape[0] or j >= matrix.shape[0]:

@@ -69,11 +69,8 @@ def neighbourhood(
 
 def _strongest(state: State, i: int, limit: int) -> list[int]:
     """The `limit` neighbours of `i` with the highest weight (count + learned), by name on ties."""
-    matrix = state.counts.matrix()
-    start, end = matrix.indptr[i], matrix.indptr[i + 1]
-    weights = dict(
-        zip(matrix.indices[start:end].tolist(), matrix.data[start:end].tolist(), strict=True)
-    )
+    targets, counts = state.counts.row(i)
+    weights = dict(zip(targets.tolist(), counts.tolist(), strict=True))
     learned = state.learned.get(i, {})
     for j in learned:
         weights.setdefault(j, 0)

@@ -50,7 +50,7 @@ class LinkWeights:
 
     def __init__(self, state: State) -> None:
         self.state = state
-        self.matrix = state.counts.matrix()
+        self.counts = state.counts
         marginals = state.counts.marginals().astype(np.float64)
         self.marginals = marginals
         self.context = marginals**CONTEXT_SMOOTHING
@@ -81,10 +81,8 @@ class LinkWeights:
         return np.where(counts > 0, np.maximum(pmi, 0.0), 0.0)
 
     def _compute(self, i: int, floor: float) -> Row:
-        m = self.matrix
-        start, end = m.indptr[i], m.indptr[i + 1]
-        targets = m.indices[start:end].astype(np.int64)
-        counts = m.data[start:end].astype(np.float64)
+        targets, counts = self.counts.row(i)
+        targets, counts = targets.astype(np.int64), counts.astype(np.float64)
         learned_row = self.state.learned.get(i, {})
         learned = np.zeros(len(targets))
         if learned_row:
@@ -113,11 +111,11 @@ class LinkWeights:
 
 
 def links_of(state: State) -> LinkWeights:
-    cached = state.derived.get("links")
-    if cached is None or cached.version != _version(state):
-        cached = state.derived["links"] = LinkWeights(state)
+    cached = state.derived.get(state.links_key)
+    if not isinstance(cached, LinkWeights) or cached.version != _version(state):
+        cached = state.derived[state.links_key] = LinkWeights(state)
     return cached  # type: ignore[no-any-return]
 
 
-def _version(state: State) -> tuple[int, int, int]:
+def _version(state: State) -> tuple[object, int, int]:
     return (state.counts.version, state.learned_version, len(state.concepts))

@@ -24,7 +24,7 @@ from .errors import CorruptSnapshot
 from .position import Position
 from .state import Memory, State
 
-SNAPSHOT_FORMAT = 4
+SNAPSHOT_FORMAT = 5
 """Bumped when the byte layout changes; older snapshots are then rebuilt from the log."""
 _ARRAYS = (("indptr", "<i8"), ("indices", "<i4"), ("data", "<i4"))
 _MATRICES = ("counts", "reduction")
@@ -43,8 +43,39 @@ def encode_state(state: State) -> bytes:
         "consolidated_at": state.consolidated_at,
         "memories": [memory_row(state, m) for m in state.rows],
         "learned": learned_rows(state),
-    }
+    } | scoped_parts(state)
     return pack(header, {"counts": state.counts.matrix(), "reduction": state.counts.reduction()})
+
+
+def scoped_parts(state: State) -> dict[str, Any]:
+    """What scopes other than the common one taught and ingested (engine/scoped_links.py),
+    in the header only when there is any: a state without scopes encodes as before."""
+    parts: dict[str, Any] = {}
+    if state.private_learned:
+        parts["private_learned"] = sorted(
+            [i, j, *_scope_key(scope), value]
+            for (i, j), shares in state.private_learned.items()
+            for scope, value in shares.items()
+        )
+    if state.private_units:
+        parts["private_units"] = [[*scope, units] for scope, units in state.private_units]
+    return parts
+
+
+def load_scoped_parts(state: State, header: dict[str, Any]) -> None:
+    state.private_learned = {}
+    for i, j, namespace, user, session, value in header.get("private_learned", []):
+        scope = (namespace or None, user or None, session or None)
+        state.private_learned.setdefault((i, j), {})[scope] = value
+    state.private_units = [
+        ((namespace, user, session), units)
+        for namespace, user, session, units in header.get("private_units", [])
+    ]
+
+
+def _scope_key(scope: tuple[str | None, ...]) -> list[str]:
+    """A scope's parts, "" for none ("" is no valid scope name): sortable, and canonical."""
+    return [part or "" for part in scope]
 
 
 def learned_rows(state: State) -> list[list[Any]]:
@@ -183,6 +214,7 @@ def _state_from(header: dict[str, Any], matrices: dict[str, scipy.sparse.csr_arr
     state.counts.load(matrices["counts"], matrices["reduction"])
     for i, j, value, position in header["learned"]:
         state.set_learned(i, j, value, Position.parse(position))
+    load_scoped_parts(state, header)
     return state
 
 

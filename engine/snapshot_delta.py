@@ -3,8 +3,8 @@ as (its base), so publishing costs what changed, not the whole state.
 
 A delta holds the concepts and memories added since the base, the base's memories and
 concepts that changed (tracked by `State.base` as the fold changes them), the counts
-matrix minus the base's, and what is small whole (taught links, what consolidation took
-off). Base + delta decodes to the same state as a full snapshot of it: same content hash.
+matrix minus the base's, and what is small whole (taught links and the scopes' shares of
+them, scoped document units, what consolidation took off). Base + delta decodes to the same state as a full snapshot of it: same content hash.
 """
 
 from __future__ import annotations
@@ -20,10 +20,12 @@ from .snapshot import (
     SNAPSHOT_FORMAT,
     compress_snapshot,
     learned_rows,
+    load_scoped_parts,
     load_state,
     memory_from,
     memory_row,
     pack,
+    scoped_parts,
     unpack,
 )
 from .state import State
@@ -69,7 +71,7 @@ def encode_delta(state: State) -> bytes:
             for m in (state.rows[r],)
         ],
         "learned": learned_rows(state),
-    }
+    } | scoped_parts(state)
     size = len(state.concepts)
     counts = (state.counts.matrix() - _sized(base.counts, size)).tocsr()
     counts.eliminate_zeros()
@@ -144,6 +146,7 @@ def _apply(
     state.learned, state.learned_at = {}, {}
     for i, j, value, position in header["learned"]:
         state.set_learned(i, j, value, Position.parse(position))
+    load_scoped_parts(state, header)
     state.position = Position.parse(header["position"])
     state.documents = header["documents"]
     state.consolidated_at = header["consolidated_at"]

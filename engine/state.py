@@ -94,6 +94,17 @@ def pair(i: int, j: int) -> tuple[int, int]:
     return (i, j) if i < j else (j, i)
 
 
+Scope = tuple[str | None, str | None, str | None]
+"""(namespace, user, session) of a memory or an event: whom it is about."""
+COMMON: Scope = (None, None, None)
+"""The tenant's common scope: about nobody, in no session or namespace."""
+
+
+def scope_of(item: Any) -> Scope:
+    """The scope of a memory or an event."""
+    return (item.namespace, item.user, item.session)
+
+
 class Column:
     """A numpy array that grows by doubling, for per-memory numbers."""
 
@@ -166,6 +177,9 @@ class Postings:
 class State:
     """Mutable state owned by whoever folds into it; `fold` is its only writer."""
 
+    links_key: Any = "links"
+    """Where its link strengths are kept in `derived` (a scoped view keeps its own)."""
+
     def __init__(self) -> None:
         self.position: Position = ZERO
         self.memories: dict[str, Memory] = {}
@@ -190,12 +204,19 @@ class State:
         self.learned: dict[int, dict[int, float]] = {}
         self.learned_at: dict[tuple[int, int], Position] = {}
         self.learned_version = 0
+        self.private_learned: dict[tuple[int, int], dict[Scope, float]] = {}
+        """Per taught link, the share of its delta that feedback in each scope other than
+        the common one gave (engine/scoped_links.py): `learned` is their sum with the common
+        share, consolidation scales them alike."""
+        self.private_units: list[tuple[Scope, list[int]]] = []
+        """Concepts of each document unit ingested in a scope other than the common one (a
+        memory's links come from its concepts; a unit is not kept otherwise)."""
         self.documents = 0
         self.consolidated_at = 0.0
         """Unix time the last links.consolidated event decided at (0: never consolidated)."""
         self.base: Base | None = None
         """Set when the state is published or loaded as a full snapshot (engine/snapshot_delta.py)."""
-        self.derived: dict[str, object] = {}
+        self.derived: dict[Any, object] = {}
         """Views recomputed from the state (link strengths, ...): never snapshotted or hashed."""
         self.ts = Column(np.float64)
         self.importance = Column(np.int8)
@@ -396,13 +417,30 @@ class State:
             return []
         return [self.rows[r].id for r in self.postings.rows[index]]
 
-    def set_learned(self, i: int, j: int, value: float, position: Position) -> None:
+    def set_learned(
+        self, i: int, j: int, value: float, position: Position, scope: Scope = COMMON
+    ) -> None:
+        """The taught delta of a link is now `value`; its change is `scope`'s share."""
+        if scope != COMMON:
+            shares = self.private_learned.setdefault(pair(i, j), {})
+            shares[scope] = shares.get(scope, 0.0) + value - self.learned.get(i, {}).get(j, 0.0)
         for a, b in ((i, j), (j, i)):
             self.learned.setdefault(a, {})[b] = value
         self.learned_at[pair(i, j)] = position
         self.learned_version += 1
 
+    def rescale_learned(self, i: int, j: int, value: float) -> None:
+        """The taught delta is now `value` (consolidation), each scope's share scaled alike."""
+        before = self.learned.get(i, {}).get(j, 0.0)
+        shares = self.private_learned.get(pair(i, j))
+        if shares:
+            factor = value / before if before else 0.0
+            for scope in shares:
+                shares[scope] *= factor
+        self.set_learned(i, j, value, self.learned_at[pair(i, j)])
+
     def drop_learned(self, i: int, j: int) -> None:
+        self.private_learned.pop(pair(i, j), None)
         for a, b in ((i, j), (j, i)):
             row = self.learned.get(a)
             if row is not None:

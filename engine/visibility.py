@@ -9,7 +9,8 @@
 - An admin key that names no scope sees everything of its tenant.
 
 The agent that wrote a memory does not hide it: agents of a tenant share what they learn
-within these scopes.
+within these scopes. Links follow the same rule (engine/scoped_links.py): a read follows
+the links written or taught in the scopes whose memories it sees.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import dataclasses
 
 import numpy as np
 
-from .state import Memory, State
+from .state import Memory, Scope, State, scope_of
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -30,13 +31,18 @@ class Visibility:
     """An admin key naming no scope."""
 
     def sees(self, memory: Memory) -> bool:
+        return self.sees_scope(scope_of(memory))
+
+    def sees_scope(self, scope: Scope) -> bool:
+        """Whether the memories of `scope` (namespace, user, session) are seen."""
+        namespace, user, session = scope
         if self.everything:
             return True
-        if memory.namespace != self.namespace:
+        if namespace != self.namespace:
             return False
-        if memory.user is not None and memory.user != self.user:
+        if user is not None and user != self.user:
             return False
-        return self.session is None or memory.session in (None, self.session)
+        return self.session is None or session in (None, self.session)
 
 
 def visibility_of(

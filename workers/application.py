@@ -41,6 +41,7 @@ from assocmem.engine.principal import ADMIN, FEEDBACK, READ, WRITE, Principal
 from assocmem.engine.prompt import MAX_BUDGET, MIN_BUDGET, prompt_text
 from assocmem.engine.question import parse_question
 from assocmem.engine.recall import Query, recall
+from assocmem.engine.scoped_links import links_view
 from assocmem.engine.snapshot import content_hash
 from assocmem.engine.state import State
 from assocmem.engine.time_window import listing_window, read_window
@@ -336,7 +337,7 @@ class Application:
         with self._state(
             principal.tenant, request.after, request.as_of, request.without_feedback
         ) as state:
-            found = recall(state, query)
+            found = recall(links_view(state, query.visibility), query)
             prompt = prompt_text(found, budget) if budget else None
         if live and request.record_access and found.items:
             self.accesses.record(principal, [item.memory.id for item in found.items])
@@ -347,7 +348,8 @@ class Application:
         concepts = self._question_terms(request.concepts, request.text)
         if request.floor < 0:
             raise InvalidRequest(f"floor {request.floor} is out of range: expected 0 or more")
-        with self._state(principal.tenant, request.after) as state:
+        with self._state(principal.tenant, request.after) as whole:
+            state = links_view(whole, self._visibility(principal))
             unknown = tuple(c for c in concepts if c not in state.concept_index)
             chains = checked(
                 lambda: find_chains(state, links_of(state), tuple(concepts), request.floor)
@@ -360,7 +362,8 @@ class Application:
     ) -> results.Neighbourhood:
         require(principal, READ)
         seeds = list(given_terms(concepts))
-        with self._state(principal.tenant, None, as_of) as state:
+        with self._state(principal.tenant, None, as_of) as whole:
+            state = links_view(whole, self._visibility(principal))
             edges = checked(lambda: neighbourhood(state, seeds, hops))
             labels = tuple(state.label(c) for c in seeds)
             return results.Neighbourhood(state.position, tuple(seeds), labels, hops, edges)

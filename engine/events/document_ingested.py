@@ -10,7 +10,7 @@ from ..errors import InvalidEvent, quoted
 from ..event_type import EventType, Payload, register
 from ..extraction import EXTRACTOR_VERSION
 from ..payload import check_concepts, check_label, check_labels
-from ..state import State
+from ..state import COMMON, State, scope_of
 from .memory_written import LINK_WINDOW, without_labels
 
 if TYPE_CHECKING:
@@ -55,10 +55,13 @@ def check(data: Payload) -> None:
 
 def apply(state: State, event: Event) -> None:
     labels = event.data.get("labels", {})
+    scope = scope_of(event)
     for unit in event.data["units"]:
         indices = [state.intern(c) for c in unit]
         state.note_surfaces(indices, labels)
         state.counts.add_window(indices, LINK_WINDOW, len(state.concepts))
+        if scope != COMMON and len(indices) >= 2:
+            state.private_units.append((scope, indices))
     state.documents += 1
 
 

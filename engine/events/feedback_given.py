@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from ..errors import InvalidEvent
 from ..event_type import EventType, Payload, register
 from ..payload import MAX_FEEDBACK_IDS, check_concepts, check_ids, check_outcome
-from ..state import State, pair
+from ..state import State, pair, scope_of
 
 if TYPE_CHECKING:
     from ..event import Event
@@ -40,6 +40,7 @@ def apply(state: State, event: Event) -> None:
     memories = [state.memories[m] for m in event.data["memory_ids"] if m in state.memories]
     question = [state.intern(c) for c in event.data["concepts"]]
     held = {state.intern(c) for memory in memories for c in memory.concepts[: memory.core]}
+    scope = scope_of(event)
     moved: set[tuple[int, int]] = set()
     for q in question:
         for t in sorted(held):
@@ -48,7 +49,7 @@ def apply(state: State, event: Event) -> None:
             moved.add(pair(q, t))
             learned = state.learned.get(q, {}).get(t, 0.0)
             lowest = -float(state.counts.count(q, t))  # unlearns what was written, no more
-            state.set_learned(q, t, max(learned + outcome, lowest), event.position)
+            state.set_learned(q, t, max(learned + outcome, lowest), event.position, scope)
     for memory in memories:
         state.set_valence(memory, memory.valence + VALENCE_RATE * (outcome - memory.valence))
 

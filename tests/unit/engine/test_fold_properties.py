@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -34,6 +36,11 @@ KINDS = [
     "importance",
     "consolidate",
 ]
+SCOPES = st.sampled_from(
+    [(None, None, None), (None, "alice", None), (None, "bob", None), (None, "alice", "s1"),
+     ("ops", None, None), ("ops", "alice", None)]
+)  # fmt: skip
+"""(namespace, user, session) of an event: links are kept apart by them (scoped_links.py)."""
 DAYS = st.floats(1e-5, 1e-4)
 """Windows and half-lives of generated consolidations: event times are seconds apart."""
 
@@ -54,7 +61,7 @@ def histories(draw: st.DrawFn, tenant: str = "t") -> list[Event]:
     outcomes = st.floats(-1.0, 1.0, allow_nan=False)
     events: list[Event] = []
     for n, (kind, concepts) in enumerate(steps, start=1):
-        known = [e.position for e in events if e.type in ("memory.written", "activity.logged")]
+        known = [str(e.position) for e in events if e.type in ("memory.written", "activity.logged")]
         if kind == "write" or not known and kind != "document":
             event = written(n, concepts, tenant=tenant)
             if draw(st.booleans()):  # ranked concepts: core, important, supplement
@@ -99,7 +106,15 @@ def histories(draw: st.DrawFn, tenant: str = "t") -> list[Event]:
             events.append(
                 importance_set(n, draw(st.sampled_from(known)), draw(st.integers(1, 5)), tenant)
             )
+        if events[-1].type in LINK_MAKERS:
+            namespace, user, session = draw(SCOPES)
+            events[-1] = dataclasses.replace(
+                events[-1], namespace=namespace, user=user, session=session
+            )
     return events
+
+
+LINK_MAKERS = ("memory.written", "activity.logged", "document.ingested", "feedback.given")
 
 
 @given(histories(), st.data())
