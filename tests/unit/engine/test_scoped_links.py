@@ -149,11 +149,15 @@ def test_scoped_shares_survive_a_snapshot() -> None:
     )
     loaded = load_state(dump_state(state))
     assert content_hash(loaded) == content_hash(state)
-    assert neighbours(loaded, BOB, "card") == neighbours(state, BOB, "card") == {
-        "travel",
-        "checkout",
-        "visa",
-    }
+    assert (
+        neighbours(loaded, BOB, "card")
+        == neighbours(state, BOB, "card")
+        == {
+            "travel",
+            "checkout",
+            "visa",
+        }
+    )
     assert neighbours(loaded, ALICE, "visa") == set()
 
 
