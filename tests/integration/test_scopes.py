@@ -82,3 +82,47 @@ def test_a_read_sees_its_user_s_memories_and_the_shared_ones_an_admin_all(
         http.post("/v1/activities", json={"text": f"{user} deployed"}, headers=scoped)
     listed = http.get("/v1/activities", headers={**agent, "x-assocmem-user": "bob"}).json()
     assert [entry["text"] for entry in listed["items"]] == ["bob deployed"]
+
+
+def test_one_user_s_links_never_lead_another_user_s_read_chain_or_graph(
+    http: TestClient, settings: Settings
+) -> None:
+    agent = bearer(key_for(settings, "default", "assistant"))
+    admin = bearer(key_for(settings, "default", "boss", ("read", "admin")))
+    alice, bob = ({**agent, "x-assocmem-user": user} for user in ("alice", "bob"))
+    for headers, concepts in [
+        (alice, ["card", "diabetes"]),
+        (alice, ["card", "diabetes"]),
+        (bob, ["card", "travel"]),
+        (agent, ["diabetes", "insulin"]),  # about nobody: everyone's
+        (agent, ["diabetes", "insulin"]),
+    ]:
+        note = {"text": " ".join(concepts), "concepts": concepts}
+        assert http.post("/v1/memories", json=note, headers=headers).status_code == 202
+
+    def graph(headers: dict[str, str]) -> set[str]:
+        found = http.get("/v1/graph", params={"concepts": "card"}, headers=headers).json()
+        return {edge["target"] for edge in found["edges"]} | {e["source"] for e in found["edges"]}
+
+    assert graph(alice) == {"card", "diabetes"}
+    assert graph(bob) == {"card", "travel"}
+    assert graph(admin) == {"card", "diabetes", "travel"}
+
+    def chain(headers: dict[str, str]) -> list[list[str]]:
+        body = {"concepts": ["card", "insulin"]}
+        return [
+            c["path"] for c in http.post("/v1/chain", json=body, headers=headers).json()["chains"]
+        ]
+
+    assert chain(alice)[0] == chain(admin)[0] == ["card", "diabetes", "insulin"]
+    assert chain(bob) == []
+
+    def read(headers: dict[str, str]) -> set[str]:
+        body = {"concepts": ["card"], "record_access": False}
+        return {
+            item["text"]
+            for item in http.post("/v1/read", json=body, headers=headers).json()["items"]
+        }
+
+    assert "diabetes insulin" in read(alice)  # by way of alice's card - diabetes link
+    assert read(bob) == {"card travel"}
