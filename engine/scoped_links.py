@@ -190,7 +190,8 @@ def links_view(state: State, visibility: Visibility) -> State:
         )
         cached = views[key] = (version, counts, learned)
         if len(views) > VIEWS_KEPT:
-            views.popitem(last=False)
+            dropped, _ = views.popitem(last=False)
+            state.derived.pop(("links", dropped), None)  # its link strengths go with it
     views.move_to_end(key)
     view = ScopedState.__new__(ScopedState)
     view.__dict__.update(state.__dict__)

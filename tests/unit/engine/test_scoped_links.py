@@ -16,7 +16,7 @@ from assocmem.engine.fold import fold, fold_from_zero
 from assocmem.engine.graph import neighbourhood
 from assocmem.engine.links import links_of
 from assocmem.engine.recall import Query, recall
-from assocmem.engine.scoped_links import links_view
+from assocmem.engine.scoped_links import VIEWS_KEPT, links_view
 from assocmem.engine.snapshot import content_hash, dump_state, load_state
 from assocmem.engine.state import State, scope_of
 from assocmem.engine.visibility import Visibility
@@ -189,3 +189,15 @@ def test_a_scope_sees_exactly_the_links_of_what_it_sees(events: list[Event]) -> 
     for visibility in VISIBILITIES:
         alone = fold_from_zero([e for e in events if visibility.sees_scope(scope_of(e))])
         assert pair_counts(links_view(whole, visibility)) == pair_counts(alone), visibility
+
+
+def test_a_state_keeps_a_bounded_number_of_scoped_views() -> None:
+    state = fold_from_zero(
+        [about(written(n, ["card", f"c{n}"]), f"user{n}") for n in range(1, VIEWS_KEPT + 10)]
+    )
+    for n in range(1, VIEWS_KEPT + 10):
+        view = links_view(state, Visibility(user=f"user{n}"))
+        assert neighbours(state, Visibility(user=f"user{n}"), "card") == {f"c{n}"}
+        links_of(view)
+    kept = [key for key in state.derived if isinstance(key, tuple) and key[0] == "links"]
+    assert len(state.derived["scoped_views"]) == VIEWS_KEPT and len(kept) <= VIEWS_KEPT
