@@ -20,6 +20,7 @@ from pathlib import Path
 import orjson
 
 from assocmem.engine.event import Event, decode_event, encode_event
+from assocmem.engine.events.feedback_given import FEEDBACK_GIVEN
 from assocmem.engine.events.memory_written import build
 from assocmem.engine.extraction import extract, warm_up
 from assocmem.engine.fold import fold_from_zero
@@ -36,6 +37,21 @@ def rate(count: int, run: object, rounds: int) -> float:
     return count / statistics.median(seconds)
 
 
+def with_feedback(notes: list[Event], every: int) -> list[Event]:
+    """`notes` with a feedback after every `every - 1`: the last note rated helpful for its
+    first two concepts (positions are given in order: note n - 1 is at 1000 + its index)."""
+    events: list[Event] = []
+    for note in notes:
+        events.append(note)
+        if len(events) % every == every - 1 and len(note.data["concepts"]) >= 2:
+            rated = str(Position(1000 + len(events) - 1, 0))
+            data = FEEDBACK_GIVEN.payload(
+                memory_ids=[rated], outcome=1.0, concepts=note.data["concepts"][:2]
+            )
+            events.append(Event("feedback.given", "default", note.agent, note.ts, data))
+    return events
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -43,18 +59,25 @@ def main() -> None:
     parser.add_argument("corpus", type=Path, help="corpus_en.jsonl (one JSON object per line)")
     parser.add_argument("--notes", type=int, default=20_000)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument(
+        "--feedback-every",
+        type=int,
+        default=0,
+        help="N: after every N-1 notes a feedback on the last one's first two concepts",
+    )
     args = parser.parse_args()
     with args.corpus.open("rb") as lines:
         rows = [orjson.loads(line) for _, line in zip(range(args.notes), lines, strict=False)]
     texts = [row["text"] for row in rows]
     warm_up()
     extracting = rate(len(texts), lambda: [extract(t) for t in texts], args.rounds)
-    raws = [
-        encode_event(
-            Event("memory.written", "default", r["author"], float(r["ts"]), build(t, extract(t), 3))
-        )
+    events = [
+        Event("memory.written", "default", r["author"], float(r["ts"]), build(t, extract(t), 3))
         for r, t in zip(reversed(rows), reversed(texts), strict=True)
     ]
+    if args.feedback_every:
+        events = with_feedback(events, args.feedback_every)
+    raws = [encode_event(e) for e in events]
     positions = [Position(1000 + n, 0) for n in range(len(raws))]
     folded: list[object] = []
 

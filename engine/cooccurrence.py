@@ -44,6 +44,9 @@ class Cooccurrence:
         self._matrix = scipy.sparse.csr_array((0, 0), dtype=COUNT_DTYPE)
         self._pending: list[list[int]] = []
         """Index lists not yet counted, each of LINK_WINDOW (one window for all)."""
+        self._pending_with: dict[int, list[int]] = {}
+        """Per concept, which pending lists hold it: `count` needs no merge (feedback in a
+        fold asks for counts between notes, and a merge costs the whole matrix)."""
         self._size = 0
         self._marginals = np.zeros(0, dtype=np.int64)
         self._reduction = scipy.sparse.csr_array((0, 0), dtype=COUNT_DTYPE)
@@ -56,7 +59,15 @@ class Cooccurrence:
         if len(indices) < 2:
             return
         assert window == LINK_WINDOW, "pending lists share one window"
+        at = len(self._pending)
         self._pending.append(indices)
+        with_ = self._pending_with
+        for i in indices:
+            found = with_.get(i)
+            if found is None:
+                with_[i] = [at]
+            elif found[-1] != at:
+                found.append(at)
         self.version += 1
 
     def grow(self, size: int) -> None:
@@ -82,7 +93,11 @@ class Cooccurrence:
         return matrix.indices[start:end], matrix.data[start:end]
 
     def count(self, i: int, j: int) -> int:
-        matrix = self.matrix()
+        """The count of one pair, merged or not (no merge: see `_pending_with`)."""
+        return self._merged_count(i, j) + self._pending_count(i, j)
+
+    def _merged_count(self, i: int, j: int) -> int:
+        matrix = self._matrix
         if i >= matrix.shape[0] or j >= matrix.shape[0]:
             return 0
         start, end = matrix.indptr[i], matrix.indptr[i + 1]
@@ -90,6 +105,21 @@ class Cooccurrence:
         if at < end - start and matrix.indices[start + at] == j:
             return int(matrix.data[start + at])
         return 0
+
+    def _pending_count(self, i: int, j: int) -> int:
+        if i == j:
+            return 0
+        with_i, with_j = self._pending_with.get(i), self._pending_with.get(j)
+        if not with_i or not with_j:
+            return 0
+        both = set(with_i).intersection(with_j)
+        count = 0
+        for n in both:
+            where = self._pending[n]
+            at_i = [k for k, c in enumerate(where) if c == i]
+            at_j = [k for k, c in enumerate(where) if c == j]
+            count += sum(1 for a in at_i for b in at_j if abs(a - b) < LINK_WINDOW)
+        return count
 
     def reduction(self) -> scipy.sparse.csr_array:
         """What consolidation took off the counts: the counts as written are matrix() + this."""
@@ -113,7 +143,7 @@ class Cooccurrence:
         matrix = _compact(matrix)
         self._matrix = matrix
         self._size = matrix.shape[0]
-        self._pending = []
+        self._pending, self._pending_with = [], {}
         self._marginals = np.asarray(matrix.sum(axis=1), dtype=np.int64).ravel()
         self.version += 1
 
@@ -130,7 +160,7 @@ class Cooccurrence:
         base.sum_duplicates()
         base.sort_indices()
         self._matrix = _compact(base)
-        self._pending = []
+        self._pending, self._pending_with = [], {}
         self._marginals = np.asarray(base.sum(axis=1), dtype=np.int64).ravel()
 
 
