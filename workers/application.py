@@ -419,7 +419,14 @@ class Application:
         return self.history.link(principal, source, target)
 
     def audit_memory(self, principal: Principal, memory_id: str) -> list[MemoryEvent]:
+        """A memory's history, for a reader who may see the memory (else it is unknown)."""
         require(principal, READ)
+        with self._state(principal.tenant) as state:
+            memory = state.memories.get(memory_id)
+            if memory is not None and not self._visibility(principal).sees(memory):
+                raise UnknownMemory(
+                    f"id {memory_id!r} is unknown: expected the id of a written memory"
+                )
         return self.history.memory(principal, memory_id)
 
     def verify(self, principal: Principal, until: str | None) -> Verification:

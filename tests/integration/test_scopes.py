@@ -126,3 +126,15 @@ def test_one_user_s_links_never_lead_another_user_s_read_chain_or_graph(
 
     assert "diabetes insulin" in read(alice)  # by way of alice's card - diabetes link
     assert read(bob) == {"card travel"}
+
+
+def test_a_memory_s_audit_is_for_the_readers_who_may_see_it(
+    http: TestClient, settings: Settings
+) -> None:
+    agent = bearer(key_for(settings, "default", "assistant"))
+    alice, bob = ({**agent, "x-assocmem-user": user} for user in ("alice", "bob"))
+    note = {"text": "alice's card was declined", "concepts": ["card"]}
+    written = http.post("/v1/memories", json=note, headers=alice).json()["id"]
+    assert http.get(f"/v1/audit/memory/{written}", headers=alice).status_code == 200
+    refused = http.get(f"/v1/audit/memory/{written}", headers=bob)
+    assert refused.status_code == 404 and "unknown" in refused.json()["detail"]
