@@ -16,6 +16,9 @@ COUNT_DTYPE = np.int32
 LINK_WINDOW = 8
 """A memory links each concept to the next LINK_WINDOW - 1 in its list: all pairs for short
 notes, linear (not quadratic) growth for long text."""
+PENDING_LOOKED_THROUGH = 4096
+"""Pending windows `count` looks through before it merges them: a merge costs the whole
+matrix, a look one step per pending window holding both concepts."""
 LINKED_CONCEPTS = 24
 """A memory's strongest concepts (core first) that make links: long text links its key terms,
 not its 150 words."""
@@ -93,7 +96,11 @@ class Cooccurrence:
         return matrix.indices[start:end], matrix.data[start:end]
 
     def count(self, i: int, j: int) -> int:
-        """The count of one pair, merged or not (no merge: see `_pending_with`)."""
+        """The count of one pair, merged or not: the pending windows are looked through
+        while they are few, and merged first once they are many (a common concept is in
+        most of them, and a fold from zero merges nothing otherwise)."""
+        if len(self._pending) > PENDING_LOOKED_THROUGH:
+            self._merge()
         return self._merged_count(i, j) + self._pending_count(i, j)
 
     def _merged_count(self, i: int, j: int) -> int:
@@ -112,7 +119,8 @@ class Cooccurrence:
         with_i, with_j = self._pending_with.get(i), self._pending_with.get(j)
         if not with_i or not with_j:
             return 0
-        both = set(with_i).intersection(with_j)
+        shorter, longer = sorted((with_i, with_j), key=len)
+        both = set(shorter).intersection(longer)
         count = 0
         for n in both:
             where = self._pending[n]
