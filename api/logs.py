@@ -4,12 +4,16 @@ ASSOCMEM_LOG_FORMAT=text."""
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import os
 
 from pythonjsonlogger.json import JsonFormatter
 
-from .request_ids import current_request_id
+current_request_id: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "request_id", default=None
+)
+"""The id of the request being served (api/request_ids.py sets it), on every log line."""
 
 TEXT = "%(asctime)s %(name)s %(levelname)s %(message)s"
 

@@ -4,15 +4,12 @@ request is served."""
 
 from __future__ import annotations
 
-import contextvars
 import re
 import uuid
 
 from .guard import App, Message, Receive, Scope, Send
+from .logs import current_request_id
 
-current_request_id: contextvars.ContextVar[str | None] = contextvars.ContextVar(
-    "request_id", default=None
-)
 _PLAIN = re.compile(rb"^[A-Za-z0-9._:-]{1,64}$")
 
 

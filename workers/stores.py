@@ -12,13 +12,14 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Protocol
 
 from assocmem.engine.errors import quoted
-from assocmem.engine.event import Event
-from assocmem.engine.fold import Rejection
 from assocmem.engine.position import Position
 
 from .errors import KeyConflict
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the CLI reads settings (which name the ladder) without the fold
+    from assocmem.engine.event import Event
+    from assocmem.engine.fold import Rejection
+
     from .archive import Segment
 
 DEFAULT_BATCH = 1000

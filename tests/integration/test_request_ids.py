@@ -11,8 +11,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from assocmem.api.app import create_app
-from assocmem.api.logs import configure_logging
-from assocmem.api.request_ids import current_request_id
+from assocmem.api.logs import configure_logging, current_request_id
 from assocmem.workers.settings import Settings
 
 
