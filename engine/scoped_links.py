@@ -30,7 +30,7 @@ import numpy as np
 
 from .cooccurrence import COUNT_DTYPE, LINK_WINDOW, LINKED_CONCEPTS, Cooccurrence
 from .state import COMMON, Scope, State, scope_of
-from .visibility import Visibility, visible
+from .visibility import SEEN_KEPT, Visibility, visible
 
 VIEWS_KEPT = 16
 """Scoped views a state keeps (per set of seen scopes), the least recently used dropped."""
@@ -49,6 +49,23 @@ class ScopedCounts:
         self._rows = 0
         """How many of `State.scoped_rows` are counted."""
         self._units = 0
+        self._size = 0
+        self._seen: OrderedDict[tuple[Visibility, object], Any] = OrderedDict()
+
+    def seen(self, state: State, visibility: Visibility) -> tuple[bool, tuple[Scope, ...]] | None:
+        """Whether `visibility` sees the common scope, and the other scopes that made links
+        which it sees; None when it sees every one (the state's own links are its)."""
+        key = (visibility, (self.version(), state.learned_version))
+        if key not in self._seen:
+            scopes = set(self.by_scope)
+            scopes.update(s for shares in state.private_learned.values() for s in shares)
+            seen = tuple(sorted((s for s in scopes if visibility.sees_scope(s)), key=repr))
+            common = visibility.sees_scope(COMMON)
+            self._seen[key] = None if common and len(seen) == len(scopes) else (common, seen)
+            if len(self._seen) > SEEN_KEPT:
+                self._seen.popitem(last=False)
+        self._seen.move_to_end(key)
+        return self._seen[key]
 
     def update(self, state: State) -> None:
         size = len(state.concepts)
@@ -61,9 +78,11 @@ class ScopedCounts:
         for scope, indices in state.private_units[self._units :]:
             self._add(scope, indices, size)
         self._rows, self._units = len(state.scoped_rows), len(state.private_units)
-        self.every.grow(size)
-        for counts in self.by_scope.values():
-            counts.grow(size)
+        if size != self._size:
+            self._size = size
+            self.every.grow(size)
+            for counts in self.by_scope.values():
+                counts.grow(size)
 
     def _add(self, scope: Scope, indices: list[int], size: int) -> None:
         counts = self.by_scope.get(scope)
@@ -156,21 +175,17 @@ def links_view(state: State, visibility: Visibility) -> State:
     every scope that made a link."""
     if visibility.everything:
         return state
-    scopes: set[Scope] = set()
     if state.scoped_rows or state.private_units or state.private_learned:
         scoped = state.derived.get("scoped_counts")
         if not isinstance(scoped, ScopedCounts):
             scoped = state.derived["scoped_counts"] = ScopedCounts()
         scoped.update(state)
-        scopes = set(scoped.by_scope) | {
-            s for shares in state.private_learned.values() for s in shares
-        }
     else:
         scoped = ScopedCounts()
-    common = visibility.sees_scope(COMMON)
-    seen = tuple(sorted((s for s in scopes if visibility.sees_scope(s)), key=repr))
-    if common and len(seen) == len(scopes):
+    sight = scoped.seen(state, visibility)
+    if sight is None:
         return state
+    common, seen = sight
     views = state.derived.setdefault("scoped_views", OrderedDict())
     assert isinstance(views, OrderedDict)
     version = (state.counts.version, state.learned_version, scoped.version(), len(state.concepts))

@@ -16,10 +16,11 @@ the links written or taught in the scopes whose memories it sees.
 from __future__ import annotations
 
 import dataclasses
+from collections import OrderedDict
 
 import numpy as np
 
-from .state import Memory, Scope, State, scope_of
+from .state import COMMON, Memory, Scope, State, scope_of
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -53,12 +54,62 @@ def visibility_of(
 
 
 def visible(state: State, visibility: Visibility, rows: np.ndarray) -> np.ndarray:
-    """Which of `rows` the read may see: one look at each memory that has a scope, the rest
-    (about nobody, in no session or namespace) seen by every read of no namespace."""
+    """Which of `rows` the read may see, in one numpy step over their scopes."""
     if visibility.everything:
         return np.ones(len(rows), dtype=bool)
-    seen = np.full(len(rows), visibility.namespace is None)
-    if state.scoped_rows:
-        for k in np.flatnonzero(np.isin(rows, state.scoped_rows)):
-            seen[k] = visibility.sees(state.rows[int(rows[k])])
-    return seen
+    if not state.scoped_rows:
+        return np.full(len(rows), visibility.namespace is None)
+    index = scope_index(state)
+    return index.seen(visibility)[index.ids[np.asarray(rows, dtype=np.int64)]]
+
+
+SEEN_KEPT = 256
+"""Visibilities whose seen scopes an index keeps, the least recently used dropped."""
+
+
+class ScopeIndex:
+    """Per row, which scope its memory is in: -1 for the common one, else a number into
+    `scopes` (a view derived from the memories: never snapshotted or hashed)."""
+
+    def __init__(self) -> None:
+        self.ids = np.zeros(0, dtype=np.int32)
+        self.scopes: list[Scope] = []
+        self._numbers: dict[Scope, int] = {}
+        self._counted = 0
+        """How many of `State.scoped_rows` are numbered."""
+        self._seen: OrderedDict[Visibility, np.ndarray] = OrderedDict()
+
+    def update(self, state: State) -> None:
+        if len(self.ids) < len(state.rows):
+            grown = np.full(max(len(state.rows), 2 * len(self.ids)), -1, dtype=np.int32)
+            grown[: len(self.ids)] = self.ids
+            self.ids = grown
+        for row in state.scoped_rows[self._counted :]:
+            scope = scope_of(state.rows[row])
+            number = self._numbers.get(scope)
+            if number is None:
+                number = self._numbers[scope] = len(self.scopes)
+                self.scopes.append(scope)
+            self.ids[row] = number
+        self._counted = len(state.scoped_rows)
+
+    def seen(self, visibility: Visibility) -> np.ndarray:
+        """Per scope number, whether `visibility` sees it; last, the common scope (-1)."""
+        found = self._seen.get(visibility)
+        if found is None or len(found) != len(self.scopes) + 1:
+            marks = [visibility.sees_scope(scope) for scope in self.scopes]
+            found = np.array([*marks, visibility.sees_scope(COMMON)], dtype=bool)
+            self._seen[visibility] = found
+            if len(self._seen) > SEEN_KEPT:
+                self._seen.popitem(last=False)
+        self._seen.move_to_end(visibility)
+        return found
+
+
+def scope_index(state: State) -> ScopeIndex:
+    """The state's scope index, brought up to its rows."""
+    index = state.derived.get("scope_index")
+    if not isinstance(index, ScopeIndex):
+        index = state.derived["scope_index"] = ScopeIndex()
+    index.update(state)
+    return index

@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from assocmem.engine.fold import fold_from_zero
+from assocmem.engine.fold import fold, fold_from_zero
 from assocmem.engine.recall import Query, recall
 from assocmem.engine.snapshot import content_hash, dump_state, load_state
 from assocmem.engine.visibility import Visibility, visibility_of
@@ -61,3 +61,18 @@ def test_scopes_survive_a_snapshot_and_count_in_its_hash() -> None:
     assert [(m.user, m.session, m.namespace) for m in loaded.rows] == list(NOTES.values())
     assert content_hash(loaded) == content_hash(folded)
     assert sorted(loaded.scoped_rows) == sorted(folded.scoped_rows) == [1, 2, 3, 4, 5, 6]
+
+
+def test_memories_written_after_a_read_are_seen_by_their_scopes_only() -> None:
+    folded = fold_from_zero([])
+    seen_by = {}
+    for n, (user, session, namespace) in enumerate(NOTES.values(), start=1):
+        note = written(n, ["billing", f"c{n}"])
+        fold(folded, [dataclasses.replace(note, user=user, session=session, namespace=namespace)])
+        for visibility in (Visibility(user="alice"), Visibility(namespace="ops")):
+            found = recall(folded, Query(("billing",), limit=20, visibility=visibility))
+            seen_by[visibility] = {item.memory.id for item in found.items}
+    assert seen_by == {
+        Visibility(user="alice"): {"1-0", "2-0", "4-0", "5-0"},
+        Visibility(namespace="ops"): {"6-0"},
+    }
