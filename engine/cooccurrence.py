@@ -50,6 +50,8 @@ class Cooccurrence:
         self._pending_with: dict[int, list[int]] = {}
         """Per concept, which pending lists hold it: `count` needs no merge (feedback in a
         fold asks for counts between notes, and a merge costs the whole matrix)."""
+        self._indexed = 0
+        """How many of the pending lists `_pending_with` covers."""
         self._size = 0
         self._marginals = np.zeros(0, dtype=np.int64)
         self._reduction = scipy.sparse.csr_array((0, 0), dtype=COUNT_DTYPE)
@@ -62,15 +64,7 @@ class Cooccurrence:
         if len(indices) < 2:
             return
         assert window == LINK_WINDOW, "pending lists share one window"
-        at = len(self._pending)
         self._pending.append(indices)
-        with_ = self._pending_with
-        for i in indices:
-            found = with_.get(i)
-            if found is None:
-                with_[i] = [at]
-            elif found[-1] != at:
-                found.append(at)
         self.version += 1
 
     def grow(self, size: int) -> None:
@@ -116,6 +110,7 @@ class Cooccurrence:
     def _pending_count(self, i: int, j: int) -> int:
         if i == j:
             return 0
+        self._index_pending()
         with_i, with_j = self._pending_with.get(i), self._pending_with.get(j)
         if not with_i or not with_j:
             return 0
@@ -128,6 +123,19 @@ class Cooccurrence:
             at_j = [k for k, c in enumerate(where) if c == j]
             count += sum(1 for a in at_i for b in at_j if abs(a - b) < LINK_WINDOW)
         return count
+
+    def _index_pending(self) -> None:
+        """Index the pending lists added since the last count (a fold of notes alone, which
+        asks for no count, never pays for it)."""
+        with_ = self._pending_with
+        for at in range(self._indexed, len(self._pending)):
+            for i in self._pending[at]:
+                found = with_.get(i)
+                if found is None:
+                    with_[i] = [at]
+                elif found[-1] != at:
+                    found.append(at)
+        self._indexed = len(self._pending)
 
     def reduction(self) -> scipy.sparse.csr_array:
         """What consolidation took off the counts: the counts as written are matrix() + this."""
@@ -151,7 +159,7 @@ class Cooccurrence:
         matrix = _compact(matrix)
         self._matrix = matrix
         self._size = matrix.shape[0]
-        self._pending, self._pending_with = [], {}
+        self._pending, self._pending_with, self._indexed = [], {}, 0
         self._marginals = np.asarray(matrix.sum(axis=1), dtype=np.int64).ravel()
         self.version += 1
 
@@ -168,7 +176,7 @@ class Cooccurrence:
         base.sum_duplicates()
         base.sort_indices()
         self._matrix = _compact(base)
-        self._pending, self._pending_with = [], {}
+        self._pending, self._pending_with, self._indexed = [], {}, 0
         self._marginals = np.asarray(base.sum(axis=1), dtype=np.int64).ravel()
 
 
