@@ -80,12 +80,41 @@ class _CountingPair(Cooccurrence):
             self.added += 1
 
 
+QUIET_BATCH = 4096
+"""Events that cannot move the link, folded together."""
+
+
+def _may_move(event: Event, source: str, target: str) -> bool:
+    """Whether `event` can change the link: a note or a document unit naming both concepts,
+    a rating whose question names one, a consolidation. Any other event is folded in a
+    batch, its effect on the link never asked for."""
+    data = event.data
+    if event.type in ("memory.written", "activity.logged"):
+        concepts = data.get("concepts") or ()
+        return source in concepts and target in concepts
+    if event.type == "document.ingested":
+        return any(source in unit and target in unit for unit in data.get("units") or ())
+    if event.type == "feedback.given":
+        question = data.get("concepts") or ()
+        return source in question or target in question
+    return event.type == LINKS_CONSOLIDATED.name
+
+
 def link_history(events: Iterable[Event], source: str, target: str) -> LinkHistory:
     """Every event that changed the link source -- target, with the weight after it."""
     state = State()
     counter = state.counts = _CountingPair(state, (source, target))
     count, learned, changes = 0, 0.0, []
+    quiet: list[Event] = []
     for event in events:
+        if not _may_move(event, source, target):
+            quiet.append(event)
+            if len(quiet) >= QUIET_BATCH:
+                fold(state, quiet)
+                quiet.clear()
+            continue
+        fold(state, quiet)  # in batches: the fold indexes a run of notes at once
+        quiet.clear()
         before = counter.added
         fold(state, [event])
         written = counter.added - before
@@ -108,6 +137,7 @@ def link_history(events: Iterable[Event], source: str, target: str) -> LinkHisto
                 )
             )
             learned = now
+    fold(state, quiet)
     return LinkHistory(source, target, tuple(changes), (state.label(source), state.label(target)))
 
 

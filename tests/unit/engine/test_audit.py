@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from assocmem.engine.audit import link_history, memory_history
-from assocmem.engine.fold import fold_from_zero
+from assocmem.engine.event import Event
+from assocmem.engine.fold import fold, fold_from_zero
+from assocmem.engine.state import State
 
 from .events import acceptance_notes, accessed, feedback, importance_set, written
+from .test_fold_properties import histories
 
 
 def test_a_link_lists_the_writes_and_the_ratings_that_moved_it_with_the_weight_after() -> None:
@@ -59,3 +65,21 @@ def test_a_superseding_note_appears_in_the_history_of_the_one_it_replaces() -> N
     old, new = written(1, ["wifi"]), written(2, ["wifi"])
     new.data["supersedes"] = ["1-0"]
     assert [e.detail for e in memory_history([old, new], "1-0")][1] == {"superseded_by": "2-0"}
+
+
+@given(histories(), st.sampled_from(["a", "b", "c"]), st.sampled_from(["d", "e", "f"]))
+@settings(max_examples=80, deadline=None)
+def test_a_link_s_history_is_every_event_after_which_the_folded_link_differs(
+    events: list[Event], source: str, target: str
+) -> None:
+    state, moved, last = State(), [], (0, 0.0)
+    for event in events:  # the reference: fold one event at a time, look at the link
+        fold(state, [event])
+        i, j = state.concept_index.get(source), state.concept_index.get(target)
+        link = state.link(i, j) if i is not None and j is not None else None
+        now = (link.count, link.learned) if link else (0, 0.0)
+        if now != last:
+            moved.append((str(event.position), *now))
+            last = now
+    history = link_history(events, source, target)
+    assert [(str(c.position), c.count, c.learned) for c in history.changes] == moved
