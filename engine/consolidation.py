@@ -32,7 +32,7 @@ import scipy.sparse
 from .cooccurrence import COUNT_DTYPE, LINK_WINDOW, LINKED_CONCEPTS, window_pairs
 from .errors import InvalidEvent
 from .event import check_time
-from .state import State
+from .state import Scope, State, scope_of
 
 DAY = 86_400.0
 KEPT_COUNT = 2
@@ -261,13 +261,15 @@ _NOT_WORDS = re.compile(r"[\W_]+")
 
 
 def _duplicates(state: State) -> list[tuple[str, str]]:
-    newest: dict[tuple[str, str | None, str], str] = {}
+    """Notes of one agent in one scope with the same words: each merges into its newest (a
+    note of another namespace, user or session is another's, however alike)."""
+    newest: dict[tuple[str, Scope, str], str] = {}
     merged: list[tuple[str, str]] = []
     for memory in reversed(state.rows):
         if memory.kind != "memory" or memory.superseded_by is not None:
             continue
         text = _NOT_WORDS.sub(" ", memory.text.casefold()).strip()
-        key = (memory.agent, memory.user, text)
+        key = (memory.agent, scope_of(memory), text)
         kept = newest.setdefault(key, memory.id)
         if kept != memory.id:
             merged.append((memory.id, kept))

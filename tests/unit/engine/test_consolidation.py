@@ -3,6 +3,8 @@ lose their links (not their memories), duplicates merge, and the fold reproduces
 
 from __future__ import annotations
 
+import dataclasses
+
 from assocmem.engine.audit import link_history, memory_history
 from assocmem.engine.consolidation import DAY, Rule, decide
 from assocmem.engine.event import Event
@@ -127,6 +129,19 @@ def test_duplicates_of_one_agent_merge_into_the_newest_and_the_audit_says_so() -
     assert state.memories["3-0"].superseded_by is None
     assert sorted(found_ids(state, "deploy")) == ["2-0", "3-0"]
     assert memory_history(log, "1-0")[-1].detail == {"superseded_by": "2-0", "merged": True}
+
+
+def test_alike_notes_of_two_scopes_are_not_duplicates() -> None:
+    events = [
+        dataclasses.replace(note(1, ["deploy", "fix"], NOW, "Fix the deploy."), namespace="ops"),
+        note(2, ["deploy", "fix"], NOW, "fix the deploy"),
+        dataclasses.replace(note(3, ["deploy", "fix"], NOW, "Fix the deploy"), user="alice"),
+        dataclasses.replace(note(4, ["deploy", "fix"], NOW, "Fix the deploy"), session="s1"),
+        dataclasses.replace(note(5, ["deploy", "fix"], NOW, "fix the DEPLOY"), namespace="ops"),
+    ]
+    state, _ = consolidate(events, Rule(NOW))
+    merged = {m.id: m.superseded_by for m in state.rows if m.superseded_by}
+    assert merged == {"1-0": "5-0"}  # the one pair in one scope
 
 
 def test_deciding_leaves_the_state_untouched_and_reports_what_applying_does() -> None:
