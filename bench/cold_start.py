@@ -17,8 +17,8 @@ import tempfile
 import time
 from pathlib import Path
 
-import orjson
 from recall import wait_for_snapshot, write_all  # bench/ is on sys.path when a script here runs
+from skeleton import load_corpus  # bench/ is on sys.path when a script here runs
 
 from assocmem.api.client import Client
 from assocmem.api.errors import ApiError
@@ -69,8 +69,7 @@ def main() -> None:
     parser.add_argument("--restarts", type=int, default=3, help="0: only the write rate")
     parser.add_argument("--batch", type=int, default=500)
     args = parser.parse_args()
-    with args.corpus.open("rb") as lines:
-        rows = [orjson.loads(line) for _, line in zip(range(args.notes), lines, strict=False)]
+    rows = load_corpus(args.corpus, args.notes)
     with tempfile.TemporaryDirectory(prefix="assocmem-cold-") as directory:
         home = Path(directory) / "data"
         process, banner = spawn_up(home, UNLIMITED)

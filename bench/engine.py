@@ -17,7 +17,7 @@ import statistics
 import time
 from pathlib import Path
 
-import orjson
+from skeleton import load_corpus  # bench/ is on sys.path when a script here runs
 
 from assocmem.engine.event import Event, decode_event, encode_event
 from assocmem.engine.events.feedback_given import FEEDBACK_GIVEN
@@ -66,8 +66,7 @@ def main() -> None:
         help="N: after every N-1 notes a feedback on the last one's first two concepts",
     )
     args = parser.parse_args()
-    with args.corpus.open("rb") as lines:
-        rows = [orjson.loads(line) for _, line in zip(range(args.notes), lines, strict=False)]
+    rows = load_corpus(args.corpus, args.notes)
     texts = [row["text"] for row in rows]
     warm_up()
     extracting = rate(len(texts), lambda: [extract(t) for t in texts], args.rounds)

@@ -27,6 +27,7 @@ from pathlib import Path
 import orjson
 from cold_start import first_read  # bench/ is on sys.path when a script here runs
 from recall import rss_mb, stall_meter, wait_for_snapshot
+from skeleton import load_corpus  # bench/ is on sys.path when a script here runs
 
 from assocmem.api.client import Client
 from assocmem.api.run_file import read_key_file, read_run_file
@@ -132,8 +133,7 @@ def main() -> None:
     parser.add_argument("--feedback-every", type=int, default=50)
     parser.add_argument("--block", type=int, default=100_000, help="events timed together")
     args = parser.parse_args()
-    with args.corpus.open("rb") as lines:
-        rows = [orjson.loads(line) for line in lines]
+    rows = load_corpus(args.corpus)
     with tempfile.TemporaryDirectory(prefix="assocmem-history-") as directory:
         home = Path(directory) / "data"
         process, banner = spawn_up(home, UNLIMITED)

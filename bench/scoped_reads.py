@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import orjson
+from skeleton import load_corpus  # bench/ is on sys.path when a script here runs
 
 from assocmem.engine.event import Event
 from assocmem.engine.events.memory_written import build
@@ -44,8 +44,7 @@ def main() -> None:
     parser.add_argument("--notes", type=int, default=20_000)
     parser.add_argument("--reads", type=int, default=300)
     args = parser.parse_args()
-    with args.corpus.open("rb") as lines:
-        rows = [orjson.loads(line) for _, line in zip(range(args.notes), lines, strict=False)]
+    rows = load_corpus(args.corpus, args.notes)
     warm_up()
     events = [
         Event(

@@ -34,12 +34,13 @@ def written_event(text: str, ts: float, n: int) -> Event:
     return Event(MEMORY_WRITTEN.name, "default", "bench", ts, data, position=Position(n + 1, 0))
 
 
-def load_corpus(path: Path, limit: int) -> list[dict]:
+def load_corpus(path: Path, limit: int | None = None) -> list[dict]:
+    """The first `limit` rows of a JSON-lines corpus (all of them by default)."""
     rows = []
     with path.open("rb") as handle:
         for line in handle:
             rows.append(orjson.loads(line))
-            if len(rows) >= limit:
+            if limit is not None and len(rows) >= limit:
                 break
     return rows
 

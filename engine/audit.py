@@ -12,7 +12,7 @@ from collections.abc import Iterable
 
 from .cooccurrence import Cooccurrence
 from .event import Event
-from .events import LINKS_CONSOLIDATED
+from .events import IMPORTANCE_SET, LINKS_CONSOLIDATED, MEMORY_ACCESSED, SUBJECT_FORGOTTEN
 from .fold import fold
 from .link_rule import link_weight
 from .position import Position
@@ -84,10 +84,14 @@ QUIET_BATCH = 4096
 """Events that cannot move the link, folded together."""
 
 
+NEVER_MOVE = frozenset({MEMORY_ACCESSED.name, IMPORTANCE_SET.name, SUBJECT_FORGOTTEN.name})
+"""Event types that change no link."""
+
+
 def _may_move(event: Event, source: str, target: str) -> bool:
     """Whether `event` can change the link: a note or a document unit naming both concepts,
-    a rating whose question names one, a consolidation. Any other event is folded in a
-    batch, its effect on the link never asked for."""
+    a rating whose question names one, a consolidation, or a type not known here. The
+    others are folded in a batch, their effect on the link never asked for."""
     data = event.data
     if event.type in ("memory.written", "activity.logged"):
         concepts = data.get("concepts") or ()
@@ -97,7 +101,7 @@ def _may_move(event: Event, source: str, target: str) -> bool:
     if event.type == "feedback.given":
         question = data.get("concepts") or ()
         return source in question or target in question
-    return event.type == LINKS_CONSOLIDATED.name
+    return event.type not in NEVER_MOVE
 
 
 def link_history(events: Iterable[Event], source: str, target: str) -> LinkHistory:

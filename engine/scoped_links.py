@@ -175,13 +175,13 @@ def links_view(state: State, visibility: Visibility) -> State:
     every scope that made a link."""
     if visibility.everything:
         return state
-    if state.scoped_rows or state.private_units or state.private_learned:
-        scoped = state.derived.get("scoped_counts")
-        if not isinstance(scoped, ScopedCounts):
-            scoped = state.derived["scoped_counts"] = ScopedCounts()
-        scoped.update(state)
-    else:
-        scoped = ScopedCounts()
+    unscoped = not (state.scoped_rows or state.private_units or state.private_learned)
+    if unscoped and visibility.sees_scope(COMMON):
+        return state
+    scoped = state.derived.get("scoped_counts")
+    if not isinstance(scoped, ScopedCounts):
+        scoped = state.derived["scoped_counts"] = ScopedCounts()
+    scoped.update(state)
     sight = scoped.seen(state, visibility)
     if sight is None:
         return state
