@@ -164,13 +164,12 @@ def _decayed_counts(state: State, rule: Rule, progress: Progress | None) -> scip
         return written
     ages = rule.at - state.ts.values
     weight_of = 0.5 ** (np.maximum(ages - rule.window_days * DAY, 0.0) / (half_life * DAY))
-    index = state.concept_index
     lists, owners = [], []
     step = max(1, len(state.rows) // 100)
-    for row, memory in enumerate(state.rows):
-        linked = memory.concepts[: min(memory.matched, LINKED_CONCEPTS)]
+    for row in range(len(state.rows)):
+        linked = state.rows.linked(row, LINKED_CONCEPTS)
         if len(linked) >= 2:
-            lists.append(list(map(index.__getitem__, linked)))
+            lists.append(linked)
             owners.append(row)
         if progress is not None and row % step == 0:
             progress(row / max(1, len(state.rows)))

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from .cooccurrence import COUNT_DTYPE, LINK_WINDOW, LINKED_CONCEPTS, Cooccurrence
-from .state import COMMON, Scope, State, scope_of
+from .state import COMMON, Scope, State
 from .visibility import SEEN_KEPT, Visibility, visible
 
 VIEWS_KEPT = 16
@@ -69,12 +69,10 @@ class ScopedCounts:
 
     def update(self, state: State) -> None:
         size = len(state.concepts)
-        index = state.concept_index
         for row in state.scoped_rows[self._rows :]:
-            memory = state.rows[row]
-            linked = memory.concepts[: min(memory.matched, LINKED_CONCEPTS)]
+            linked = state.rows.linked(row, LINKED_CONCEPTS)
             if len(linked) >= 2:
-                self._add(scope_of(memory), list(map(index.__getitem__, linked)), size)
+                self._add(state.rows.scope(row), linked, size)
         for scope, indices in state.private_units[self._units :]:
             self._add(scope, indices, size)
         self._rows, self._units = len(state.scoped_rows), len(state.private_units)

@@ -3,7 +3,8 @@
 The encoding is canonical (memories in log order, counts as a CSR matrix with
 sorted indices, learned links in index order), so equal states always give
 equal bytes and equal hashes. Layout: a JSON header, then the counts matrix and what
-consolidation took off it, each as three raw little-endian arrays; numpy reads them back
+consolidation took off it, each as three raw little-endian arrays, then the memories'
+columns (engine/memory_columns.py), the arrays the header names; numpy reads them back
 without parsing.
 """
 
@@ -21,10 +22,11 @@ import zstandard
 
 from .cooccurrence import COUNT_DTYPE
 from .errors import CorruptSnapshot
+from .memory_columns import ARRAYS, decode_memories, encode_memories
 from .position import Position
-from .state import Memory, State
+from .state import State
 
-SNAPSHOT_FORMAT = 5
+SNAPSHOT_FORMAT = 6
 """Bumped when the byte layout changes; older snapshots are then rebuilt from the log."""
 _ARRAYS = (("indptr", "<i8"), ("indices", "<i4"), ("data", "<i4"))
 _MATRICES = ("counts", "reduction")
@@ -41,10 +43,12 @@ def encode_state(state: State) -> bytes:
         "labels": [[i, w] for i, w in enumerate(state.labels) if w != state.concepts[i]],
         "documents": state.documents,
         "consolidated_at": state.consolidated_at,
-        "memories": [memory_row(state, m) for m in state.rows],
         "learned": learned_rows(state),
     } | scoped_parts(state)
-    return pack(header, {"counts": state.counts.matrix(), "reduction": state.counts.reduction()})
+    memories, arrays = encode_memories(state, 0, len(state.rows))
+    header["memories"] = memories
+    matrices = {"counts": state.counts.matrix(), "reduction": state.counts.reduction()}
+    return pack(header, matrices, arrays)
 
 
 def scoped_parts(state: State) -> dict[str, Any]:
@@ -87,19 +91,31 @@ def learned_rows(state: State) -> list[list[Any]]:
     )
 
 
-def pack(header: dict[str, Any], matrices: dict[str, scipy.sparse.csr_array]) -> bytes:
-    """A JSON header, then each matrix as three raw little-endian arrays."""
+def pack(
+    header: dict[str, Any],
+    matrices: dict[str, scipy.sparse.csr_array],
+    arrays: dict[str, np.ndarray],
+) -> bytes:
+    """A JSON header, then each matrix as three raw little-endian arrays, then the memory
+    columns (`arrays`, in the order of ARRAYS)."""
     head = orjson.dumps(header, option=orjson.OPT_SORT_KEYS)
     parts = [struct.pack("<Q", len(head)), head]
-    for matrix in _MATRICES:
-        for name, dtype in _ARRAYS:
-            raw = np.ascontiguousarray(getattr(matrices[matrix], name), dtype=dtype).tobytes()
-            parts += [struct.pack("<Q", len(raw)), raw]
+    raws = [
+        np.ascontiguousarray(getattr(matrices[matrix], name), dtype=dtype).tobytes()
+        for matrix in _MATRICES
+        for name, dtype in _ARRAYS
+    ] + [
+        np.ascontiguousarray(arrays[name], dtype=dtype).tobytes() for name, dtype in ARRAYS.items()
+    ]
+    for raw in raws:
+        parts += [struct.pack("<Q", len(raw)), raw]
     return b"".join(parts)
 
 
-def unpack(blob: bytes) -> tuple[dict[str, Any], dict[str, scipy.sparse.csr_array]]:
-    """The header and matrices of a compressed snapshot (full or delta)."""
+def unpack(
+    blob: bytes,
+) -> tuple[dict[str, Any], dict[str, scipy.sparse.csr_array], dict[str, np.ndarray]]:
+    """The header, matrices and memory columns of a compressed snapshot (full or delta)."""
     try:
         raw = decompress_snapshot(blob)
         sections = _sections(raw)
@@ -109,7 +125,13 @@ def unpack(blob: bytes) -> tuple[dict[str, Any], dict[str, scipy.sparse.csr_arra
         layout = [(m, name, dtype) for m in _MATRICES for name, dtype in _ARRAYS]
         arrays = {
             (m, name): np.frombuffer(section, dtype=dtype).copy()
-            for (m, name, dtype), section in zip(layout, sections[1:], strict=True)
+            for (m, name, dtype), section in zip(layout, sections[1 : 1 + len(layout)], strict=True)
+        }
+        columns = {
+            name: np.frombuffer(section, dtype=dtype)
+            for (name, dtype), section in zip(
+                ARRAYS.items(), sections[1 + len(layout) :], strict=True
+            )
         }
         matrices = {}
         for m in _MATRICES:
@@ -123,7 +145,7 @@ def unpack(blob: bytes) -> tuple[dict[str, Any], dict[str, scipy.sparse.csr_arra
                 ),
                 shape=(size, size),
             )
-        return header, matrices
+        return header, matrices, columns
     except (zlib.error, zstandard.ZstdError, orjson.JSONDecodeError, struct.error) as exc:
         raise CorruptSnapshot(f"snapshot cannot be decoded: {exc}") from exc
     except (KeyError, TypeError, ValueError, IndexError) as exc:
@@ -149,11 +171,11 @@ def decompress_snapshot(blob: bytes) -> bytes:
 
 def load_state(blob: bytes) -> State:
     """The state a full snapshot holds (a delta needs its base: engine/snapshot_delta.py)."""
-    header, matrices = unpack(blob)
+    header, matrices, columns = unpack(blob)
     if header.get("base") is not None:
         raise CorruptSnapshot(f"snapshot at {header['position']} is a delta of {header['base']}")
     try:
-        return _state_from(header, matrices)
+        return _state_from(header, matrices, columns)
     except (KeyError, TypeError, ValueError, IndexError) as exc:
         raise CorruptSnapshot(f"snapshot cannot be decoded: {exc}") from exc
 
@@ -163,43 +185,25 @@ def content_hash(state: State) -> str:
 
 
 def _sections(raw: bytes) -> list[bytes]:
-    sections, at = [], 0
+    sections, at, view = [], 0, memoryview(raw)
     while at < len(raw):
         (size,) = struct.unpack_from("<Q", raw, at)
         at += 8
         if at + size > len(raw):
             raise CorruptSnapshot("snapshot is truncated")
-        sections.append(raw[at : at + size])
+        sections.append(view[at : at + size])
         at += size
-    expected = 1 + len(_ARRAYS) * len(_MATRICES)
+    expected = 1 + len(_ARRAYS) * len(_MATRICES) + len(ARRAYS)
     if len(sections) != expected:
         raise CorruptSnapshot(f"snapshot has {len(sections)} sections: expected {expected}")
     return sections
 
 
-def memory_row(state: State, m: Memory) -> list[Any]:
-    indices = list(map(state.concept_index.__getitem__, m.concepts))
-    return [
-        m.id,
-        m.text,
-        indices,
-        m.core,
-        m.matched,
-        m.agent,
-        m.user,
-        m.ts,
-        m.importance,
-        m.valence,
-        m.accesses,
-        m.superseded_by,
-        m.kind,
-        m.meta,
-        m.session,
-        m.namespace,
-    ]
-
-
-def _state_from(header: dict[str, Any], matrices: dict[str, scipy.sparse.csr_array]) -> State:
+def _state_from(
+    header: dict[str, Any],
+    matrices: dict[str, scipy.sparse.csr_array],
+    columns: dict[str, np.ndarray],
+) -> State:
     state = State()
     state.position = Position.parse(header["position"])
     state.documents = header["documents"]
@@ -209,24 +213,9 @@ def _state_from(header: dict[str, Any], matrices: dict[str, scipy.sparse.csr_arr
         state.surfaces[index] = dict(surfaces)
     for index, label in header["labels"]:
         state.set_label(index, label)
-    rows = header["memories"]
-    state.add_memories([memory_from(state, row) for row in rows], [row[2] for row in rows])
+    state.load_memories(*decode_memories(header["memories"], columns, 0))
     state.counts.load(matrices["counts"], matrices["reduction"])
     for i, j, value, position in header["learned"]:
         state.set_learned(i, j, value, Position.parse(position))
     load_scoped_parts(state, header)
     return state
-
-
-def memory_from(state: State, row: list[Any]) -> Memory:
-    """The memory a `memory_row` describes, its concepts named from the state's table."""
-    mid, text, indices, core, matched, agent, user, ts, importance, valence = row[:10]
-    accesses, superseded_by, kind, meta = row[10:14]
-    session, namespace = row[14:16] if len(row) > 14 else (None, None)  # rows before scopes
-    concepts = tuple(map(state.concepts.__getitem__, indices))
-    memory = Memory(
-        mid, text, concepts, agent, ts, importance, user, valence, core, matched, kind, meta
-    )
-    memory.accesses, memory.superseded_by = accesses, superseded_by
-    memory.session, memory.namespace = session, namespace
-    return memory

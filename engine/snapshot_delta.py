@@ -12,9 +12,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import scipy.sparse
 
 from .errors import CorruptSnapshot
+from .memory_columns import decode_memories, encode_memories
 from .position import Position
 from .snapshot import (
     SNAPSHOT_FORMAT,
@@ -22,8 +24,6 @@ from .snapshot import (
     learned_rows,
     load_scoped_parts,
     load_state,
-    memory_from,
-    memory_row,
     pack,
     scoped_parts,
     unpack,
@@ -64,7 +64,6 @@ def encode_delta(state: State) -> bytes:
         "concepts": state.concepts[base.concepts :],
         "surfaces": [[i, list(state.surfaces[i].items())] for i in concepts],
         "labels": [[i, state.labels[i]] for i in concepts],
-        "memories": [memory_row(state, m) for m in state.rows[base.rows :]],
         "changed": [
             [r, m.importance, m.valence, m.accesses, m.superseded_by]
             for r in sorted(base.touched_rows)
@@ -72,18 +71,19 @@ def encode_delta(state: State) -> bytes:
         ],
         "learned": learned_rows(state),
     } | scoped_parts(state)
+    header["memories"], arrays = encode_memories(state, base.rows, len(state.rows))
     size = len(state.concepts)
     counts = (state.counts.matrix() - _sized(base.counts, size)).tocsr()
     counts.eliminate_zeros()
     counts.sort_indices()
     return compress_snapshot(
-        pack(header, {"counts": counts, "reduction": state.counts.reduction()})
+        pack(header, {"counts": counts, "reduction": state.counts.reduction()}, arrays)
     )
 
 
 def base_of(blob: bytes) -> Position | None:
     """The base a snapshot is a delta of; None for a full snapshot."""
-    header, _ = unpack(blob)
+    header, _, _ = unpack(blob)
     return Position.parse(header["base"]) if header.get("base") else None
 
 
@@ -91,7 +91,7 @@ def load_snapshot(blob: bytes, fetch: Callable[[Position], bytes | None]) -> Sta
     """The state a snapshot holds: a full one alone, a delta applied to its base's state
     (`fetch` gets the base's bytes by position). Either way the state's base is set, so
     the next delta is taken from it."""
-    header, matrices = unpack(blob)
+    header, matrices, columns = unpack(blob)
     if header.get("base") is None:
         state = load_state(blob)
         state.mark_base()
@@ -104,14 +104,17 @@ def load_snapshot(blob: bytes, fetch: Callable[[Position], bytes | None]) -> Sta
     state = load_state(base_blob)
     state.mark_base()
     try:
-        _apply(state, header, matrices)
+        _apply(state, header, matrices, columns)
     except (KeyError, TypeError, ValueError, IndexError) as exc:
         raise CorruptSnapshot(f"delta snapshot cannot be applied: {exc}") from exc
     return state
 
 
 def _apply(
-    state: State, header: dict[str, Any], matrices: dict[str, scipy.sparse.csr_array]
+    state: State,
+    header: dict[str, Any],
+    matrices: dict[str, scipy.sparse.csr_array],
+    columns: dict[str, np.ndarray],
 ) -> None:
     base = state.base
     assert base is not None
@@ -129,8 +132,7 @@ def _apply(
             base.touched_concepts.add(index)
     for index, label in header["labels"]:
         state.set_label(index, label)
-    rows = header["memories"]
-    state.add_memories([memory_from(state, row) for row in rows], [row[2] for row in rows])
+    state.load_memories(*decode_memories(header["memories"], columns, len(state.rows)))
     for r, importance, valence, accesses, superseded_by in header["changed"]:
         memory = state.rows[r]
         state.set_importance(memory, importance)

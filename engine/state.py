@@ -17,9 +17,11 @@ from itertools import chain
 from typing import Any
 
 import numpy as np
+import scipy.sparse
 
 from .cooccurrence import Cooccurrence
 from .link_rule import is_taught, link_weight
+from .memory_rows import LoadedMemories, MemoryIds, MemoryRows
 from .position import ZERO, Position
 from .staged_notes import StagedNotes, count_surfaces
 
@@ -90,6 +92,22 @@ class Link:
         return is_taught(self.learned)
 
 
+def tiers_of(lengths: np.ndarray, core: np.ndarray, matched: np.ndarray) -> np.ndarray:
+    """Each concept's tier in its memory (CORE, IMPORTANT, SUPPLEMENT), memories flattened;
+    `lengths`: concepts per memory, 0 <= core <= matched <= length each."""
+    lengths = np.asarray(lengths, dtype=np.int64)
+    size = int(lengths.sum())
+    starts = np.cumsum(lengths) - lengths
+    # +1 where a memory's important tier starts, +1 where its supplement starts, -2 where the
+    # next memory starts: the running sum is the tier
+    steps = (
+        np.bincount(starts + np.asarray(core, dtype=np.int64), minlength=size + 1)
+        + np.bincount(starts + np.asarray(matched, dtype=np.int64), minlength=size + 1)
+        - 2 * np.bincount(starts + lengths, minlength=size + 1)
+    )
+    return np.cumsum(steps[:size]).astype(np.int8)
+
+
 def pair(i: int, j: int) -> tuple[int, int]:
     return (i, j) if i < j else (j, i)
 
@@ -135,43 +153,84 @@ class Column:
         return self._data[: self._size]
 
 
+def _by_concept(concepts: np.ndarray, size: int) -> np.ndarray:
+    """The order that sorts `concepts` stably: a counting sort (scipy's COO to CSR), linear
+    where an argsort of millions of entries is not."""
+    count = len(concepts)
+    if count < 4096:
+        return np.argsort(concepts, kind="stable")
+    places = np.arange(count, dtype=np.int64)
+    ones = np.ones(count, dtype=np.int8)
+    by_concept = scipy.sparse.csr_array((ones, (concepts, places)), shape=(size, count))
+    return by_concept.indices  # each entry its own column: none merge, none reorder
+
+
 class Postings:
-    """Per concept, the rows of the memories carrying it and the tier it has there."""
+    """Per concept, the rows of the memories carrying it and the tier it has there.
+
+    The first run of memories indexed (a loaded snapshot, a fold's first notes) is kept as
+    one CSR layout; a concept gets an array of its own, its part of that copied in, when
+    more rows are added to it.
+    """
 
     def __init__(self) -> None:
-        self.rows: list[array] = []  # type: ignore[type-arg]
-        self.tiers: list[array] = []  # type: ignore[type-arg]
+        self._rows: list[array | None] = []  # type: ignore[type-arg]
+        self._tiers: list[array | None] = []  # type: ignore[type-arg]
+        self._indptr = np.zeros(1, dtype=np.int64)
+        self._bulk_rows = np.zeros(0, dtype=np.int32)
+        self._bulk_tiers = np.zeros(0, dtype=np.int8)
+        self._empty = True
 
     def grow(self, size: int) -> None:
-        missing = size - len(self.rows)
-        if missing == 1:  # the fold's case: one new concept
-            self.rows.append(array("i"))
-            self.tiers.append(array("b"))
-        elif missing > 0:
-            self.rows.extend(array("i") for _ in range(missing))
-            self.tiers.extend(array("b") for _ in range(missing))
+        missing = size - len(self._rows)
+        if missing > 0:
+            self._rows.extend([None] * missing)
+            self._tiers.extend([None] * missing)
 
     def extend(self, concepts: np.ndarray, rows: np.ndarray, tiers: np.ndarray) -> None:
         """Add each (concept, row, tier); rows ascending per concept, after those held."""
-        order = np.argsort(concepts, kind="stable")
-        counts = np.bincount(concepts, minlength=len(self.rows))
+        order = _by_concept(concepts, len(self._rows))
+        counts = np.bincount(concepts, minlength=len(self._rows))
         ends = np.cumsum(counts)
         rows = rows[order].astype(np.int32)
         tiers = tiers[order].astype(np.int8)
+        if self._empty:
+            self._empty = False
+            self._indptr = np.concatenate([np.zeros(1, dtype=np.int64), ends])
+            self._bulk_rows, self._bulk_tiers = rows, tiers
+            return
         for concept in np.flatnonzero(counts).tolist():
             start, end = ends[concept] - counts[concept], ends[concept]
-            self.rows[concept].frombytes(rows[start:end].tobytes())
-            self.tiers[concept].frombytes(tiers[start:end].tobytes())
+            own_rows, own_tiers = self._own(concept)
+            own_rows.frombytes(rows[start:end].tobytes())
+            own_tiers.frombytes(tiers[start:end].tobytes())
+
+    def _own(self, concept: int) -> tuple[array, array]:  # type: ignore[type-arg]
+        rows, tiers = self._rows[concept], self._tiers[concept]
+        if rows is None or tiers is None:
+            bulk_rows, bulk_tiers = self._bulk(concept)
+            rows = self._rows[concept] = array("i", bulk_rows.tobytes())
+            tiers = self._tiers[concept] = array("b", bulk_tiers.tobytes())
+        return rows, tiers
+
+    def _bulk(self, concept: int) -> tuple[np.ndarray, np.ndarray]:
+        if concept + 1 >= len(self._indptr):
+            return self._bulk_rows[:0], self._bulk_tiers[:0]
+        start, end = self._indptr[concept], self._indptr[concept + 1]
+        return self._bulk_rows[start:end], self._bulk_tiers[start:end]
 
     def of(self, concept: int) -> tuple[np.ndarray, np.ndarray]:
         """Rows (ascending) and tiers, as zero-copy numpy views."""
-        return (
-            np.frombuffer(self.rows[concept], dtype=np.int32),
-            np.frombuffer(self.tiers[concept], dtype=np.int8),
-        )
+        rows, tiers = self._rows[concept], self._tiers[concept]
+        if rows is None or tiers is None:
+            return self._bulk(concept)
+        return np.frombuffer(rows, dtype=np.int32), np.frombuffer(tiers, dtype=np.int8)
 
     def size(self, concept: int) -> int:
-        return len(self.rows[concept])
+        rows = self._rows[concept]
+        if rows is None:
+            return len(self._bulk(concept)[0])
+        return len(rows)
 
 
 class State:
@@ -182,8 +241,8 @@ class State:
 
     def __init__(self) -> None:
         self.position: Position = ZERO
-        self.memories: dict[str, Memory] = {}
-        self.rows: list[Memory] = []
+        self.rows = MemoryRows(self)
+        self.memories = MemoryIds(self.rows)
         self.activity_rows: list[int] = []
         self.scoped_rows: list[int] = []
         """Rows of the memories about a user, a session or a namespace (engine/visibility.py)."""
@@ -220,7 +279,7 @@ class State:
         """Views recomputed from the state (link strengths, ...): never snapshotted or hashed."""
         self.ts = Column(np.float64)
         self.importance = Column(np.int8)
-        self.valence = Column(np.float32)
+        self.valence = Column(np.float64)
         self.accesses = Column(np.int32)
         self.alive = Column(np.bool_)
         """False once superseded."""
@@ -301,20 +360,38 @@ class State:
             self._index(memories, indices)
             count_surfaces(self, surfaces, flat)
 
-    def add_memories(self, memories: list[Memory], indices: list[list[int]]) -> None:
-        """Register and index many memories at once, their concepts already in the table
-        (`indices` into it): what loading a snapshot does, in a few numpy steps instead of a
-        Python step per concept of every memory."""
+    def load_memories(self, block: LoadedMemories, numbers: dict[str, np.ndarray]) -> None:
+        """Register and index a snapshot's memories as columns (no Memory object each):
+        `numbers` holds their ts, importance, valence and accesses."""
         self.flush()
-        for memory in memories:
-            self._place(memory)
-        self._index(memories, indices)
+        first = len(self.rows)
+        self.rows.load(block)
+        self.memories.load(block)
+        count = len(block)
+        if "activity" in block.kinds:
+            activities = np.flatnonzero(block.kind == block.kinds.index("activity"))
+            self.activity_rows.extend((activities + first).tolist())
+        scoped = (block.user >= 0) | (block.session >= 0) | (block.namespace >= 0)
+        self.scoped_rows.extend((np.flatnonzero(scoped) + first).tolist())
+        lengths = np.diff(block.offsets)
+        rows = np.repeat(np.arange(first, first + count, dtype=np.int64), lengths)
+        self.postings.extend(
+            block.concepts.astype(np.int64), rows, tiers_of(lengths, block.core, block.matched)
+        )
+        self.ts.extend(numbers["ts"])
+        self.importance.extend(numbers["importance"])
+        self.valence.extend(numbers["valence"])
+        self.accesses.extend(numbers["accesses"])
+        alive = np.ones(count, dtype=np.bool_)
+        alive[list(block.superseded_by)] = False
+        self.alive.extend(alive)
+        self.length.extend(np.maximum(block.matched, 1).astype(np.int16))
 
     def _place(self, memory: Memory) -> None:
         """The next row: by id, and among the activities or the scoped rows if it is one."""
         memory.row = len(self.rows)
         self.rows.append(memory)
-        self.memories[memory.id] = memory
+        self.memories.add(memory)
         if memory.kind == "activity":
             self.activity_rows.append(memory.row)
         if memory.user is not None or memory.session is not None or memory.namespace is not None:
@@ -330,15 +407,12 @@ class State:
             chain.from_iterable(indices), dtype=np.int64, count=int(lengths.sum())
         )
         rows = np.repeat(np.arange(first, first + len(memories), dtype=np.int64), lengths)
-        starts = np.repeat(np.cumsum(lengths) - lengths, lengths)
-        place = np.arange(len(concepts)) - starts
-        core = np.repeat(np.array([m.core for m in memories], dtype=np.int64), lengths)
-        matched = np.repeat(np.array([m.matched for m in memories], dtype=np.int64), lengths)
-        tiers = np.where(place < core, CORE, np.where(place < matched, IMPORTANT, SUPPLEMENT))
-        self.postings.extend(concepts, rows, tiers)
+        core = np.array([m.core for m in memories], dtype=np.int64)
+        matched = np.array([m.matched for m in memories], dtype=np.int64)
+        self.postings.extend(concepts, rows, tiers_of(lengths, core, matched))
         self.ts.extend(np.array([m.ts for m in memories], dtype=np.float64))
         self.importance.extend(np.array([m.importance for m in memories], dtype=np.int8))
-        self.valence.extend(np.array([m.valence for m in memories], dtype=np.float32))
+        self.valence.extend(np.array([m.valence for m in memories], dtype=np.float64))
         self.accesses.extend(np.array([m.accesses for m in memories], dtype=np.int32))
         self.alive.extend(np.array([m.superseded_by is None for m in memories], dtype=np.bool_))
         self.length.extend(np.array([max(1, m.matched) for m in memories], dtype=np.int16))
@@ -415,7 +489,7 @@ class State:
         index = self.concept_index.get(concept)
         if index is None:
             return []
-        return [self.rows[r].id for r in self.postings.rows[index]]
+        return [self.rows[r].id for r in self.postings.of(index)[0].tolist()]
 
     def set_learned(
         self, i: int, j: int, value: float, position: Position, scope: Scope = COMMON

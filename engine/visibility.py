@@ -85,7 +85,7 @@ class ScopeIndex:
             grown[: len(self.ids)] = self.ids
             self.ids = grown
         for row in state.scoped_rows[self._counted :]:
-            scope = scope_of(state.rows[row])
+            scope = state.rows.scope(row)
             number = self._numbers.get(scope)
             if number is None:
                 number = self._numbers[scope] = len(self.scopes)

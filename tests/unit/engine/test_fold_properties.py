@@ -202,5 +202,11 @@ def test_a_loaded_snapshot_indexes_its_memories_as_the_fold_did(
     for column in ("ts", "importance", "valence", "accesses", "alive", "length"):
         assert getattr(loaded, column).values.tolist() == getattr(folded, column).values.tolist()
     assert loaded.activity_rows == folded.activity_rows
-    assert [m.row for m in loaded.rows] == list(range(len(folded.rows)))
-    assert [m.concepts for m in loaded.rows] == [m.concepts for m in folded.rows]
+    assert loaded.scoped_rows == folded.scoped_rows
+    assert list(loaded.memories) == list(folded.memories)
+    # Rows are made into memories when asked for: by id first for some, by row for the rest.
+    for memory_id in data.draw(st.lists(st.sampled_from(list(folded.memories) or ["none"]))):
+        assert loaded.memories.get(memory_id) == folded.memories.get(memory_id)
+    assert [dataclasses.asdict(m) for m in loaded.rows] == [
+        dataclasses.asdict(m) for m in folded.rows
+    ]

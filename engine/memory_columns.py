@@ -1,0 +1,174 @@
+"""Memories in a snapshot, a column per field: numbers as numpy arrays, each memory's
+concept indices one after the other, repeated names (agents, users, ...) as a table and a
+number per row. The tables are in order of first use in the rows encoded, so a state
+encodes alike however it was built (folded, or loaded from a full or a delta snapshot).
+"""
+
+from __future__ import annotations
+
+from itertools import chain
+from typing import Any
+
+import numpy as np
+
+from .memory_rows import LoadedMemories
+from .state import State
+
+NAMED = ("agent", "user", "session", "namespace", "kind")
+"""Fields kept as a table of names and a number per row (-1 for none)."""
+ARRAYS = {
+    "memory_concepts": "<i4",
+    "memory_lengths": "<i4",
+    "memory_core": "<i4",
+    "memory_matched": "<i4",
+    "memory_ts": "<f8",
+    "memory_importance": "<i1",
+    "memory_valence": "<f8",
+    "memory_accesses": "<i4",
+} | {f"memory_{field}": "<i4" for field in NAMED}
+"""The numpy sections of a snapshot that hold memories, and their types."""
+
+
+def encode_memories(state: State, start: int, end: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Rows `start` to `end` as header fields (JSON) and arrays; rows kept as columns are
+    taken from them, without a Memory object."""
+    rows = state.rows
+    loaded_end = rows.loaded_end()
+    parts: list[dict[str, Any]] = []
+    for block in rows.blocks():
+        lo, hi = max(start, block.start), min(end, block.start + len(block))
+        if lo < hi:
+            parts.append(_block_part(block, lo - block.start, hi - block.start, start))
+    if end > max(start, loaded_end):
+        lo = max(start, loaded_end)
+        parts.append(_objects_part(state, rows.slice(lo, end), lo - start))
+    header: dict[str, Any] = {
+        "ids": list(chain.from_iterable(p["ids"] for p in parts)),
+        "texts": list(chain.from_iterable(p["texts"] for p in parts)),
+        "meta": list(chain.from_iterable(p["meta"] for p in parts)),
+        "superseded_by": [
+            [r - start, rows.superseded_by(r)]
+            for r in (np.flatnonzero(~state.alive.values[start:end]) + start).tolist()
+        ],
+    }
+    arrays: dict[str, Any] = {
+        name: _joined([p[name] for p in parts], dtype)
+        for name, dtype in ARRAYS.items()
+        if name in ("memory_concepts", "memory_lengths", "memory_core", "memory_matched")
+    }
+    for field in NAMED:
+        codes, table = _merged_tables([p[field] for p in parts])
+        arrays[f"memory_{field}"] = codes
+        header[f"{field}s"] = table
+    arrays["memory_ts"] = state.ts.values[start:end]
+    arrays["memory_importance"] = state.importance.values[start:end]
+    arrays["memory_valence"] = state.valence.values[start:end]
+    arrays["memory_accesses"] = state.accesses.values[start:end]
+    return header, arrays
+
+
+def decode_memories(
+    header: dict[str, Any], arrays: dict[str, np.ndarray], start: int
+) -> tuple[LoadedMemories, dict[str, np.ndarray]]:
+    """The rows `encode_memories` wrote, from row `start`, and their numbers (ts,
+    importance, valence, accesses) for the state's columns."""
+    lengths = arrays["memory_lengths"]
+    count = len(header["ids"])
+    if len(header["texts"]) != count or any(
+        len(arrays[name]) != count for name in ARRAYS if name != "memory_concepts"
+    ):
+        raise ValueError("memory columns of different lengths")
+    offsets = np.zeros(count + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    if offsets[-1] != len(arrays["memory_concepts"]):
+        raise ValueError("memory concepts do not add up to their lengths")
+    block = LoadedMemories(
+        start=start,
+        ids=header["ids"],
+        texts=header["texts"],
+        concepts=arrays["memory_concepts"],
+        offsets=offsets,
+        core=arrays["memory_core"],
+        matched=arrays["memory_matched"],
+        agent=arrays["memory_agent"],
+        agents=header["agents"],
+        user=arrays["memory_user"],
+        users=header["users"],
+        session=arrays["memory_session"],
+        sessions=header["sessions"],
+        namespace=arrays["memory_namespace"],
+        namespaces=header["namespaces"],
+        kind=arrays["memory_kind"],
+        kinds=header["kinds"],
+        meta={row: meta for row, meta in header["meta"]},
+        superseded_by={row: by for row, by in header["superseded_by"]},
+    )
+    numbers = {
+        name: arrays[f"memory_{name}"] for name in ("ts", "importance", "valence", "accesses")
+    }
+    return block, numbers
+
+
+def _block_part(block: LoadedMemories, lo: int, hi: int, start: int) -> dict[str, Any]:
+    """Local rows `lo` to `hi` of a loaded block; `start`: the first row encoded."""
+    first = block.start + lo - start
+    return {
+        "ids": block.ids[lo:hi],
+        "texts": block.texts[lo:hi],
+        "meta": [[first + r - lo, m] for r, m in sorted(block.meta.items()) if lo <= r < hi],
+        "memory_concepts": block.concepts[block.offsets[lo] : block.offsets[hi]],
+        "memory_lengths": np.diff(block.offsets[lo : hi + 1]),
+        "memory_core": block.core[lo:hi],
+        "memory_matched": block.matched[lo:hi],
+        "agent": (block.agent[lo:hi], block.agents),
+        "user": (block.user[lo:hi], block.users),
+        "session": (block.session[lo:hi], block.sessions),
+        "namespace": (block.namespace[lo:hi], block.namespaces),
+        "kind": (block.kind[lo:hi], block.kinds),
+    }
+
+
+def _objects_part(state: State, memories: list[Any], first: int) -> dict[str, Any]:
+    index = state.concept_index
+    return {
+        "ids": [m.id for m in memories],
+        "texts": [m.text for m in memories],
+        "meta": [[first + n, m.meta] for n, m in enumerate(memories) if m.meta is not None],
+        "memory_concepts": list(
+            chain.from_iterable(map(index.__getitem__, m.concepts) for m in memories)
+        ),
+        "memory_lengths": [len(m.concepts) for m in memories],
+        "memory_core": [m.core for m in memories],
+        "memory_matched": [m.matched for m in memories],
+        "agent": _coded([m.agent for m in memories]),
+        "user": _coded([m.user for m in memories]),
+        "session": _coded([m.session for m in memories]),
+        "namespace": _coded([m.namespace for m in memories]),
+        "kind": _coded([m.kind for m in memories]),
+    }
+
+
+def _joined(parts: list[Any], dtype: str) -> np.ndarray:
+    if not parts:
+        return np.zeros(0, dtype=dtype)
+    return np.concatenate([np.asarray(p, dtype=dtype) for p in parts])
+
+
+def _coded(names: list[str | None]) -> tuple[np.ndarray, list[str]]:
+    numbers: dict[str, int] = {}
+    codes = [-1 if n is None else numbers.setdefault(n, len(numbers)) for n in names]
+    return np.array(codes, dtype=np.int32), list(numbers)
+
+
+def _merged_tables(parts: list[tuple[np.ndarray, list[str]]]) -> tuple[np.ndarray, list[str]]:
+    """Codes into one table of the names in order of first use, from each part's own."""
+    table: dict[str, int] = {}
+    merged = []
+    for codes, names in parts:
+        codes = np.asarray(codes, dtype=np.int32)
+        used, first = np.unique(codes[codes >= 0], return_index=True)
+        remap = np.full(len(names) + 1, -1, dtype=np.int32)  # the last one: code -1
+        for code in used[np.argsort(first)].tolist():
+            remap[code] = table.setdefault(names[code], len(table))
+        merged.append(remap[codes])
+    return _joined(merged, "<i4"), list(table)

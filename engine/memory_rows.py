@@ -1,0 +1,221 @@
+"""The state's memories by row and by id, the rows a snapshot loaded kept as columns.
+
+Loading a snapshot makes no Memory object per memory (at a million memories that was
+most of a cold start): the rows stay in numpy arrays and lists (`LoadedMemories`), and a
+row becomes a Memory the first time something asks for it. The fold changes a memory only
+through its object, so a row never asked for is still as it was loaded, and the state's
+columns (importance, valence, accesses, alive) hold its numbers either way.
+"""
+
+from __future__ import annotations
+
+import bisect
+import dataclasses
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from .state import Memory, Scope, State
+
+
+@dataclasses.dataclass(slots=True)
+class LoadedMemories:
+    """Memories as a snapshot holds them, rows `start` to `start + len(ids)`, by local row:
+    what never changes about a memory (its numbers are in the state's columns)."""
+
+    start: int
+    ids: list[str]
+    texts: list[str]
+    concepts: np.ndarray
+    """Every row's concept indices, one after the other (`offsets` tells where each starts)."""
+    offsets: np.ndarray
+    core: np.ndarray
+    matched: np.ndarray
+    agent: np.ndarray
+    """Per row a number into `agents` (the same for user, session, namespace, kind: -1 for
+    none)."""
+    agents: list[str]
+    user: np.ndarray
+    users: list[str]
+    session: np.ndarray
+    sessions: list[str]
+    namespace: np.ndarray
+    namespaces: list[str]
+    kind: np.ndarray
+    kinds: list[str]
+    meta: dict[int, dict[str, Any]]
+    superseded_by: dict[int, str]
+    """As loaded: a memory superseded later is an object by then, and its object tells."""
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def indices(self, local: int) -> np.ndarray:
+        return self.concepts[self.offsets[local] : self.offsets[local + 1]]
+
+    def scope(self, local: int) -> Scope:
+        return (
+            _named(self.namespaces, self.namespace[local]),
+            _named(self.users, self.user[local]),
+            _named(self.sessions, self.session[local]),
+        )
+
+
+def _named(table: list[str], code: Any) -> str | None:
+    return None if code < 0 else table[code]
+
+
+class MemoryRows:
+    """The memories in row (log) order, as a sequence of Memory objects."""
+
+    def __init__(self, state: State) -> None:
+        self._state = state
+        self._objects: list[Memory | None] = []
+        self._blocks: list[LoadedMemories] = []
+        self._starts: list[int] = []
+
+    def __len__(self) -> int:
+        return len(self._objects)
+
+    def __getitem__(self, row: int) -> Memory:
+        found = self._objects[row]
+        if found is None:
+            if row < 0:
+                row += len(self._objects)
+            found = self._objects[row] = self._made(row)
+        return found
+
+    def __iter__(self) -> Iterator[Memory]:
+        return map(self.__getitem__, range(len(self._objects)))
+
+    def __reversed__(self) -> Iterator[Memory]:
+        return map(self.__getitem__, range(len(self._objects) - 1, -1, -1))
+
+    def slice(self, start: int, end: int | None = None) -> list[Memory]:
+        return list(map(self.__getitem__, range(start, len(self) if end is None else end)))
+
+    def append(self, memory: Memory) -> None:
+        self._objects.append(memory)
+
+    def load(self, block: LoadedMemories) -> None:
+        """Add the block's rows after the last one, made into objects when asked for."""
+        assert block.start == len(self._objects), "a block starts at the next row"
+        self._blocks.append(block)
+        self._starts.append(block.start)
+        self._objects.extend([None] * len(block))
+
+    def blocks(self) -> list[LoadedMemories]:
+        return self._blocks
+
+    def loaded_end(self) -> int:
+        """The rows before this one may be columns only; those from it are objects."""
+        return self._blocks[-1].start + len(self._blocks[-1]) if self._blocks else 0
+
+    def is_object(self, row: int) -> bool:
+        return self._objects[row] is not None
+
+    def id_of(self, row: int) -> str:
+        found = self._objects[row]
+        if found is not None:
+            return found.id
+        block, local = self._locate(row)
+        return block.ids[local]
+
+    def superseded_by(self, row: int) -> str | None:
+        found = self._objects[row]
+        if found is not None:
+            return found.superseded_by
+        block, local = self._locate(row)
+        return block.superseded_by.get(local)
+
+    def scope(self, row: int) -> Scope:
+        """The row's scope, without making it an object."""
+        found = self._objects[row]
+        if found is not None:
+            return (found.namespace, found.user, found.session)
+        block, local = self._locate(row)
+        return block.scope(local)
+
+    def linked(self, row: int, limit: int) -> list[int]:
+        """The indices of the row's first concepts, up to its matched ones and `limit`."""
+        found = self._objects[row]
+        index = self._state.concept_index
+        if found is not None:
+            return list(map(index.__getitem__, found.concepts[: min(found.matched, limit)]))
+        block, local = self._locate(row)
+        return block.indices(local)[: min(int(block.matched[local]), limit)].tolist()
+
+    def _locate(self, row: int) -> tuple[LoadedMemories, int]:
+        block = self._blocks[bisect.bisect_right(self._starts, row) - 1]
+        return block, row - block.start
+
+    def _made(self, row: int) -> Memory:
+        from .state import Memory
+
+        block, local = self._locate(row)
+        state = self._state
+        memory = Memory(
+            block.ids[local],
+            block.texts[local],
+            tuple(map(state.concepts.__getitem__, block.indices(local).tolist())),
+            block.agents[block.agent[local]],
+            float(state.ts.values[row]),
+            int(state.importance.values[row]),
+            _named(block.users, block.user[local]),
+            float(state.valence.values[row]),
+            int(block.core[local]),
+            int(block.matched[local]),
+            block.kinds[block.kind[local]],
+            block.meta.get(local),
+        )
+        memory.accesses = int(state.accesses.values[row])
+        memory.superseded_by = block.superseded_by.get(local)
+        memory.row = row
+        memory.session = _named(block.sessions, block.session[local])
+        memory.namespace = _named(block.namespaces, block.namespace[local])
+        return memory
+
+
+class MemoryIds(Mapping[str, "Memory"]):
+    """The memories by id (a position), as a read-only mapping; ids of loaded rows are
+    indexed when first looked up."""
+
+    def __init__(self, rows: MemoryRows) -> None:
+        self._rows = rows
+        self._by_id: dict[str, int] = {}
+        self._unindexed: list[LoadedMemories] = []
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __iter__(self) -> Iterator[str]:
+        return map(self._rows.id_of, range(len(self._rows)))
+
+    def __contains__(self, memory_id: object) -> bool:
+        return self._row(memory_id) is not None
+
+    def __getitem__(self, memory_id: str) -> Memory:
+        row = self._row(memory_id)
+        if row is None:
+            raise KeyError(memory_id)
+        return self._rows[row]
+
+    def get(self, memory_id: str, default: Memory | None = None) -> Memory | None:  # type: ignore[override]
+        row = self._row(memory_id)
+        return default if row is None else self._rows[row]
+
+    def add(self, memory: Memory) -> None:
+        self._by_id[memory.id] = memory.row
+
+    def load(self, block: LoadedMemories) -> None:
+        self._unindexed.append(block)
+
+    def _row(self, memory_id: object) -> int | None:
+        if self._unindexed:
+            for block in self._unindexed:
+                rows = range(block.start, block.start + len(block))
+                self._by_id.update(zip(block.ids, rows, strict=True))
+            self._unindexed.clear()
+        return self._by_id.get(memory_id)  # type: ignore[call-overload]
