@@ -17,10 +17,9 @@ import statistics
 import time
 from pathlib import Path
 
-from skeleton import load_corpus  # bench/ is on sys.path when a script here runs
+from skeleton import load_corpus, with_feedback  # bench/ is on sys.path when a script here runs
 
 from assocmem.engine.event import Event, decode_event, encode_event
-from assocmem.engine.events.feedback_given import FEEDBACK_GIVEN
 from assocmem.engine.events.memory_written import build
 from assocmem.engine.extraction import extract, warm_up
 from assocmem.engine.fold import fold_from_zero
@@ -35,21 +34,6 @@ def rate(count: int, run: object, rounds: int) -> float:
         run()  # type: ignore[operator]
         seconds.append(time.perf_counter() - start)
     return count / statistics.median(seconds)
-
-
-def with_feedback(notes: list[Event], every: int) -> list[Event]:
-    """`notes` with a feedback after every `every - 1`: the last note rated helpful for its
-    first two concepts (positions are given in order: note n - 1 is at 1000 + its index)."""
-    events: list[Event] = []
-    for note in notes:
-        events.append(note)
-        if len(events) % every == every - 1 and len(note.data["concepts"]) >= 2:
-            rated = str(Position(1000 + len(events) - 1, 0))
-            data = FEEDBACK_GIVEN.payload(
-                memory_ids=[rated], outcome=1.0, concepts=note.data["concepts"][:2]
-            )
-            events.append(Event("feedback.given", "default", note.agent, note.ts, data))
-    return events
 
 
 def main() -> None:

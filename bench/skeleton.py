@@ -17,6 +17,7 @@ from assocmem.api.run_file import read_key_file
 from assocmem.api.spawn import UNLIMITED, banner_url, spawn_up
 from assocmem.engine.event import Event
 from assocmem.engine.events import MEMORY_WRITTEN
+from assocmem.engine.events.feedback_given import FEEDBACK_GIVEN
 from assocmem.engine.extraction import extract, extract_concepts
 from assocmem.engine.fold import fold_from_zero
 from assocmem.engine.position import ZERO, Position
@@ -130,6 +131,21 @@ def main() -> None:
         finally:
             process.terminate()
             process.wait(60)
+
+
+def with_feedback(notes: list[Event], every: int) -> list[Event]:
+    """`notes` with a feedback after every `every - 1`: the last note rated helpful for its
+    first two concepts (positions are given in order: note n - 1 is at 1000 + its index)."""
+    events: list[Event] = []
+    for note in notes:
+        events.append(note)
+        if len(events) % every == every - 1 and len(note.data["concepts"]) >= 2:
+            rated = str(Position(1000 + len(events) - 1, 0))
+            data = FEEDBACK_GIVEN.payload(
+                memory_ids=[rated], outcome=1.0, concepts=note.data["concepts"][:2]
+            )
+            events.append(Event("feedback.given", "default", note.agent, note.ts, data))
+    return events
 
 
 if __name__ == "__main__":

@@ -3,12 +3,19 @@
 The history is read off the fold itself, event by event, so it can never disagree with
 the state: the written count of a pair is watched where the fold counts co-occurrences,
 its learned delta where feedback sets it.
+
+A link's history needs only the events that name one of its concepts, and the
+consolidations: its count comes from the notes and units naming both, its taught delta
+from feedback whose question names one of them on memories carrying the other, and a
+consolidation recounts and decays it from those alone. So the fold the audit watches holds
+those events only, and the log's other entries are not even decoded (`link_filter`).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+import re
+from collections.abc import Callable, Iterable
 
 from .cooccurrence import Cooccurrence
 from .event import Event
@@ -88,6 +95,56 @@ NEVER_MOVE = frozenset({MEMORY_ACCESSED.name, IMPORTANCE_SET.name, SUBJECT_FORGO
 """Event types that change no link."""
 
 
+NAMING = frozenset({"memory.written", "activity.logged", "document.ingested", "feedback.given"})
+"""Event types that concern a link only when they name one of its concepts."""
+_ESCAPED = re.compile(r'["\\\x00-\x1f]')
+_START = b'{"v":'
+_TYPE_KEY = b',"type":"'
+
+
+def link_filter(source: str, target: str) -> Callable[[bytes], bool]:
+    """Whether a stored entry may concern the link: False only for an entry of a type
+    that names concepts, naming neither, or of a type that changes no link, told from its
+    bytes (as `encode_event` writes them) without decoding it. Anything unusual (another
+    layout, a second "type" key, a \\u escape, a concept JSON writes escaped) is decoded
+    and judged by the fold."""
+    if _ESCAPED.search(source) or _ESCAPED.search(target):
+        return lambda raw: True
+    names = (source.encode(), target.encode())
+    slashed = b"/" in names[0] or b"/" in names[1]  # "\\/" is JSON for "/" too
+    naming = {kind.encode() for kind in NAMING}
+    never = {kind.encode() for kind in NEVER_MOVE}
+
+    def may_concern(raw: bytes) -> bool:
+        if names[0] in raw or names[1] in raw or not raw.startswith(_START):
+            return True
+        at = raw.find(_TYPE_KEY, 5, 24)
+        end = raw.find(b'"', at + 9, at + 64) if at > 0 else -1
+        kind = raw[at + 9 : end]
+        if end < 0 or (kind not in naming and kind not in never):
+            return True
+        return raw.count(b'"type":') != 1 or b"\\u" in raw or (slashed and b"\\/" in raw)
+
+    return may_concern
+
+
+def _concerns(event: Event, source: str, target: str) -> bool:
+    """Whether the fold of the link's history needs `event`: one that names a concept of
+    the link (a memory carrying one may be rated later), a consolidation, an unknown type."""
+    data = event.data
+    if event.type in NEVER_MOVE:
+        return False
+    if event.type in ("memory.written", "activity.logged"):
+        concepts = data.get("concepts") or ()
+        return source in concepts or target in concepts
+    if event.type == "document.ingested":
+        return any(source in unit or target in unit for unit in data.get("units") or ())
+    if event.type == "feedback.given":
+        question = data.get("concepts") or ()
+        return source in question or target in question
+    return True
+
+
 def _may_move(event: Event, source: str, target: str) -> bool:
     """Whether `event` can change the link: a note or a document unit naming both concepts,
     a rating whose question names one, a consolidation, or a type not known here. The
@@ -111,6 +168,8 @@ def link_history(events: Iterable[Event], source: str, target: str) -> LinkHisto
     count, learned, changes = 0, 0.0, []
     quiet: list[Event] = []
     for event in events:
+        if not _concerns(event, source, target):
+            continue
         if not _may_move(event, source, target):
             quiet.append(event)
             if len(quiet) >= QUIET_BATCH:

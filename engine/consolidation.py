@@ -32,7 +32,7 @@ import scipy.sparse
 from .cooccurrence import COUNT_DTYPE, LINK_WINDOW, LINKED_CONCEPTS, window_pairs
 from .errors import InvalidEvent
 from .event import check_time
-from .state import Scope, State, scope_of
+from .state import Scope, State
 
 DAY = 86_400.0
 KEPT_COUNT = 2
@@ -257,6 +257,17 @@ def _without(counts: scipy.sparse.csr_array, pruned: list[int]) -> scipy.sparse.
 
 
 _NOT_WORDS = re.compile(r"[\W_]+")
+_ASCII_WORDS = (
+    bytes(ord(chr(c).lower()) if chr(c).isalnum() else ord(" ") for c in range(128)) + b" " * 128
+)
+"""Lower case for ASCII letters and digits, a space for the rest: `_words` of ASCII text."""
+
+
+def _words(text: str) -> str:
+    """The text's words, casefolded, one space apart (punctuation and spacing aside)."""
+    if text.isascii():  # a C-level translation: a fifth of the regular expression's time
+        return " ".join(text.encode("ascii").translate(_ASCII_WORDS).decode("ascii").split())
+    return _NOT_WORDS.sub(" ", text.casefold()).strip()
 
 
 def _duplicates(state: State) -> list[tuple[str, str]]:
@@ -264,12 +275,11 @@ def _duplicates(state: State) -> list[tuple[str, str]]:
     note of another namespace, user or session is another's, however alike)."""
     newest: dict[tuple[str, Scope, str], str] = {}
     merged: list[tuple[str, str]] = []
-    for memory in reversed(state.rows):
-        if memory.kind != "memory" or memory.superseded_by is not None:
+    for row in np.flatnonzero(state.alive.values)[::-1].tolist():
+        memory = state.rows.fixed(row)
+        if memory.kind != "memory":
             continue
-        text = _NOT_WORDS.sub(" ", memory.text.casefold()).strip()
-        key = (memory.agent, scope_of(memory), text)
-        kept = newest.setdefault(key, memory.id)
+        kept = newest.setdefault((memory.agent, memory.scope, _words(memory.text)), memory.id)
         if kept != memory.id:
             merged.append((memory.id, kept))
     return sorted(merged)

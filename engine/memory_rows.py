@@ -12,12 +12,22 @@ from __future__ import annotations
 import bisect
 import dataclasses
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
 if TYPE_CHECKING:
     from .state import Memory, Scope, State
+
+
+class Fixed(NamedTuple):
+    """What never changes about a memory, read without making it an object."""
+
+    id: str
+    text: str
+    agent: str
+    kind: str
+    scope: Scope
 
 
 @dataclasses.dataclass(slots=True)
@@ -129,6 +139,15 @@ class MemoryRows:
             return found.superseded_by
         block, local = self._locate(row)
         return block.superseded_by.get(local)
+
+    def fixed(self, row: int) -> Fixed:
+        found = self._objects[row]
+        if found is not None:
+            scope = (found.namespace, found.user, found.session)
+            return Fixed(found.id, found.text, found.agent, found.kind, scope)
+        block, local = self._locate(row)
+        agent, kind = block.agents[block.agent[local]], block.kinds[block.kind[local]]
+        return Fixed(block.ids[local], block.texts[local], agent, kind, block.scope(local))
 
     def scope(self, row: int) -> Scope:
         """The row's scope, without making it an object."""

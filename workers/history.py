@@ -7,7 +7,13 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterator
 
-from assocmem.engine.audit import LinkHistory, MemoryEvent, link_history, memory_history
+from assocmem.engine.audit import (
+    LinkHistory,
+    MemoryEvent,
+    link_filter,
+    link_history,
+    memory_history,
+)
 from assocmem.engine.errors import InvalidEvent, quoted
 from assocmem.engine.event import Event, decode_event
 from assocmem.engine.event_type import event_type
@@ -99,7 +105,7 @@ class History:
     ) -> LinkHistory:
         """Every event that changed the link between two concepts (either form)."""
         names = check_link_names(source, target)
-        events = events_of(self.runtime.log, principal.tenant)
+        events = events_of(self.runtime.log, principal.tenant, keep=link_filter(*names))
         if progress is not None:
             events = _reporting(
                 events, log_share(self.runtime.log, principal.tenant, None, progress)

@@ -42,9 +42,17 @@ class Rebuild:
     """Fold every event, whatever snapshots there are (to check them)."""
 
 
-def events_of(log_: EventLog, tenant: str, upto: Position | None = None) -> Iterator[Event]:
-    """Every event of the log that decodes, in order, up to `upto`."""
+def events_of(
+    log_: EventLog,
+    tenant: str,
+    upto: Position | None = None,
+    keep: Callable[[bytes], bool] | None = None,
+) -> Iterator[Event]:
+    """Every event of the log that decodes, in order, up to `upto`; with `keep`, only the
+    entries whose bytes it keeps are decoded."""
     for chunk in iter_entries(log_, tenant, ZERO, upto):
+        if keep is not None:
+            chunk = [(position, raw) for position, raw in chunk if keep(raw)]
         yield from decode_entries(chunk)[0]
 
 

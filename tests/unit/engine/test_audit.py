@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assocmem.engine.audit import link_history, memory_history
-from assocmem.engine.event import Event
+from assocmem.engine.audit import link_filter, link_history, memory_history
+from assocmem.engine.event import Event, decode_event, encode_event
 from assocmem.engine.fold import fold, fold_from_zero
 from assocmem.engine.state import State
 
@@ -83,3 +83,35 @@ def test_a_link_s_history_is_every_event_after_which_the_folded_link_differs(
             last = now
     history = link_history(events, source, target)
     assert [(str(c.position), c.count, c.learned) for c in history.changes] == moved
+
+
+@given(histories(), st.sampled_from(["a", "b", "c"]), st.sampled_from(["d", "e", "f"]))
+@settings(max_examples=80, deadline=None)
+def test_the_entries_a_link_audit_leaves_undecoded_change_nothing_in_its_history(
+    events: list[Event], source: str, target: str
+) -> None:
+    entries = [(e.position, encode_event(e)) for e in events]
+    keep = link_filter(source, target)
+    kept = [decode_event(raw, position) for position, raw in entries if keep(raw)]
+    assert len(kept) < len(events) or all(keep(raw) for _, raw in entries)
+    assert link_history(kept, source, target) == link_history(events, source, target)
+
+
+def test_a_link_taught_through_a_memory_naming_only_one_concept_keeps_that_memory() -> None:
+    events = [written(1, ["jitter", "backoff"]), feedback(2, ["1-0"], 1.0, ["deploy"])]
+    keep = link_filter("deploy", "jitter")
+    kept = [decode_event(raw, e.position) for e in events if keep(raw := encode_event(e))]
+    history = link_history(kept, "deploy", "jitter")
+    assert [(str(c.position), c.taught) for c in history.changes] == [("2-0", 1.0)]
+
+
+def test_entries_naming_neither_concept_are_left_undecoded_unless_they_are_unusual() -> None:
+    keep = link_filter("deploy", "jitter")
+    naming = encode_event(written(1, ["deploy", "fix"]))
+    other = encode_event(written(2, ["fix", "bug"]))
+    assert keep(naming) and not keep(other)
+    assert not keep(encode_event(accessed(3, ["1-0"])))
+    escaped = other.replace(b'"fix"', b'"\\u0066ix"')
+    assert keep(escaped)  # JSON with an escape: the fold decides
+    assert keep(b'{"type":"memory.written","v":2}')  # another encoder's key order
+    assert link_filter('say "hi"', "jitter")(other)  # a concept JSON writes escaped

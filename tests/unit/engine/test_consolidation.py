@@ -4,9 +4,13 @@ lose their links (not their memories), duplicates merge, and the fold reproduces
 from __future__ import annotations
 
 import dataclasses
+import re
+
+from hypothesis import given
+from hypothesis import strategies as st
 
 from assocmem.engine.audit import link_history, memory_history
-from assocmem.engine.consolidation import DAY, Rule, decide
+from assocmem.engine.consolidation import DAY, Rule, _words, decide
 from assocmem.engine.event import Event
 from assocmem.engine.fold import fold, fold_from_zero
 from assocmem.engine.links import links_of
@@ -142,6 +146,25 @@ def test_alike_notes_of_two_scopes_are_not_duplicates() -> None:
     state, _ = consolidate(events, Rule(NOW))
     merged = {m.id: m.superseded_by for m in state.rows if m.superseded_by}
     assert merged == {"1-0": "5-0"}  # the one pair in one scope
+
+
+@given(st.text() | st.text(st.characters(max_codepoint=127)))
+def test_words_of_a_text_are_its_words_casefolded_one_space_apart(text: str) -> None:
+    assert _words(text) == re.sub(r"[\W_]+", " ", text.casefold()).strip()
+
+
+def test_a_state_loaded_from_a_snapshot_finds_the_same_duplicates() -> None:
+    events = [
+        note(1, ["deploy", "fix"], NOW, "Fix the deploy."),
+        dataclasses.replace(note(2, ["deploy", "fix"], NOW, "fix the deploy"), user="alice"),
+        note(3, ["deploy", "fix"], NOW, "fix the  DEPLOY"),
+        dataclasses.replace(note(4, ["deploy", "fix"], NOW, "Fix the deploy!"), user="alice"),
+        note(5, ["deploy", "fix"], NOW, "Fix the deploy.", agent="other"),
+    ]
+    folded = fold_from_zero(events)
+    decision, _ = decide(folded, Rule(NOW))
+    assert decision.merged == (("1-0", "3-0"), ("2-0", "4-0"))
+    assert decide(load_state(dump_state(folded)), Rule(NOW))[0] == decision
 
 
 def test_deciding_leaves_the_state_untouched_and_reports_what_applying_does() -> None:

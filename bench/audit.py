@@ -1,0 +1,66 @@
+"""`audit link` in this process: the history of the link the most feedback taught, over a
+log of `--notes` commit messages with a feedback every `--feedback-every`, from the
+encoded entries as the workers read them (the filter on the entries' bytes, the decoding
+of those kept, the fold of the link's events). Medians of `--rounds`.
+
+    .venv/bin/python bench/audit.py ../shared/data/corpus_en.jsonl --notes 30000
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from collections import Counter
+from pathlib import Path
+
+from skeleton import load_corpus, with_feedback  # bench/ is on sys.path when a script here runs
+
+from assocmem.engine.audit import link_filter, link_history
+from assocmem.engine.event import Event, decode_event, encode_event
+from assocmem.engine.events.memory_written import build
+from assocmem.engine.extraction import extract, warm_up
+from assocmem.engine.position import Position
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("corpus", type=Path, help="corpus_en.jsonl (one JSON object per line)")
+    parser.add_argument("--notes", type=int, default=30_000)
+    parser.add_argument("--feedback-every", type=int, default=50)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    rows = load_corpus(args.corpus, args.notes)
+    warm_up()
+    notes = [
+        Event("memory.written", "default", r["author"], float(r["ts"]), build(t, extract(t), 3))
+        for r in reversed(rows)
+        for t in (r["text"],)
+    ]
+    events = with_feedback(notes, args.feedback_every)
+    entries = [(Position(1000 + n, 0), encode_event(e)) for n, e in enumerate(events)]
+    taught = Counter(
+        tuple(e.data["concepts"]) for e in events if e.type == "feedback.given"
+    ).most_common(1)[0][0]
+    source, target = taught[0], taught[1]
+
+    def audit() -> int:
+        keep = link_filter(source, target)
+        kept = [decode_event(raw, position) for position, raw in entries if keep(raw)]
+        return len(link_history(kept, source, target).changes)
+
+    seconds, changes = [], 0
+    for _ in range(args.rounds):
+        start = time.perf_counter()
+        changes = audit()
+        seconds.append(time.perf_counter() - start)
+    print(
+        f"audit link {source} -- {target} over {len(entries):,} entries:"
+        f" {statistics.median(seconds):.3f} s (median of {args.rounds}), {changes} changes"
+    )
+
+
+if __name__ == "__main__":
+    main()
