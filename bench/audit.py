@@ -48,7 +48,7 @@ def main() -> None:
 
     def audit() -> int:
         keep = link_filter(source, target)
-        kept = [decode_event(raw, position) for position, raw in entries if keep(raw)]
+        kept = [decode_event(raw, p) for p, raw in entries if keep(p, raw)]
         return len(link_history(kept, source, target).changes)
 
     seconds, changes = [], 0

@@ -102,20 +102,20 @@ _START = b'{"v":'
 _TYPE_KEY = b',"type":"'
 
 
-def link_filter(source: str, target: str) -> Callable[[bytes], bool]:
+def link_filter(source: str, target: str) -> Callable[[Position, bytes], bool]:
     """Whether a stored entry may concern the link: False only for an entry of a type
     that names concepts, naming neither, or of a type that changes no link, told from its
     bytes (as `encode_event` writes them) without decoding it. Anything unusual (another
     layout, a second "type" key, a \\u escape, a concept JSON writes escaped) is decoded
     and judged by the fold."""
     if _ESCAPED.search(source) or _ESCAPED.search(target):
-        return lambda raw: True
+        return lambda position, raw: True
     names = (source.encode(), target.encode())
     slashed = b"/" in names[0] or b"/" in names[1]  # "\\/" is JSON for "/" too
     naming = {kind.encode() for kind in NAMING}
     never = {kind.encode() for kind in NEVER_MOVE}
 
-    def may_concern(raw: bytes) -> bool:
+    def may_concern(position: Position, raw: bytes) -> bool:
         if names[0] in raw or names[1] in raw or not raw.startswith(_START):
             return True
         at = raw.find(_TYPE_KEY, 5, 24)
@@ -202,6 +202,14 @@ def link_history(events: Iterable[Event], source: str, target: str) -> LinkHisto
             learned = now
     fold(state, quiet)
     return LinkHistory(source, target, tuple(changes), (state.label(source), state.label(target)))
+
+
+def memory_filter(memory_id: str) -> Callable[[Position, bytes], bool]:
+    """Whether a stored entry may concern the memory: its write (at its id), or an entry
+    naming its id (ids are positions: digits and a dash, which JSON writes as they are)
+    or holding an escape."""
+    named = memory_id.encode()
+    return lambda position, raw: named in raw or str(position) == memory_id or b"\\u" in raw
 
 
 def memory_history(events: Iterable[Event], memory_id: str) -> list[MemoryEvent]:

@@ -146,10 +146,9 @@ def apply_decision(state: State, decision: Decision) -> None:
         if state.learned[i][j] < lowest:
             state.rescale_learned(i, j, lowest)
     for old, new in decision.merged:
-        if old in state.memories and new in state.memories and old != new:
-            memory = state.memories[old]
-            if memory.superseded_by is None:
-                state.supersede(memory, new)
+        row = state.memories.row_of(old)
+        if row is not None and new in state.memories and old != new and state.alive.values[row]:
+            state.supersede_row(row, new)
     state.consolidated_at = max(state.consolidated_at, rule.at)
 
 

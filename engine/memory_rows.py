@@ -57,7 +57,7 @@ class LoadedMemories:
     kinds: list[str]
     meta: dict[int, dict[str, Any]]
     superseded_by: dict[int, str]
-    """As loaded: a memory superseded later is an object by then, and its object tells."""
+    """Who supersedes a row that is not an object (an object tells for itself)."""
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -123,8 +123,15 @@ class MemoryRows:
         """The rows before this one may be columns only; those from it are objects."""
         return self._blocks[-1].start + len(self._blocks[-1]) if self._blocks else 0
 
-    def is_object(self, row: int) -> bool:
-        return self._objects[row] is not None
+    def made(self, row: int) -> Memory | None:
+        """The row's memory if it is an object already, else None."""
+        return self._objects[row]
+
+    def set_superseded(self, row: int, by: str) -> None:
+        """Supersede a row that is not an object yet (its block then tells who by)."""
+        assert self._objects[row] is None, "an object is superseded through itself"
+        block, local = self._locate(row)
+        block.superseded_by[local] = by
 
     def id_of(self, row: int) -> str:
         found = self._objects[row]
@@ -224,6 +231,11 @@ class MemoryIds(Mapping[str, "Memory"]):
     def get(self, memory_id: str, default: Memory | None = None) -> Memory | None:  # type: ignore[override]
         row = self._row(memory_id)
         return default if row is None else self._rows[row]
+
+    def row_of(self, memory_id: str) -> int | None:
+        """The row of the memory with this id (None if there is none), without making it
+        an object."""
+        return self._row(memory_id)
 
     def add(self, memory: Memory) -> None:
         self._by_id[memory.id] = memory.row

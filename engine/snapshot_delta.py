@@ -65,9 +65,14 @@ def encode_delta(state: State) -> bytes:
         "surfaces": [[i, list(state.surfaces[i].items())] for i in concepts],
         "labels": [[i, state.labels[i]] for i in concepts],
         "changed": [
-            [r, m.importance, m.valence, m.accesses, m.superseded_by]
+            [
+                r,
+                int(state.importance.values[r]),
+                float(state.valence.values[r]),
+                int(state.accesses.values[r]),
+                state.rows.superseded_by(r),
+            ]
             for r in sorted(base.touched_rows)
-            for m in (state.rows[r],)
         ],
         "learned": learned_rows(state),
     } | scoped_parts(state)
@@ -134,12 +139,7 @@ def _apply(
         state.set_label(index, label)
     state.load_memories(*decode_memories(header["memories"], columns, len(state.rows)))
     for r, importance, valence, accesses, superseded_by in header["changed"]:
-        memory = state.rows[r]
-        state.set_importance(memory, importance)
-        state.set_valence(memory, valence)
-        state.add_accesses(memory, accesses - memory.accesses)
-        if superseded_by is not None and memory.superseded_by != superseded_by:
-            state.supersede(memory, superseded_by)
+        state.restore_row(r, importance, valence, accesses, superseded_by)
     size = len(state.concepts)
     counts = (_sized(base.counts, size) + matrices["counts"]).tocsr()
     counts.eliminate_zeros()

@@ -437,10 +437,43 @@ class State:
         self._touch(memory)
         self.alive[memory.row] = False
 
+    def supersede_row(self, row: int, by: str) -> None:
+        """`supersede` the memory at `row`, without making it an object if it is not one."""
+        memory = self.rows.made(row)
+        if memory is not None:
+            self.supersede(memory, by)
+            return
+        self.rows.set_superseded(row, by)
+        self._touch_row(row)
+        self.alive[row] = False
+
+    def restore_row(
+        self, row: int, importance: int, valence: float, accesses: int, superseded_by: str | None
+    ) -> None:
+        """Set the numbers and the supersession of the memory at `row` (a delta snapshot's
+        changed rows), without making it an object if it is not one."""
+        memory = self.rows.made(row)
+        if memory is not None:
+            self.set_importance(memory, importance)
+            self.set_valence(memory, valence)
+            self.add_accesses(memory, accesses - memory.accesses)
+        else:
+            self._touch_row(row)
+            self.importance[row], self.valence[row], self.accesses[row] = (
+                importance,
+                valence,
+                accesses,
+            )
+        if superseded_by is not None and self.rows.superseded_by(row) != superseded_by:
+            self.supersede_row(row, superseded_by)
+
     def _touch(self, memory: Memory) -> None:
+        self._touch_row(memory.row)
+
+    def _touch_row(self, row: int) -> None:
         self.flush()  # the columns of a staged memory are not there yet
-        if self.base is not None and memory.row < self.base.rows:
-            self.base.touched_rows.add(memory.row)
+        if self.base is not None and row < self.base.rows:
+            self.base.touched_rows.add(row)
 
     def mark_base(self) -> None:
         """Record the state as it is now as the base of the next delta snapshots."""

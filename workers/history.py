@@ -12,6 +12,7 @@ from assocmem.engine.audit import (
     MemoryEvent,
     link_filter,
     link_history,
+    memory_filter,
     memory_history,
 )
 from assocmem.engine.errors import InvalidEvent, quoted
@@ -113,7 +114,8 @@ class History:
         return link_history(events, *names)
 
     def memory(self, principal: Principal, memory_id: str) -> list[MemoryEvent]:
-        found = memory_history(events_of(self.runtime.log, principal.tenant), memory_id)
+        events = events_of(self.runtime.log, principal.tenant, keep=memory_filter(memory_id))
+        found = memory_history(events, memory_id)
         if not found:
             raise UnknownMemory(f"id {memory_id!r} is unknown: expected the id of a written memory")
         return found

@@ -46,13 +46,13 @@ def events_of(
     log_: EventLog,
     tenant: str,
     upto: Position | None = None,
-    keep: Callable[[bytes], bool] | None = None,
+    keep: Callable[[Position, bytes], bool] | None = None,
 ) -> Iterator[Event]:
     """Every event of the log that decodes, in order, up to `upto`; with `keep`, only the
-    entries whose bytes it keeps are decoded."""
+    entries it keeps (by position and bytes) are decoded."""
     for chunk in iter_entries(log_, tenant, ZERO, upto):
         if keep is not None:
-            chunk = [(position, raw) for position, raw in chunk if keep(raw)]
+            chunk = [(position, raw) for position, raw in chunk if keep(position, raw)]
         yield from decode_entries(chunk)[0]
 
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assocmem.engine.audit import link_filter, link_history, memory_history
+from assocmem.engine.audit import link_filter, link_history, memory_filter, memory_history
 from assocmem.engine.event import Event, decode_event, encode_event
 from assocmem.engine.fold import fold, fold_from_zero
+from assocmem.engine.position import Position
 from assocmem.engine.state import State
 
 from .events import acceptance_notes, accessed, feedback, importance_set, written
@@ -92,26 +93,40 @@ def test_the_entries_a_link_audit_leaves_undecoded_change_nothing_in_its_history
 ) -> None:
     entries = [(e.position, encode_event(e)) for e in events]
     keep = link_filter(source, target)
-    kept = [decode_event(raw, position) for position, raw in entries if keep(raw)]
-    assert len(kept) < len(events) or all(keep(raw) for _, raw in entries)
+    kept = [decode_event(raw, position) for position, raw in entries if keep(position, raw)]
+    assert len(kept) < len(events) or all(keep(p, raw) for p, raw in entries)
     assert link_history(kept, source, target) == link_history(events, source, target)
 
 
 def test_a_link_taught_through_a_memory_naming_only_one_concept_keeps_that_memory() -> None:
     events = [written(1, ["jitter", "backoff"]), feedback(2, ["1-0"], 1.0, ["deploy"])]
     keep = link_filter("deploy", "jitter")
-    kept = [decode_event(raw, e.position) for e in events if keep(raw := encode_event(e))]
+    kept = [
+        decode_event(raw, e.position) for e in events if keep(e.position, raw := encode_event(e))
+    ]
     history = link_history(kept, "deploy", "jitter")
     assert [(str(c.position), c.taught) for c in history.changes] == [("2-0", 1.0)]
 
 
 def test_entries_naming_neither_concept_are_left_undecoded_unless_they_are_unusual() -> None:
     keep = link_filter("deploy", "jitter")
+    at = Position(9, 0)
     naming = encode_event(written(1, ["deploy", "fix"]))
     other = encode_event(written(2, ["fix", "bug"]))
-    assert keep(naming) and not keep(other)
-    assert not keep(encode_event(accessed(3, ["1-0"])))
+    assert keep(at, naming) and not keep(at, other)
+    assert not keep(at, encode_event(accessed(3, ["1-0"])))
     escaped = other.replace(b'"fix"', b'"\\u0066ix"')
-    assert keep(escaped)  # JSON with an escape: the fold decides
-    assert keep(b'{"type":"memory.written","v":2}')  # another encoder's key order
-    assert link_filter('say "hi"', "jitter")(other)  # a concept JSON writes escaped
+    assert keep(at, escaped)  # JSON with an escape: the fold decides
+    assert keep(at, b'{"type":"memory.written","v":2}')  # another encoder's key order
+    assert link_filter('say "hi"', "jitter")(at, other)  # a concept JSON writes escaped
+
+
+@given(histories(), st.data())
+@settings(max_examples=60, deadline=None)
+def test_the_entries_a_memory_audit_leaves_undecoded_change_nothing_in_its_history(
+    events: list[Event], data: st.DataObject
+) -> None:
+    memory_id = data.draw(st.sampled_from([str(e.position) for e in events]))
+    keep = memory_filter(memory_id)
+    kept = [e for e in events if keep(e.position, encode_event(e))]
+    assert memory_history(kept, memory_id) == memory_history(events, memory_id)
