@@ -22,6 +22,7 @@ applies the decision, so a replay reproduces it exactly.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import re
 from collections.abc import Callable
 from typing import Any
@@ -269,19 +270,36 @@ def _words(text: str) -> str:
     return _NOT_WORDS.sub(" ", text.casefold()).strip()
 
 
+DUPLICATES_AT_ONCE = 65_536
+"""Rows `_duplicates` reads at a time (their texts in memory together)."""
+
+
 def _duplicates(state: State) -> list[tuple[str, str]]:
     """Notes of one agent in one scope with the same words: each merges into its newest (a
-    note of another namespace, user or session is another's, however alike)."""
-    newest: dict[tuple[str, Scope, str], str] = {}
+    note of another namespace, user or session is another's, however alike). Texts are
+    told apart by a 128-bit digest, so that a million notes need not be held; the same text
+    again has its words read once."""
+    newest: dict[tuple[str, Scope, bytes], str] = {}
+    words_of: dict[bytes, bytes] = {}
     merged: list[tuple[str, str]] = []
-    for row in np.flatnonzero(state.alive.values)[::-1].tolist():
-        memory = state.rows.fixed(row)
-        if memory.kind != "memory":
-            continue
-        kept = newest.setdefault((memory.agent, memory.scope, _words(memory.text)), memory.id)
-        if kept != memory.id:
-            merged.append((memory.id, kept))
+    alive = np.flatnonzero(state.alive.values)
+    for end in range(len(alive), 0, -DUPLICATES_AT_ONCE):
+        rows = alive[max(0, end - DUPLICATES_AT_ONCE) : end]
+        for memory in reversed(state.rows.fixed(rows)):
+            if memory.kind != "memory":
+                continue
+            text = _digest(memory.text)
+            words = words_of.get(text)
+            if words is None:
+                words = words_of[text] = _digest(_words(memory.text.decode()).encode())
+            kept = newest.setdefault((memory.agent, memory.scope, words), memory.id)
+            if kept != memory.id:
+                merged.append((memory.id, kept))
     return sorted(merged)
+
+
+def _digest(data: bytes) -> bytes:
+    return hashlib.blake2b(data, digest_size=16).digest()
 
 
 def _effect(

@@ -17,6 +17,8 @@ from .state import State
 NAMED = ("agent", "user", "session", "namespace", "kind")
 """Fields kept as a table of names and a number per row (-1 for none)."""
 ARRAYS = {
+    "memory_text": "u1",
+    "memory_text_lengths": "<i8",
     "memory_concepts": "<i4",
     "memory_lengths": "<i4",
     "memory_core": "<i4",
@@ -44,7 +46,6 @@ def encode_memories(state: State, start: int, end: int) -> tuple[dict[str, Any],
         parts.append(_objects_part(state, rows.slice(lo, end), lo - start))
     header: dict[str, Any] = {
         "ids": list(chain.from_iterable(p["ids"] for p in parts)),
-        "texts": list(chain.from_iterable(p["texts"] for p in parts)),
         "meta": list(chain.from_iterable(p["meta"] for p in parts)),
         "superseded_by": [
             [r - start, rows.superseded_by(r)]
@@ -56,6 +57,8 @@ def encode_memories(state: State, start: int, end: int) -> tuple[dict[str, Any],
         for name, dtype in ARRAYS.items()
         if name in ("memory_concepts", "memory_lengths", "memory_core", "memory_matched")
     }
+    arrays["memory_text"] = np.frombuffer(b"".join(p["text"] for p in parts), dtype=np.uint8)
+    arrays["memory_text_lengths"] = _joined([p["text_lengths"] for p in parts], "<i8")
     for field in NAMED:
         codes, table = _merged_tables([p[field] for p in parts])
         arrays[f"memory_{field}"] = codes
@@ -74,18 +77,19 @@ def decode_memories(
     importance, valence, accesses) for the state's columns."""
     lengths = arrays["memory_lengths"]
     count = len(header["ids"])
-    if len(header["texts"]) != count or any(
-        len(arrays[name]) != count for name in ARRAYS if name != "memory_concepts"
-    ):
+    flat = ("memory_concepts", "memory_text")
+    if any(len(arrays[name]) != count for name in ARRAYS if name not in flat):
         raise ValueError("memory columns of different lengths")
-    offsets = np.zeros(count + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
+    offsets, text_offsets = _offsets(lengths), _offsets(arrays["memory_text_lengths"])
     if offsets[-1] != len(arrays["memory_concepts"]):
         raise ValueError("memory concepts do not add up to their lengths")
+    if text_offsets[-1] != len(arrays["memory_text"]):
+        raise ValueError("memory texts do not add up to their lengths")
     block = LoadedMemories(
         start=start,
         ids=header["ids"],
-        texts=header["texts"],
+        text_bytes=arrays["memory_text"].tobytes(),
+        text_offsets=text_offsets,
         concepts=arrays["memory_concepts"],
         offsets=offsets,
         core=arrays["memory_core"],
@@ -109,12 +113,19 @@ def decode_memories(
     return block, numbers
 
 
+def _offsets(lengths: np.ndarray) -> np.ndarray:
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    return offsets
+
+
 def _block_part(block: LoadedMemories, lo: int, hi: int, start: int) -> dict[str, Any]:
     """Local rows `lo` to `hi` of a loaded block; `start`: the first row encoded."""
     first = block.start + lo - start
     return {
         "ids": block.ids[lo:hi],
-        "texts": block.texts[lo:hi],
+        "text": block.text_bytes[block.text_offsets[lo] : block.text_offsets[hi]],
+        "text_lengths": np.diff(block.text_offsets[lo : hi + 1]),
         "meta": [[first + r - lo, m] for r, m in sorted(block.meta.items()) if lo <= r < hi],
         "memory_concepts": block.concepts[block.offsets[lo] : block.offsets[hi]],
         "memory_lengths": np.diff(block.offsets[lo : hi + 1]),
@@ -130,9 +141,11 @@ def _block_part(block: LoadedMemories, lo: int, hi: int, start: int) -> dict[str
 
 def _objects_part(state: State, memories: list[Any], first: int) -> dict[str, Any]:
     index = state.concept_index
+    texts = [m.text.encode() for m in memories]
     return {
         "ids": [m.id for m in memories],
-        "texts": [m.text for m in memories],
+        "text": b"".join(texts),
+        "text_lengths": list(map(len, texts)),
         "meta": [[first + n, m.meta] for n, m in enumerate(memories) if m.meta is not None],
         "memory_concepts": list(
             chain.from_iterable(map(index.__getitem__, m.concepts) for m in memories)

@@ -24,7 +24,8 @@ class Fixed(NamedTuple):
     """What never changes about a memory, read without making it an object."""
 
     id: str
-    text: str
+    text: bytes
+    """UTF-8."""
     agent: str
     kind: str
     scope: Scope
@@ -37,7 +38,10 @@ class LoadedMemories:
 
     start: int
     ids: list[str]
-    texts: list[str]
+    text_bytes: bytes
+    """Every row's text in UTF-8, one after the other (`text_offsets` tells where each
+    starts): decoded when asked for, and written out again as they are."""
+    text_offsets: np.ndarray
     concepts: np.ndarray
     """Every row's concept indices, one after the other (`offsets` tells where each starts)."""
     offsets: np.ndarray
@@ -62,8 +66,34 @@ class LoadedMemories:
     def __len__(self) -> int:
         return len(self.ids)
 
+    def text(self, local: int) -> str:
+        return self.text_bytes[self.text_offsets[local] : self.text_offsets[local + 1]].decode()
+
     def indices(self, local: int) -> np.ndarray:
         return self.concepts[self.offsets[local] : self.offsets[local + 1]]
+
+    def fixed(self, local: np.ndarray) -> list[Fixed]:
+        """`MemoryRows.fixed` of these local rows, in bulk."""
+        with_none = [[*table, None] for table in (self.namespaces, self.users, self.sessions)]
+        namespaces, users, sessions = with_none  # code -1: the None at the end
+        starts, ends = self.text_offsets[local].tolist(), self.text_offsets[local + 1].tolist()
+        data, ids, agents, kinds = self.text_bytes, self.ids, self.agents, self.kinds
+        return [
+            Fixed(
+                ids[n], data[start:end], agents[a], kinds[k], (namespaces[s], users[u], sessions[e])
+            )
+            for n, start, end, a, k, s, u, e in zip(
+                local.tolist(),
+                starts,
+                ends,
+                self.agent[local].tolist(),
+                self.kind[local].tolist(),
+                self.namespace[local].tolist(),
+                self.user[local].tolist(),
+                self.session[local].tolist(),
+                strict=True,
+            )
+        ]
 
     def scope(self, local: int) -> Scope:
         return (
@@ -147,14 +177,18 @@ class MemoryRows:
         block, local = self._locate(row)
         return block.superseded_by.get(local)
 
-    def fixed(self, row: int) -> Fixed:
-        found = self._objects[row]
-        if found is not None:
-            scope = (found.namespace, found.user, found.session)
-            return Fixed(found.id, found.text, found.agent, found.kind, scope)
-        block, local = self._locate(row)
-        agent, kind = block.agents[block.agent[local]], block.kinds[block.kind[local]]
-        return Fixed(block.ids[local], block.texts[local], agent, kind, block.scope(local))
+    def fixed(self, rows: np.ndarray) -> list[Fixed]:
+        """What never changes about the memories of `rows` (ascending), without making
+        objects of them."""
+        found: list[Fixed] = []
+        for block in self._blocks:
+            lo, hi = np.searchsorted(rows, [block.start, block.start + len(block)]).tolist()
+            found += block.fixed(rows[lo:hi] - block.start)
+        for row in rows[np.searchsorted(rows, self.loaded_end()) :].tolist():
+            memory = self[row]
+            scope = (memory.namespace, memory.user, memory.session)
+            found.append(Fixed(memory.id, memory.text.encode(), memory.agent, memory.kind, scope))
+        return found
 
     def scope(self, row: int) -> Scope:
         """The row's scope, without making it an object."""
@@ -184,7 +218,7 @@ class MemoryRows:
         state = self._state
         memory = Memory(
             block.ids[local],
-            block.texts[local],
+            block.text(local),
             tuple(map(state.concepts.__getitem__, block.indices(local).tolist())),
             block.agents[block.agent[local]],
             float(state.ts.values[row]),

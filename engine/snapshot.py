@@ -127,8 +127,10 @@ def unpack(
             (m, name): np.frombuffer(section, dtype=dtype).copy()
             for (m, name, dtype), section in zip(layout, sections[1 : 1 + len(layout)], strict=True)
         }
-        columns = {
+        columns = {  # copies (but the texts: the loader copies those), so `raw` can go
             name: np.frombuffer(section, dtype=dtype)
+            if name == "memory_text"
+            else np.frombuffer(section, dtype=dtype).copy()
             for (name, dtype), section in zip(
                 ARRAYS.items(), sections[1 + len(layout) :], strict=True
             )

@@ -95,17 +95,12 @@ class Link:
 def tiers_of(lengths: np.ndarray, core: np.ndarray, matched: np.ndarray) -> np.ndarray:
     """Each concept's tier in its memory (CORE, IMPORTANT, SUPPLEMENT), memories flattened;
     `lengths`: concepts per memory, 0 <= core <= matched <= length each."""
-    lengths = np.asarray(lengths, dtype=np.int64)
-    size = int(lengths.sum())
-    starts = np.cumsum(lengths) - lengths
-    # +1 where a memory's important tier starts, +1 where its supplement starts, -2 where the
-    # next memory starts: the running sum is the tier
-    steps = (
-        np.bincount(starts + np.asarray(core, dtype=np.int64), minlength=size + 1)
-        + np.bincount(starts + np.asarray(matched, dtype=np.int64), minlength=size + 1)
-        - 2 * np.bincount(starts + lengths, minlength=size + 1)
-    )
-    return np.cumsum(steps[:size]).astype(np.int8)
+    core = np.asarray(core, dtype=np.int64)
+    matched = np.asarray(matched, dtype=np.int64)
+    # Per memory, CORE `core` times, IMPORTANT `matched - core` times, then SUPPLEMENT.
+    runs = np.stack([core, matched - core, np.asarray(lengths, dtype=np.int64) - matched], 1)
+    tiers = np.tile(np.array([CORE, IMPORTANT, SUPPLEMENT], dtype=np.int8), len(core))
+    return np.repeat(tiers, runs.ravel())
 
 
 def pair(i: int, j: int) -> tuple[int, int]:
@@ -188,22 +183,33 @@ class Postings:
             self._tiers.extend([None] * missing)
 
     def extend(self, concepts: np.ndarray, rows: np.ndarray, tiers: np.ndarray) -> None:
-        """Add each (concept, row, tier); rows ascending per concept, after those held."""
+        """Add each (concept, row, tier); rows ascending, each (concept, row) once, after
+        those held."""
+        if self._empty:
+            self._empty = False
+            self._load(concepts, rows, tiers)
+            return
         order = _by_concept(concepts, len(self._rows))
         counts = np.bincount(concepts, minlength=len(self._rows))
         ends = np.cumsum(counts)
-        rows = rows[order].astype(np.int32)
-        tiers = tiers[order].astype(np.int8)
-        if self._empty:
-            self._empty = False
-            self._indptr = np.concatenate([np.zeros(1, dtype=np.int64), ends])
-            self._bulk_rows, self._bulk_tiers = rows, tiers
-            return
+        rows = rows[order].astype(np.int32, copy=False)
+        tiers = tiers[order].astype(np.int8, copy=False)
         for concept in np.flatnonzero(counts).tolist():
             start, end = ends[concept] - counts[concept], ends[concept]
             own_rows, own_tiers = self._own(concept)
             own_rows.frombytes(rows[start:end].tobytes())
             own_tiers.frombytes(tiers[start:end].tobytes())
+
+    def _load(self, concepts: np.ndarray, rows: np.ndarray, tiers: np.ndarray) -> None:
+        """The first run, as one CSR layout: concept x row, the tier + 1 in each cell (a
+        counting sort that keeps the rows ascending; no two cells are one)."""
+        size = int(rows.max()) + 1 if len(rows) else 0
+        table = scipy.sparse.csr_array(
+            (tiers.astype(np.int8) + 1, (concepts, rows)), shape=(len(self._rows), size)
+        )
+        self._indptr = table.indptr.astype(np.int64, copy=False)
+        self._bulk_rows = table.indices.astype(np.int32, copy=False)
+        self._bulk_tiers = table.data - 1
 
     def _own(self, concept: int) -> tuple[array, array]:  # type: ignore[type-arg]
         rows, tiers = self._rows[concept], self._tiers[concept]
@@ -374,10 +380,8 @@ class State:
         scoped = (block.user >= 0) | (block.session >= 0) | (block.namespace >= 0)
         self.scoped_rows.extend((np.flatnonzero(scoped) + first).tolist())
         lengths = np.diff(block.offsets)
-        rows = np.repeat(np.arange(first, first + count, dtype=np.int64), lengths)
-        self.postings.extend(
-            block.concepts.astype(np.int64), rows, tiers_of(lengths, block.core, block.matched)
-        )
+        rows = np.repeat(np.arange(first, first + count, dtype=np.int32), lengths)
+        self.postings.extend(block.concepts, rows, tiers_of(lengths, block.core, block.matched))
         self.ts.extend(numbers["ts"])
         self.importance.extend(numbers["importance"])
         self.valence.extend(numbers["valence"])
