@@ -1,10 +1,11 @@
 """The state's memories by row and by id, the rows a snapshot loaded kept as columns.
 
 Loading a snapshot makes no Memory object per memory (at a million memories that was
-most of a cold start): the rows stay in numpy arrays and lists (`LoadedMemories`), and a
-row becomes a Memory the first time something asks for it. The fold changes a memory only
-through its object, so a row never asked for is still as it was loaded, and the state's
-columns (importance, valence, accesses, alive) hold its numbers either way.
+most of a cold start): the rows stay in numpy arrays, lists and one UTF-8 buffer of texts
+(`LoadedMemories`), and a row becomes a Memory the first time something asks for it.
+What can change about a memory is kept where both kinds of row have it: its numbers in
+the state's columns (importance, valence, accesses, alive), its supersession in its
+object or, for a row that is not one, in its block (`State.supersede_row`).
 """
 
 from __future__ import annotations
