@@ -26,6 +26,7 @@ from assocmem.engine.extraction import warm_up
 from assocmem.workers.application import Application
 from assocmem.workers.live_state import LiveState
 from assocmem.workers.native_threads import limit_native_threads
+from assocmem.workers.redis_server import wait_while_loading
 from assocmem.workers.requests import (
     ActivityEntry,
     ActivityQuery,
@@ -89,6 +90,8 @@ def create_app(settings: Settings, runtime: Runtime | None = None) -> FastAPI:
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         limit_native_threads()
+        if runtime is None and settings.redis_url:
+            wait_while_loading(settings.redis_url)  # `up` starts us while Redis loads
         connected = runtime or Runtime.connect(settings)
         application = app.state.application = Application(connected)
         app.state.settings = settings

@@ -25,7 +25,6 @@ from assocmem.workers.redis_server import RedisServer, free_port, start_redis, s
 from assocmem.workers.settings import Settings
 
 from .errors import ApiError
-from .operator_key import ensure_operator_key
 from .run_file import (
     KEY_FILE,
     RunInfo,
@@ -109,15 +108,16 @@ class EmbeddedRedis:
         self.lock = lock
         self.password = stored_password(self.data_dir)
         self.crashes: list[float] = []
-        self.server = self._start(None)
+        self.server = self._start(None, loaded=False)
 
-    def _start(self, port: int | None) -> RedisServer:
+    def _start(self, port: int | None, loaded: bool = True) -> RedisServer:
         return start_redis(
             self.data_dir,
             port=port,
             appendfsync=self.appendfsync,
             password=self.password,
             keep_fds=(self.lock,),
+            loaded=loaded,
         )
 
     def restart_if_dead(self) -> str | None:
@@ -162,9 +162,17 @@ def run_pipeline(settings: Settings, workers: int = 1, echo: Callable[[str], Non
         env = _child_env(settings, home, port)
         logs = home / "logs"
         logs.mkdir(exist_ok=True)
+        # The API imports while Redis loads its data (seconds at a million events), and
+        # waits for the load itself before it connects.
+        children.append(Child("api", ["serve"], env, logs / "api.log", lock))
+        if redis:
+            redis.server.wait_loaded()
+        # Imported here, not at the top: it brings the engine in (a quarter of a second),
+        # which now overlaps Redis's load instead of coming before it.
+        from .operator_key import ensure_operator_key
+
         if ensure_operator_key(settings, home):
             echo(f"made an operator API key: {home / KEY_FILE} (the CLI uses it)")
-        children.append(Child("api", ["serve"], env, logs / "api.log", lock))
         # The API starts alone: on two cores, three interpreters importing at once made it
         # serve later; the workers' first jobs can wait that second.
         _wait_healthy(url, children[0], stop)

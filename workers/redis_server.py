@@ -68,6 +68,11 @@ class RedisServer:
     def pid(self) -> int:
         return self.process.pid
 
+    def wait_loaded(self) -> None:
+        """Until the server has loaded its data (RedisLaunchError if it dies or takes longer
+        than LOAD_TIMEOUT)."""
+        _wait_loaded(self)
+
     def stop(self, timeout: float = 15.0) -> None:
         """SIGTERM: Redis flushes its AOF and exits."""
         if self.process.poll() is None:
@@ -86,9 +91,12 @@ def start_redis(
     binary: str | None = None,
     password: str | None = None,
     keep_fds: tuple[int, ...] = (),
+    loaded: bool = True,
 ) -> RedisServer:
     """redis-server on 127.0.0.1 with its data in `data_dir`; with `password`, every client
-    must give it (the config file that holds it is readable by its owner only)."""
+    must give it (the config file that holds it is readable by its owner only). Returned
+    once it has loaded its data, or with `loaded=False` once it answers (it may still be
+    loading: `RedisServer.wait_loaded`)."""
     data_dir = data_dir.resolve()
     data_dir.mkdir(parents=True, exist_ok=True)
     port = port or free_port()
@@ -109,6 +117,8 @@ def start_redis(
     log.close()
     server = RedisServer(process, port, data_dir, password)
     _wait_ready(server)
+    if loaded:
+        server.wait_loaded()
     return server
 
 
@@ -154,7 +164,6 @@ def _wait_ready(server: RedisServer) -> None:
         try:
             # Another server on the same port would answer too: only ours counts.
             if client.info("server")["process_id"] == server.pid:
-                _wait_loaded(server, client)
                 return
         except redis.BusyLoadingError:
             pass
@@ -167,8 +176,9 @@ def _wait_ready(server: RedisServer) -> None:
     )
 
 
-def _wait_loaded(server: RedisServer, client: redis.Redis) -> None:
+def _wait_loaded(server: RedisServer) -> None:
     deadline = time.monotonic() + LOAD_TIMEOUT
+    client = redis.Redis(port=server.port, password=server.password, socket_connect_timeout=0.5)
     while client.info("persistence")["loading"]:
         if time.monotonic() > deadline or server.process.poll() is not None:
             server.stop()
@@ -177,6 +187,26 @@ def _wait_loaded(server: RedisServer, client: redis.Redis) -> None:
                 f" {LOAD_TIMEOUT:.0f} s: {_log_tail(server.data_dir / 'redis.log')}"
             )
         time.sleep(0.05)
+
+
+def wait_while_loading(url: str, timeout: float = LOAD_TIMEOUT) -> None:
+    """Return once the Redis at `url` is not loading its data: at once if it serves, or
+    does not answer at all (what then fails says so); while it answers that it is
+    loading, up to `timeout` seconds."""
+    client = redis.Redis.from_url(url, socket_connect_timeout=0.5, socket_timeout=5.0)
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            try:
+                if not client.info("persistence")["loading"]:
+                    return
+            except redis.BusyLoadingError:
+                pass
+            except redis.RedisError:
+                return
+            time.sleep(0.05)
+    finally:
+        client.close()
 
 
 def _log_tail(path: Path, lines: int = 5) -> str:
