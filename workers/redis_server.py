@@ -179,14 +179,15 @@ def _wait_ready(server: RedisServer) -> None:
 def _wait_loaded(server: RedisServer) -> None:
     deadline = time.monotonic() + LOAD_TIMEOUT
     client = redis.Redis(port=server.port, password=server.password, socket_connect_timeout=0.5)
-    while client.info("persistence")["loading"]:
-        if time.monotonic() > deadline or server.process.poll() is not None:
-            server.stop()
-            raise RedisLaunchError(
-                f"redis-server on port {server.port} did not load its data within"
-                f" {LOAD_TIMEOUT:.0f} s: {_log_tail(server.data_dir / 'redis.log')}"
-            )
-        time.sleep(0.05)
+    with client:
+        while client.info("persistence")["loading"]:
+            if time.monotonic() > deadline or server.process.poll() is not None:
+                server.stop()
+                raise RedisLaunchError(
+                    f"redis-server on port {server.port} did not load its data within"
+                    f" {LOAD_TIMEOUT:.0f} s: {_log_tail(server.data_dir / 'redis.log')}"
+                )
+            time.sleep(0.05)
 
 
 def wait_while_loading(url: str, timeout: float = LOAD_TIMEOUT) -> None:

