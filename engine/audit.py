@@ -128,37 +128,29 @@ def link_filter(source: str, target: str) -> Callable[[Position, bytes], bool]:
     return may_concern
 
 
-def _concerns(event: Event, source: str, target: str) -> bool:
-    """Whether the fold of the link's history needs `event`: one that names a concept of
-    the link (a memory carrying one may be rated later), a consolidation, an unknown type."""
-    data = event.data
-    if event.type in NEVER_MOVE:
-        return False
-    if event.type in ("memory.written", "activity.logged"):
-        concepts = data.get("concepts") or ()
-        return source in concepts or target in concepts
-    if event.type == "document.ingested":
-        return any(source in unit or target in unit for unit in data.get("units") or ())
-    if event.type == "feedback.given":
-        question = data.get("concepts") or ()
-        return source in question or target in question
-    return True
+IGNORED, BATCHED, WATCHED = 0, 1, 2
+"""What an event is to a link's history (`_bearing`)."""
 
 
-def _may_move(event: Event, source: str, target: str) -> bool:
-    """Whether `event` can change the link: a note or a document unit naming both concepts,
-    a rating whose question names one, a consolidation, or a type not known here. The
-    others are folded in a batch, their effect on the link never asked for."""
+def _bearing(event: Event, source: str, target: str) -> int:
+    """IGNORED: it names neither concept, nothing the history needs. BATCHED: it names one
+    (a memory carrying one may be rated later) and cannot move the link: folded with
+    others. WATCHED: it may move the link (a note or unit naming both, a rating whose
+    question names one, a consolidation, a type not known here): folded alone, looked at."""
     data = event.data
     if event.type in ("memory.written", "activity.logged"):
-        concepts = data.get("concepts") or ()
-        return source in concepts and target in concepts
-    if event.type == "document.ingested":
-        return any(source in unit and target in unit for unit in data.get("units") or ())
-    if event.type == "feedback.given":
+        units = [data.get("concepts") or ()]
+    elif event.type == "document.ingested":
+        units = data.get("units") or ()
+    elif event.type == "feedback.given":
         question = data.get("concepts") or ()
-        return source in question or target in question
-    return event.type not in NEVER_MOVE
+        return WATCHED if source in question or target in question else IGNORED
+    else:
+        return IGNORED if event.type in NEVER_MOVE else WATCHED
+    named = [(source in unit, target in unit) for unit in units]
+    if any(has_source and has_target for has_source, has_target in named):
+        return WATCHED
+    return BATCHED if any(has_source or has_target for has_source, has_target in named) else IGNORED
 
 
 def link_history(events: Iterable[Event], source: str, target: str) -> LinkHistory:
@@ -168,9 +160,10 @@ def link_history(events: Iterable[Event], source: str, target: str) -> LinkHisto
     count, learned, changes = 0, 0.0, []
     quiet: list[Event] = []
     for event in events:
-        if not _concerns(event, source, target):
+        bearing = _bearing(event, source, target)
+        if bearing == IGNORED:
             continue
-        if not _may_move(event, source, target):
+        if bearing == BATCHED:
             quiet.append(event)
             if len(quiet) >= QUIET_BATCH:
                 fold(state, quiet)

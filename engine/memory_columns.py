@@ -53,20 +53,15 @@ def encode_memories(state: State, start: int, end: int) -> tuple[dict[str, Any],
         ],
     }
     arrays: dict[str, Any] = {
-        name: _joined([p[name] for p in parts], dtype)
-        for name, dtype in ARRAYS.items()
-        if name in ("memory_concepts", "memory_lengths", "memory_core", "memory_matched")
+        "memory_text": np.frombuffer(b"".join(p["text"] for p in parts), dtype=np.uint8)
     }
-    arrays["memory_text"] = np.frombuffer(b"".join(p["text"] for p in parts), dtype=np.uint8)
-    arrays["memory_text_lengths"] = _joined([p["text_lengths"] for p in parts], "<i8")
+    joined = ("text_lengths", "concepts", "lengths", "core", "matched")
+    for name in (f"memory_{field}" for field in joined):
+        arrays[name] = _joined([p[name] for p in parts], ARRAYS[name])
     for field in NAMED:
-        codes, table = _merged_tables([p[field] for p in parts])
-        arrays[f"memory_{field}"] = codes
-        header[f"{field}s"] = table
-    arrays["memory_ts"] = state.ts.values[start:end]
-    arrays["memory_importance"] = state.importance.values[start:end]
-    arrays["memory_valence"] = state.valence.values[start:end]
-    arrays["memory_accesses"] = state.accesses.values[start:end]
+        arrays[f"memory_{field}"], header[f"{field}s"] = _merged_tables([p[field] for p in parts])
+    for column in ("ts", "importance", "valence", "accesses"):  # what changes: the columns
+        arrays[f"memory_{column}"] = getattr(state, column).values[start:end]
     return header, arrays
 
 
@@ -125,7 +120,7 @@ def _block_part(block: LoadedMemories, lo: int, hi: int, start: int) -> dict[str
     return {
         "ids": block.ids[lo:hi],
         "text": block.text_bytes[block.text_offsets[lo] : block.text_offsets[hi]],
-        "text_lengths": np.diff(block.text_offsets[lo : hi + 1]),
+        "memory_text_lengths": np.diff(block.text_offsets[lo : hi + 1]),
         "meta": [[first + r - lo, m] for r, m in sorted(block.meta.items()) if lo <= r < hi],
         "memory_concepts": block.concepts[block.offsets[lo] : block.offsets[hi]],
         "memory_lengths": np.diff(block.offsets[lo : hi + 1]),
@@ -145,7 +140,7 @@ def _objects_part(state: State, memories: list[Any], first: int) -> dict[str, An
     return {
         "ids": [m.id for m in memories],
         "text": b"".join(texts),
-        "text_lengths": list(map(len, texts)),
+        "memory_text_lengths": list(map(len, texts)),
         "meta": [[first + n, m.meta] for n, m in enumerate(memories) if m.meta is not None],
         "memory_concepts": list(
             chain.from_iterable(map(index.__getitem__, m.concepts) for m in memories)

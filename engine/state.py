@@ -463,11 +463,9 @@ class State:
             self.add_accesses(memory, accesses - memory.accesses)
         else:
             self._touch_row(row)
-            self.importance[row], self.valence[row], self.accesses[row] = (
-                importance,
-                valence,
-                accesses,
-            )
+            self.importance[row] = importance
+            self.valence[row] = valence
+            self.accesses[row] = accesses
         if superseded_by is not None and self.rows.superseded_by(row) != superseded_by:
             self.supersede_row(row, superseded_by)
 
