@@ -6,7 +6,7 @@ the application applies before an append and the fold applies again to every eve
 from __future__ import annotations
 
 import math
-from itertools import repeat
+from collections.abc import Collection
 from typing import Any
 
 from .concept import MAX_CONCEPT_LENGTH
@@ -33,28 +33,43 @@ def check_text(text: Any, field: str = "text") -> None:
         )
 
 
-def check_concepts(concepts: Any, field: str = "concepts", minimum: int = 0) -> None:
-    # C-level passes (map) rather than Python loops: the fold checks every event again
-    if not isinstance(concepts, list) or not all(map(isinstance, concepts, repeat(str))):
+def check_concepts(concepts: Any, field: str = "concepts", minimum: int = 0) -> set[str]:
+    """Raise unless `concepts` is a list of distinct normalised concepts; return them as a set."""
+    # Whole-list passes in C rather than Python loops: the fold checks every event again
+    if not isinstance(concepts, list) or not _all_text(concepts):
         raise InvalidEvent(f"{field} {quoted(concepts)} is not a list of strings")
     if not minimum <= len(concepts) <= MAX_CONCEPTS:
         raise InvalidEvent(
             f"{field} has {len(concepts)} items: expected {minimum} to {MAX_CONCEPTS}"
         )
-    if len(set(concepts)) != len(concepts):
+    distinct = set(concepts)
+    if len(distinct) != len(concepts):
         raise InvalidEvent(f"{field} {quoted(concepts)} repeats a concept: expected each once")
-    lengths = list(map(len, concepts))
     if not concepts or (
-        0 < min(lengths)
-        and max(lengths) <= MAX_CONCEPT_LENGTH
-        and list(map(str.strip, concepts)) == concepts
+        "" not in distinct
+        and max(map(len, concepts)) <= MAX_CONCEPT_LENGTH
+        and _without_whitespace("".join(concepts))  # so none to strip
     ):
-        return
+        return distinct
     for concept in concepts:
         if not 0 < len(concept) <= MAX_CONCEPT_LENGTH or concept != concept.strip():
             raise InvalidEvent(
                 f"{field} item {quoted(concept)} is not a normalised concept of 1 to {MAX_CONCEPT_LENGTH} characters"
             )
+    return distinct
+
+
+def _without_whitespace(text: str) -> bool:
+    return text.split() == [text]
+
+
+def _all_text(items: Any) -> bool:
+    """Whether every item is a string (joining them is the fastest way to ask)."""
+    try:
+        "".join(items)
+    except TypeError:
+        return False
+    return True
 
 
 def check_importance(importance: Any) -> None:
@@ -98,14 +113,11 @@ def check_tiers(tiers: Any, concepts: list[str]) -> None:
         )
 
 
-def check_labels(labels: Any, concepts: list[str]) -> None:
-    if (
-        not isinstance(labels, dict)
-        or not all(map(isinstance, labels, repeat(str)))
-        or not all(map(isinstance, labels.values(), repeat(str)))
-    ):
+def check_labels(labels: Any, concepts: Collection[str]) -> None:
+    """`concepts`: those the labels may name (a set is fastest)."""
+    if not isinstance(labels, dict) or not _all_text(labels) or not _all_text(labels.values()):
         raise InvalidEvent(f"labels {quoted(labels)} is not an object of concept -> word")
-    if not labels.keys() <= set(concepts):
+    if not labels.keys() <= (concepts if isinstance(concepts, set) else set(concepts)):
         stray = sorted(set(labels) - set(concepts))
         raise InvalidEvent(
             f"labels names {stray[:3]}, not among the concepts: expected their words"

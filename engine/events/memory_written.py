@@ -45,9 +45,9 @@ def build(
 def check_note(data: Payload) -> None:
     """What a memory.written and an activity.logged payload share."""
     check_text(data.get("text"))
-    check_concepts(data.get("concepts"))
+    concepts = check_concepts(data.get("concepts"))
     check_tiers(data.get("tiers"), data["concepts"])
-    check_labels(data.get("labels", {}), data["concepts"])
+    check_labels(data.get("labels", {}), concepts)
     check_importance(data.get("importance"))
 
 

@@ -3,11 +3,12 @@ merged into the matrix (as feedback in a fold asks) and after."""
 
 from __future__ import annotations
 
+import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from assocmem.engine import cooccurrence
-from assocmem.engine.cooccurrence import LINK_WINDOW, Cooccurrence
+from assocmem.engine.cooccurrence import LINK_WINDOW, Cooccurrence, symmetric_counts
 
 LISTS = st.lists(st.lists(st.integers(0, 11), min_size=2, max_size=12), max_size=12)
 
@@ -35,3 +36,22 @@ def check_counts(merged: list, pending: list) -> None:
     counts.matrix()
     assert before == {(i, j): counts.count(i, j) for i in range(12) for j in range(12)}
     assert before == {(j, i): n for (i, j), n in before.items()}
+
+
+PAIRS = st.lists(st.tuples(st.integers(0, 9), st.integers(0, 9)), max_size=60)
+
+
+@given(PAIRS)
+@settings(max_examples=200, deadline=None)
+def test_symmetric_counts_count_each_pair_both_ways_in_canonical_rows(pairs: list) -> None:
+    first = np.array([i for i, _ in pairs], dtype=np.int32)
+    second = np.array([j for _, j in pairs], dtype=np.int32)
+    counts = symmetric_counts(first, second, 10)
+    expected = np.zeros((10, 10), dtype=np.int64)
+    for i, j in pairs:
+        expected[i, j] += 1
+        expected[j, i] += 1
+    assert np.array_equal(counts.toarray(), expected)
+    for row in range(10):  # each row's columns ascending, none twice: what readers search
+        columns = counts.indices[counts.indptr[row] : counts.indptr[row + 1]]
+        assert np.all(np.diff(columns) > 0)
