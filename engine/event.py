@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from .errors import InvalidEvent
 from .position import Position
+
+if TYPE_CHECKING:
+    from .event_type import EventType
 
 LAST_TIME = 253_402_300_799.0
 """9999-12-31T23:59:59Z: the last instant a calendar (and Python's datetime) can name."""
@@ -47,9 +50,7 @@ class Event:
 
     def __post_init__(self) -> None:
         if self.v == 0:
-            from .event_type import event_type  # the records import this module
-
-            object.__setattr__(self, "v", event_type(self.type).version)
+            object.__setattr__(self, "v", _event_type(self.type).version)
 
 
 def encode_event(event: Event) -> bytes:
@@ -90,19 +91,21 @@ def decode_event(raw: bytes, position: Position) -> Event:
         raise InvalidEvent(
             f"event at {position} has data of type {type(data).__name__}: expected an object"
         )
-    data, version = upcast(event_type, version, data)
+    record = _event_type(event_type)
+    if version != record.version:
+        data = record.upcast(version, data)
     return Event(
-        type=event_type,
-        tenant=tenant,
-        agent=agent,
-        ts=ts,
-        data=data,
-        user=_scope(envelope, "user", position),
-        key=envelope.get("key"),
-        v=version,
-        position=position,
-        session=_scope(envelope, "session", position),
-        namespace=_scope(envelope, "namespace", position),
+        event_type,
+        tenant,
+        agent,
+        ts,
+        data,
+        _scope(envelope, "user", position),
+        envelope.get("key"),
+        record.version,
+        _scope(envelope, "session", position),
+        _scope(envelope, "namespace", position),
+        position,
     )
 
 
@@ -115,7 +118,11 @@ def _scope(envelope: dict[str, Any], field: str, position: Position) -> str | No
 
 def upcast(event_type_name: str, version: int, data: dict[str, Any]) -> tuple[dict[str, Any], int]:
     """`data` of `version` as the current version of its event type."""
-    from .event_type import event_type
-
-    record = event_type(event_type_name)
+    record = _event_type(event_type_name)
     return record.upcast(version, data), record.version
+
+
+def _event_type(name: str) -> EventType:
+    from .event_type import event_type  # the records import this module
+
+    return event_type(name)

@@ -349,12 +349,10 @@ class State:
         """Register `memory` now; index it and count its words (`labels`: concept -> the
         word written for it) at the next `flush`. Return its concepts' indices."""
         self._place(memory)
-        indices = list(map(self.concept_index.get, memory.concepts))
-        if None in indices:
-            intern = self.intern
-            indices = [
-                intern(c) if i is None else i for i, c in zip(indices, memory.concepts, strict=True)
-            ]
+        try:
+            indices = list(map(self.concept_index.__getitem__, memory.concepts))
+        except KeyError:  # a concept new to the state
+            indices = list(map(self.intern, memory.concepts))
         memory.concepts = tuple(map(self.concepts.__getitem__, indices))  # one string each
         self.staged.add(memory, indices, labels)  # type: ignore[arg-type]
         return indices  # type: ignore[return-value]
