@@ -85,15 +85,18 @@ def main() -> None:
             stop.set()
             sampler.join()
             lags, published = found["lag"]
+            redis_memory = runtime.queue_connection.info("memory")["used_memory"]  # type: ignore[union-attr]
             runtime.close()
         finally:
             process.terminate()
             process.wait(60)
+        on_disk = sum(f.stat().st_size for f in home.rglob("*") if f.is_file())
     values = np.array(lags[int(2 / SAMPLE_EVERY) :])  # past the first two seconds
     print(
         f"appended {sent:,} events in {elapsed:.1f} s ({sent / elapsed:,.0f}/s, asked"
         f" {args.rate:,.0f}/s); {len(published) - 1} snapshots published"
     )
+    print(f"Redis memory {redis_memory / 1e6:,.0f} MB; data directory {on_disk / 1e6:,.0f} MB")
     print(
         f"fold lag (oldest event no snapshot holds), {len(values)} samples:"
         f" p50 {np.percentile(values, 50):.2f} s, p99 {np.percentile(values, 99):.2f} s,"

@@ -133,6 +133,10 @@ class InMemoryEventLog:
     def fold_due(self, tenant: str) -> float | None:
         return self._due.get(tenant)
 
+    def tenants_to_fold(self, now: float) -> list[str]:
+        due = [t for t, at in self._due.items() if at <= now]
+        return sorted({t for t, mark in self._wanted.items() if mark} | set(due))
+
     def set_fold_due(self, tenant: str, at: float | None) -> None:
         if at is None:
             self._due.pop(tenant, None)

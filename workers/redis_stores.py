@@ -193,6 +193,21 @@ class RedisEventLog:
             raw = self._client.get(fold_due_key(tenant))
         return float(raw) if raw is not None else None
 
+    def tenants_to_fold(self, now: float) -> list[str]:
+        tenants = self.tenants()
+        if not tenants:
+            return []
+        with translated("read the fold flags"):
+            flags = self._client.pipeline(transaction=False)
+            flags.mget([fold_wanted_key(t) for t in tenants])
+            flags.mget([fold_due_key(t) for t in tenants])
+            wanted, due = flags.execute()
+        return [
+            tenant
+            for tenant, mark, at in zip(tenants, wanted, due, strict=True)
+            if int(mark or 0) or (at is not None and float(at) <= now)
+        ]
+
     def set_fold_due(self, tenant: str, at: float | None) -> None:
         with translated(f"record when a snapshot of {tenant!r} falls due"):
             if at is None:

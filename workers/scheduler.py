@@ -108,20 +108,8 @@ def _requeue_if_failed(queue: Queue, job_id: str) -> bool:
 
 def schedule_folds(runtime: Runtime, suspects: dict[str, float] | None = None) -> list[str]:
     """One pass: enqueue folds for flagged tenants; returns the tenants enqueued."""
-    enqueued = []
-    now = runtime.clock()
-    for tenant in runtime.log.tenants():
-        if fold_is_wanted(runtime, tenant, now) and enqueue_fold(runtime, tenant, suspects):
-            enqueued.append(tenant)
-    return enqueued
-
-
-def fold_is_wanted(runtime: Runtime, tenant: str, now: float) -> bool:
-    """New events, or events that have waited long enough for a snapshot, however few."""
-    if runtime.log.fold_wanted(tenant):
-        return True
-    due = runtime.log.fold_due(tenant)
-    return due is not None and due <= now
+    wanted = runtime.log.tenants_to_fold(runtime.clock())
+    return [tenant for tenant in wanted if enqueue_fold(runtime, tenant, suspects)]
 
 
 def run_scheduler(runtime: Runtime, stop: threading.Event) -> None:

@@ -98,6 +98,11 @@ class EventLog(Protocol):
 
     def set_fold_due(self, tenant: str, at: float | None) -> None: ...
 
+    def tenants_to_fold(self, now: float) -> list[str]:
+        """The tenants whose fold is wanted, or whose snapshot is due at `now`, read in a fixed
+        number of round trips however many tenants there are (the scheduler asks several times a second)."""
+        ...
+
     def clear_fold_wanted(self, tenant: str, mark: int) -> None:
         """Clear the flag if it still holds `mark`, read before a fold: an append since
         keeps it raised, and a fold that died before its end never clears it."""

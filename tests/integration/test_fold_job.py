@@ -16,7 +16,7 @@ from assocmem.engine.snapshot_delta import base_of
 from assocmem.workers.fold_job import fold_and_publish
 from assocmem.workers.rebuild import Rebuild, rebuild, starting_state
 from assocmem.workers.runtime import Runtime, use_runtime
-from assocmem.workers.scheduler import enqueue_fold, fold_is_wanted, schedule_folds
+from assocmem.workers.scheduler import enqueue_fold, schedule_folds
 from assocmem.workers.stores import Ladder, latest_snapshot
 
 from ..stores import KINDS, Clock, make_runtime, write
@@ -107,13 +107,27 @@ def test_a_few_events_are_published_once_the_oldest_has_waited_long_enough(
     assert fold_and_publish(anywhere, "default")["published"] is False
     assert not anywhere.log.fold_wanted("default")  # no job runs again and again meanwhile
     clock.advance(59.0)
-    assert not fold_is_wanted(anywhere, "default", clock())
+    assert anywhere.log.tenants_to_fold(clock()) == []
     clock.advance(2.0)  # no append in between: the due time brings it back
-    assert fold_is_wanted(anywhere, "default", clock())
+    assert anywhere.log.tenants_to_fold(clock()) == ["default"]
     anywhere.folded.clear()  # and on a worker that did not fold it before, too
     assert fold_and_publish(anywhere, "default")["published"]
     assert anywhere.snapshots.latest_position("default") == positions[-1]
     assert anywhere.log.fold_due("default") is None
+
+
+def test_the_tenants_to_fold_are_those_with_new_events_or_a_snapshot_due(
+    anywhere: Runtime, clock: Clock
+) -> None:
+    for tenant in ("due", "idle", "new", "later"):
+        write(anywhere, ["a", "b"], tenant=tenant)
+        anywhere.log.clear_fold_wanted(tenant, anywhere.log.fold_wanted(tenant))
+    anywhere.log.want_fold("new")
+    anywhere.log.set_fold_due("due", clock() - 1.0)
+    anywhere.log.set_fold_due("later", clock() + 60.0)
+    assert anywhere.log.tenants_to_fold(clock()) == ["due", "new"]
+    clock.advance(61.0)
+    assert anywhere.log.tenants_to_fold(clock()) == ["due", "later", "new"]
 
 
 def test_scheduler_enqueues_one_job_per_tenant_and_a_worker_runs_it(runtime: Runtime) -> None:
