@@ -16,6 +16,10 @@ from .event_type import event_type
 from .position import Position
 from .state import State
 
+STAGED_AT_MOST = 50_000
+"""Notes a fold stages before it indexes them (a long run of notes is indexed in parts of
+this size, so what staging holds stays bounded)."""
+
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Rejection:
@@ -32,8 +36,9 @@ def fold(state: State, events: Iterable[Event]) -> list[Rejection]:
             continue
         try:
             record = event_type(event.type)
-            if not record.stages:
+            if not record.stages or len(state.staged) >= STAGED_AT_MOST:
                 state.flush()
+                state.seal()
             check_time(event.ts)
             record.check(event.data)
             record.apply(state, event)
@@ -41,6 +46,7 @@ def fold(state: State, events: Iterable[Event]) -> list[Rejection]:
             rejections.append(Rejection(event.position, str(exc)))
         state.position = event.position
     state.flush()
+    state.seal()
     return rejections
 
 

@@ -7,12 +7,14 @@ encodes alike however it was built (folded, or loaded from a full or a delta sna
 from __future__ import annotations
 
 from itertools import chain
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .memory_rows import LoadedMemories
-from .state import State
+
+if TYPE_CHECKING:
+    from .state import State
 
 NAMED = ("agent", "user", "session", "namespace", "kind")
 """Fields kept as a table of names and a number per row (-1 for none)."""
@@ -63,6 +65,12 @@ def encode_memories(state: State, start: int, end: int) -> tuple[dict[str, Any],
     for column in ("ts", "importance", "valence", "accesses"):  # what changes: the columns
         arrays[f"memory_{column}"] = getattr(state, column).values[start:end]
     return header, arrays
+
+
+def sealed(state: State, start: int, end: int) -> LoadedMemories:
+    """Rows `start` to `end` as one block of columns, what `State.seal` keeps them as."""
+    header, arrays = encode_memories(state, start, end)
+    return decode_memories(header, arrays, start)[0]
 
 
 def decode_memories(

@@ -147,6 +147,15 @@ class MemoryRows:
         self._starts.append(block.start)
         self._objects.extend([None] * len(block))
 
+    def seal(self, block: LoadedMemories) -> None:
+        """Keep the block's rows, the objects after the last block, as its columns from now
+        on: their objects are let go (made again when asked for)."""
+        start, end = block.start, block.start + len(block)
+        assert start == self.loaded_end() and end <= len(self._objects), "seals the next rows"
+        self._blocks.append(block)
+        self._starts.append(start)
+        self._objects[start:end] = [None] * len(block)
+
     def blocks(self) -> list[LoadedMemories]:
         return self._blocks
 

@@ -24,8 +24,8 @@ class StagedNotes:
         self.surfaces: list[list[str] | tuple[str, ...]] = []
         """Per note, the word written for each concept (its label, else the concept)."""
 
-    def __bool__(self) -> bool:
-        return bool(self.memories)
+    def __len__(self) -> int:
+        return len(self.memories)
 
     def add(self, memory: Memory, indices: list[int], labels: dict[str, str]) -> None:
         concepts = memory.concepts

@@ -92,6 +92,11 @@ class Link:
         return is_taught(self.learned)
 
 
+SEALED_ROWS = 8192
+"""Rows folded as objects that are kept as a block of columns from then on (engine/memory_rows.py):
+what a snapshot encodes without a step per memory, and memory without an object each."""
+
+
 def tiers_of(lengths: np.ndarray, core: np.ndarray, matched: np.ndarray) -> np.ndarray:
     """Each concept's tier in its memory (CORE, IMPORTANT, SUPPLEMENT), memories flattened;
     `lengths`: concepts per memory, 0 <= core <= matched <= length each."""
@@ -363,6 +368,18 @@ class State:
             memories, indices, surfaces, flat = self.staged.take()
             self._index(memories, indices)
             count_surfaces(self, surfaces, flat)
+
+    def seal(self) -> None:
+        """Keep the rows folded since the last block as columns once they are SEALED_ROWS.
+
+        Their objects are let go, so the fold calls it between events only, never while a
+        handler holds a memory it is changing."""
+        start = self.rows.loaded_end()
+        if len(self.rows) - start >= SEALED_ROWS:
+            from .memory_columns import sealed  # it reads the state's rows
+
+            self.flush()
+            self.rows.seal(sealed(self, start, len(self.rows)))
 
     def load_memories(self, block: LoadedMemories, numbers: dict[str, np.ndarray]) -> None:
         """Register and index a snapshot's memories as columns (no Memory object each):

@@ -90,19 +90,27 @@ def fold_entries(
     skip_types: frozenset[str] = frozenset(),
     progress: Progress | None = None,
 ) -> list[Rejection]:
-    """Fold chunks of log entries in order; entries at or before `state.position` are skipped."""
+    """Fold chunks of log entries in order; entries at or before `state.position` are skipped.
+
+    One fold over all of them, not one per chunk: a fold indexes its notes in bulk when a
+    run of them ends, and a chunk's end is no reason to (a third of the time of a fold of
+    commit messages went to indexing chunk after chunk)."""
     rejections: list[Rejection] = []
-    with collection_paused():
+
+    def events() -> Iterator[Event]:
         for chunk in chunks:
             if chunk[-1][0] <= state.position:
                 continue
-            events, bad = decode_entries(chunk, skip_types)
-            rejections += [r for r in bad if r.position > state.position]
-            rejections += fold(state, events)
-            state.position = chunk[-1][0]
+            decoded, bad = decode_entries(chunk, skip_types)
+            rejections.extend(r for r in bad if r.position > state.position)
+            yield from decoded
+            state.position = max(state.position, chunk[-1][0])  # past entries it skipped
             if progress:
                 progress(state)
-    return rejections
+
+    with collection_paused():
+        rejections += fold(state, events())
+    return sorted(rejections, key=lambda r: r.position)
 
 
 def starting_state(

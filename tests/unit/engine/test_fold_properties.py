@@ -7,6 +7,7 @@ import dataclasses
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from assocmem.engine import state as state_module
 from assocmem.engine.consolidation import Rule
 from assocmem.engine.event import Event
 from assocmem.engine.fold import fold, fold_from_zero
@@ -210,3 +211,29 @@ def test_a_loaded_snapshot_indexes_its_memories_as_the_fold_did(
     assert [dataclasses.asdict(m) for m in loaded.rows] == [
         dataclasses.asdict(m) for m in folded.rows
     ]
+
+
+@given(histories(), st.integers(1, 4), st.data())
+@settings(max_examples=60, deadline=None)
+def test_rows_sealed_into_columns_read_as_the_rows_the_fold_made(
+    events: list[Event], sealed_rows: int, data: st.DataObject
+) -> None:
+    """Folded rows are kept as columns once SEALED_ROWS gather (their objects let go), and
+    made again when asked for: feedback, accesses and merges after that change them alike."""
+    folded = fold_from_zero(events)
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(events)), max_size=4)))
+    kept = state_module.SEALED_ROWS
+    state_module.SEALED_ROWS = sealed_rows
+    try:
+        sealed = State()
+        for start, end in zip([0, *cuts], [*cuts, len(events)], strict=True):
+            fold(sealed, events[start:end])
+    finally:
+        state_module.SEALED_ROWS = kept
+    assert len(sealed.rows) - sealed.rows.loaded_end() < sealed_rows  # all but the last few
+    assert content_hash(sealed) == content_hash(folded)
+    assert [dataclasses.asdict(m) for m in sealed.rows] == [
+        dataclasses.asdict(m) for m in folded.rows
+    ]
+    for column in ("ts", "importance", "valence", "accesses", "alive", "length"):
+        assert getattr(sealed, column).values.tolist() == getattr(folded, column).values.tolist()
