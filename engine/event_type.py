@@ -36,9 +36,11 @@ class EventType:
     """Make a payload from plain values (the application's side)."""
     upcasters: Mapping[int, Upcaster] = dataclasses.field(default_factory=dict)
     """Version v -> a function turning a version-v payload into version v + 1."""
-    stages: bool = False
-    """Its handler only adds notes (`State.stage_memory`): the fold indexes a run of them
-    at once, and flushes them before an event of any other type."""
+    keeps_staged: bool = False
+    """The fold may apply it while notes are staged, not yet indexed: its handler adds
+    notes (`State.stage_memory`), or changes memories only through State methods that
+    index a staged one first. The fold indexes a run of notes at once, and before an
+    event of any other type."""
 
     def payload(self, **values: Any) -> Payload:
         """A checked payload: what the fold will accept (raises InvalidEvent otherwise)."""

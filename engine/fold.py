@@ -36,7 +36,7 @@ def fold(state: State, events: Iterable[Event]) -> list[Rejection]:
             continue
         try:
             record = event_type(event.type)
-            if not record.stages or len(state.staged) >= STAGED_AT_MOST:
+            if not record.keeps_staged or len(state.staged) >= STAGED_AT_MOST:
                 state.flush()
                 state.seal()
             check_time(event.ts)

@@ -356,8 +356,12 @@ class State:
         self._place(memory)
         try:
             indices = list(map(self.concept_index.__getitem__, memory.concepts))
-        except KeyError:  # a concept new to the state
-            indices = list(map(self.intern, memory.concepts))
+        except KeyError:  # a concept new to the state: interned, the others looked up
+            found = list(map(self.concept_index.get, memory.concepts))
+            intern = self.intern
+            indices = [
+                intern(c) if i is None else i for i, c in zip(found, memory.concepts, strict=True)
+            ]
         memory.concepts = tuple(map(self.concepts.__getitem__, indices))  # one string each
         self.staged.add(memory, indices, labels)  # type: ignore[arg-type]
         return indices  # type: ignore[return-value]
@@ -436,25 +440,27 @@ class State:
         self.alive.extend(np.array([m.superseded_by is None for m in memories], dtype=np.bool_))
         self.length.extend(np.array([max(1, m.matched) for m in memories], dtype=np.int16))
 
+    # A staged memory has no columns yet: they are made from its object when it is indexed.
+
     def set_valence(self, memory: Memory, value: float) -> None:
         memory.valence = value
-        self._touch(memory)
-        self.valence[memory.row] = value
+        if self._touch(memory):
+            self.valence[memory.row] = value
 
     def set_importance(self, memory: Memory, value: int) -> None:
         memory.importance = value
-        self._touch(memory)
-        self.importance[memory.row] = value
+        if self._touch(memory):
+            self.importance[memory.row] = value
 
     def add_accesses(self, memory: Memory, hits: int) -> None:
         memory.accesses += hits
-        self._touch(memory)
-        self.accesses[memory.row] = memory.accesses
+        if self._touch(memory):
+            self.accesses[memory.row] = memory.accesses
 
     def supersede(self, memory: Memory, by: str) -> None:
         memory.superseded_by = by
-        self._touch(memory)
-        self.alive[memory.row] = False
+        if self._touch(memory):
+            self.alive[memory.row] = False
 
     def supersede_row(self, row: int, by: str) -> None:
         """`supersede` the memory at `row`, without making it an object if it is not one."""
@@ -484,11 +490,14 @@ class State:
         if superseded_by is not None and self.rows.superseded_by(row) != superseded_by:
             self.supersede_row(row, superseded_by)
 
-    def _touch(self, memory: Memory) -> None:
+    def _touch(self, memory: Memory) -> bool:
+        """Record a change of the memory for the next delta; False if it is staged."""
+        if memory.row >= len(self.rows) - len(self.staged):
+            return False
         self._touch_row(memory.row)
+        return True
 
     def _touch_row(self, row: int) -> None:
-        self.flush()  # the columns of a staged memory are not there yet
         if self.base is not None and row < self.base.rows:
             self.base.touched_rows.add(row)
 

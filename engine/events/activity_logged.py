@@ -55,5 +55,7 @@ def apply(state: State, event: Event) -> None:
 
 
 ACTIVITY_LOGGED = register(
-    EventType("activity.logged", 2, check, apply, build, upcasters={1: without_labels}, stages=True)
+    EventType(
+        "activity.logged", 2, check, apply, build, upcasters={1: without_labels}, keeps_staged=True
+    )
 )

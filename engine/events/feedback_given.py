@@ -54,4 +54,6 @@ def apply(state: State, event: Event) -> None:
         state.set_valence(memory, memory.valence + VALENCE_RATE * (outcome - memory.valence))
 
 
-FEEDBACK_GIVEN = register(EventType("feedback.given", 1, check, apply, build))
+# It reads counts (pending ones included), ids and concepts, all there for a staged note,
+# and changes valence through the state, which indexes a staged note first.
+FEEDBACK_GIVEN = register(EventType("feedback.given", 1, check, apply, build, keeps_staged=True))

@@ -29,4 +29,6 @@ def apply(state: State, event: Event) -> None:
     state.set_importance(memory, event.data["importance"])
 
 
-IMPORTANCE_SET = register(EventType("memory.importance_set", 1, check, apply, build))
+IMPORTANCE_SET = register(
+    EventType("memory.importance_set", 1, check, apply, build, keeps_staged=True)
+)

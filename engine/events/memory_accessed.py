@@ -44,4 +44,4 @@ def apply(state: State, event: Event) -> None:
             state.add_accesses(memory, hits)
 
 
-MEMORY_ACCESSED = register(EventType("memory.accessed", 1, check, apply, build))
+MEMORY_ACCESSED = register(EventType("memory.accessed", 1, check, apply, build, keeps_staged=True))

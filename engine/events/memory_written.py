@@ -97,5 +97,7 @@ def without_labels(data: Payload) -> Payload:
 
 
 MEMORY_WRITTEN = register(
-    EventType("memory.written", 2, check, apply, build, upcasters={1: without_labels}, stages=True)
+    EventType(
+        "memory.written", 2, check, apply, build, upcasters={1: without_labels}, keeps_staged=True
+    )
 )
