@@ -38,7 +38,6 @@ def fold(state: State, events: Iterable[Event]) -> list[Rejection]:
             record = event_type(event.type)
             if not record.keeps_staged or len(state.staged) >= STAGED_AT_MOST:
                 state.flush()
-                state.seal()
             check_time(event.ts)
             record.check(event.data)
             record.apply(state, event)
@@ -46,7 +45,6 @@ def fold(state: State, events: Iterable[Event]) -> list[Rejection]:
             rejections.append(Rejection(event.position, str(exc)))
         state.position = event.position
     state.flush()
-    state.seal()
     return rejections
 
 

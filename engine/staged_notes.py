@@ -2,7 +2,8 @@
 
 A run of notes gets its postings, columns and word counts in a few bulk steps at the
 end instead of a Python step per concept of every note. The fold flushes them before
-any event that is not a note and at its end, so no reader ever sees a staged note.
+any event whose handler reads indexed notes (`EventType.keeps_staged`), every
+STAGED_AT_MOST notes and at its end, so no reader ever sees a staged note.
 """
 
 from __future__ import annotations

@@ -93,8 +93,9 @@ class Link:
 
 
 SEALED_ROWS = 8192
-"""Rows folded as objects that are kept as a block of columns from then on (engine/memory_rows.py):
-what a snapshot encodes without a step per memory, and memory without an object each."""
+"""Rows folded as objects that `State.seal` keeps as a block of columns from then on
+(engine/memory_rows.py): what a snapshot encodes without a step per memory, and memory
+without an object each."""
 
 
 def tiers_of(lengths: np.ndarray, core: np.ndarray, matched: np.ndarray) -> np.ndarray:
@@ -376,8 +377,9 @@ class State:
     def seal(self) -> None:
         """Keep the rows folded since the last block as columns once they are SEALED_ROWS.
 
-        Their objects are let go, so the fold calls it between events only, never while a
-        handler holds a memory it is changing."""
+        Their objects are let go, so it is called between folds, never while a handler
+        holds a memory it is changing: by the workers, who publish snapshots of the state
+        (a snapshot slices a block's arrays) and keep it in memory for long."""
         start = self.rows.loaded_end()
         if len(self.rows) - start >= SEALED_ROWS:
             from .memory_columns import sealed  # it reads the state's rows

@@ -104,6 +104,7 @@ def fold_and_publish(runtime: Runtime, tenant: str, force: bool = False) -> dict
             runtime.log.set_fold_due(tenant, min(due, runtime.log.fold_due(tenant) or due))
         runtime.log.clear_fold_wanted(tenant, mark)
         return {"tenant": tenant, "published": False, "position": str(state.position)}
+    state.seal()  # the rows folded since the last seal are encoded once, not at every publish
     blob, base = _snapshot_of(runtime, tenant, state)
     published = runtime.snapshots.publish(tenant, blob, state.position, expected, base)
     if published:

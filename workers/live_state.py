@@ -121,6 +121,7 @@ class LiveState:
                 ready = sorted(k for k in self._handoff if k <= state.position)
                 batches = [self._handoff.pop(k) for k in ready]
             if not batches:
+                state.seal()  # kept as columns, not an object per memory
                 return
             with collection_paused():
                 fold(state, chain.from_iterable(batches))  # one fold: notes indexed once

@@ -222,6 +222,7 @@ def test_rows_sealed_into_columns_read_as_the_rows_the_fold_made(
         sealed = State()
         for start, end in zip([0, *cuts], [*cuts, len(events)], strict=True):
             fold(sealed, events[start:end])
+            sealed.seal()
     finally:
         state_module.SEALED_ROWS = kept
     assert len(sealed.rows) - sealed.rows.loaded_end() < sealed_rows  # all but the last few
