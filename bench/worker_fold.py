@@ -11,11 +11,11 @@ two versions side by side (run each with its own checkout's packages first on th
 from __future__ import annotations
 
 import argparse
-import statistics
 import time
 from pathlib import Path
 
 from skeleton import load_corpus, with_feedback  # bench/ is on sys.path when a script here runs
+from snapshots import timed
 
 from assocmem.engine.event import Event, encode_event
 from assocmem.engine.events.memory_written import build
@@ -25,15 +25,6 @@ from assocmem.engine.snapshot import content_hash, dump_state
 from assocmem.engine.snapshot_delta import encode_delta
 from assocmem.engine.state import State
 from assocmem.workers.rebuild import fold_entries
-
-
-def median_seconds(work: object, rounds: int) -> float:
-    samples = []
-    for _ in range(rounds):
-        start = time.perf_counter()
-        work()  # type: ignore[operator]
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples)
 
 
 def main() -> None:
@@ -70,8 +61,8 @@ def main() -> None:
     if hasattr(state, "seal"):  # an older checkout has no seal
         state.seal()
     sealed = time.perf_counter() - start
-    full = median_seconds(lambda: dump_state(state), args.rounds)
-    delta = median_seconds(lambda: encode_delta(state), args.rounds)
+    full, _ = timed(lambda: dump_state(state), args.rounds)
+    delta, _ = timed(lambda: encode_delta(state), args.rounds)
     print(
         f"fold of {len(entries):,} events in chunks of {args.chunk:,}:"
         f" {len(entries) / folded:,.0f} events/s; seal {sealed:.2f} s"
