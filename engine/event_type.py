@@ -38,9 +38,11 @@ class EventType:
     """Version v -> a function turning a version-v payload into version v + 1."""
     keeps_staged: bool = False
     """The fold may apply it while notes are staged, not yet indexed: its handler adds
-    notes (`State.stage_memory`), or changes memories only through State methods that
-    index a staged one first. The fold indexes a run of notes at once, and before an
-    event of any other type."""
+    notes (`State.stage_memory`), or reads only what a staged note has already (its id,
+    concepts, pending counts) and changes memories only through the State's setters (on
+    a staged one they change its object, which its columns are made from when it is
+    indexed). The fold indexes a run of notes at once, and before an event of any other
+    type."""
 
     def payload(self, **values: Any) -> Payload:
         """A checked payload: what the fold will accept (raises InvalidEvent otherwise)."""

@@ -6,7 +6,6 @@ the application applies before an append and the fold applies again to every eve
 from __future__ import annotations
 
 import math
-from collections.abc import Collection
 from typing import Any
 
 from .concept import MAX_CONCEPT_LENGTH
@@ -113,12 +112,12 @@ def check_tiers(tiers: Any, concepts: list[str]) -> None:
         )
 
 
-def check_labels(labels: Any, concepts: Collection[str]) -> None:
-    """`concepts`: those the labels may name (a set is fastest)."""
+def check_labels(labels: Any, concepts: set[str]) -> None:
+    """`concepts`: those the labels may name."""
     if not isinstance(labels, dict) or not _all_text(labels) or not _all_text(labels.values()):
         raise InvalidEvent(f"labels {quoted(labels)} is not an object of concept -> word")
-    if not labels.keys() <= (concepts if isinstance(concepts, set) else set(concepts)):
-        stray = sorted(set(labels) - set(concepts))
+    if not labels.keys() <= concepts:
+        stray = sorted(set(labels) - concepts)
         raise InvalidEvent(
             f"labels names {stray[:3]}, not among the concepts: expected their words"
         )

@@ -134,8 +134,11 @@ class InMemoryEventLog:
         return self._due.get(tenant)
 
     def tenants_to_fold(self, now: float) -> list[str]:
-        due = [t for t, at in self._due.items() if at <= now]
-        return sorted({t for t, mark in self._wanted.items() if mark} | set(due))
+        def due(tenant: str) -> bool:
+            at = self.fold_due(tenant)
+            return at is not None and at <= now
+
+        return [t for t in self.tenants() if self.fold_wanted(t) or due(t)]
 
     def set_fold_due(self, tenant: str, at: float | None) -> None:
         if at is None:

@@ -48,9 +48,8 @@ def check(data: Payload) -> None:
     units = data.get("units")
     if not isinstance(units, list) or not 1 <= len(units) <= MAX_UNITS:
         raise InvalidEvent(f"units is invalid: expected a list of 1 to {MAX_UNITS} concept lists")
-    for n, unit in enumerate(units):
-        check_concepts(unit, f"units[{n}]")
-    check_labels(data.get("labels", {}), [c for unit in units for c in unit])
+    named = set().union(*(check_concepts(unit, f"units[{n}]") for n, unit in enumerate(units)))
+    check_labels(data.get("labels", {}), named)
 
 
 def apply(state: State, event: Event) -> None:

@@ -55,5 +55,5 @@ def apply(state: State, event: Event) -> None:
 
 
 # It reads counts (pending ones included), ids and concepts, all there for a staged note,
-# and changes valence through the state, which indexes a staged note first.
+# and changes valence through the state's setter.
 FEEDBACK_GIVEN = register(EventType("feedback.given", 1, check, apply, build, keeps_staged=True))
