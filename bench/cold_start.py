@@ -60,6 +60,11 @@ def redis_load(home: Path) -> str:
     return loaded[-1] if loaded else "no load reported"
 
 
+def aof_mb(home: Path) -> float:
+    files = (home / "redis" / "appendonlydir").glob("*")
+    return sum(path.stat().st_size for path in files) / 2**20
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -68,7 +73,18 @@ def main() -> None:
     parser.add_argument("--notes", type=int, default=50_000)
     parser.add_argument("--restarts", type=int, default=3, help="0: only the write rate")
     parser.add_argument("--batch", type=int, default=500)
+    parser.add_argument(
+        "--home",
+        type=Path,
+        metavar="DIR",
+        help="restart the pipeline on this data directory as it is (one kept by"
+        " `history_scale.py --keep`), writing nothing",
+    )
+    parser.add_argument("--concept", default="fix", help="what the first read asks, with --home")
     args = parser.parse_args()
+    if args.home is not None:
+        restart_kept(args.home, args.restarts, [args.concept])
+        return
     rows = load_corpus(args.corpus, args.notes)
     with tempfile.TemporaryDirectory(prefix="assocmem-cold-") as directory:
         home = Path(directory) / "data"
@@ -87,13 +103,24 @@ def main() -> None:
             process.wait(60)
         concepts = [written[len(written) // 2]["concepts"][0]]
         runs = [restart(home, concepts) for _ in range(args.restarts)]
+    summarize(runs, f"{len(rows):,} memories")
+
+
+def restart_kept(home: Path, restarts: int, concepts: list[str]) -> None:
+    if not (home / "redis").is_dir():
+        raise SystemExit(f"--home {home}: no data directory of assocmem there")
+    print(f"{home}: {aof_mb(home):,.0f} MB of AOF")
+    summarize([restart(home, concepts) for _ in range(restarts)], str(home))
+
+
+def summarize(runs: list[tuple[float, float, str]], what: str) -> None:
     if not runs:
         return
     for n, (up, read, loaded) in enumerate(runs, start=1):
         print(f"  start {n}: banner after {up:.2f} s, first read {read:.2f} s later ({loaded})")
     ups, reads = [r[0] for r in runs], [r[0] + r[1] for r in runs]
     print(
-        f"cold start at {len(rows):,} memories: banner p50 {statistics.median(ups):.2f} s,"
+        f"cold start at {what}: banner p50 {statistics.median(ups):.2f} s,"
         f" first read p50 {statistics.median(reads):.2f} s after starting"
     )
 

@@ -17,6 +17,7 @@ the time of what people auditing it run, each against the running pipeline throu
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import statistics
 import tempfile
@@ -25,7 +26,11 @@ import time
 from pathlib import Path
 
 import orjson
-from cold_start import first_read  # bench/ is on sys.path when a script here runs
+from cold_start import (  # bench/ is on sys.path when a script here runs
+    aof_mb,
+    first_read,
+    redis_load,
+)
 from recall import rss_mb, stall_meter, wait_for_snapshot
 from skeleton import load_corpus  # bench/ is on sys.path when a script here runs
 
@@ -132,9 +137,18 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=1000)
     parser.add_argument("--feedback-every", type=int, default=50)
     parser.add_argument("--block", type=int, default=100_000, help="events timed together")
+    parser.add_argument(
+        "--keep",
+        type=Path,
+        metavar="DIR",
+        help="make the data directory DIR (it must not exist) and keep it, for cold starts later"
+        " (`bench/cold_start.py --home DIR`)",
+    )
     args = parser.parse_args()
     rows = load_corpus(args.corpus)
-    with tempfile.TemporaryDirectory(prefix="assocmem-history-") as directory:
+    if args.keep is not None and args.keep.exists():
+        parser.error(f"--keep {args.keep}: it exists already")
+    with _data_parent(args.keep) as directory:
         home = Path(directory) / "data"
         process, banner = spawn_up(home, UNLIMITED)
         drain(process)
@@ -159,10 +173,18 @@ def main() -> None:
             read = first_read(banner_url(banner), read_key_file(home) or "", concepts, 600)
             print(
                 f"cold start: banner after {up:.2f} s, first read {up + read:.2f} s after starting"
+                f" (Redis: {redis_load(home)}; {aof_mb(home):,.0f} MB of AOF)"
             )
         finally:
             process.terminate()
             process.wait(120)
+
+
+def _data_parent(keep: Path | None) -> contextlib.AbstractContextManager[str]:
+    if keep is None:
+        return tempfile.TemporaryDirectory(prefix="assocmem-history-")
+    keep.mkdir(parents=True)
+    return contextlib.nullcontext(str(keep))
 
 
 def report(client: Client, info, blocks: list[float], positions: list[str], link: tuple) -> None:  # type: ignore[no-untyped-def]

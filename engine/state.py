@@ -166,6 +166,11 @@ def _by_concept(concepts: np.ndarray, size: int) -> np.ndarray:
     return by_concept.indices  # each entry its own column: none merge, none reorder
 
 
+MERGED_SHARE = 8
+"""Rows added to a layout no concept has left are merged into it while they are at least
+an eighth of it (so a small fold after a load does not sort the whole layout again)."""
+
+
 class Postings:
     """Per concept, the rows of the memories carrying it and the tier it has there.
 
@@ -181,6 +186,8 @@ class Postings:
         self._bulk_rows = np.zeros(0, dtype=np.int32)
         self._bulk_tiers = np.zeros(0, dtype=np.int8)
         self._empty = True
+        self._owned = False
+        """Whether any concept has an array of its own (the layout alone holds the rest)."""
 
     def grow(self, size: int) -> None:
         missing = size - len(self._rows)
@@ -194,6 +201,9 @@ class Postings:
         if self._empty:
             self._empty = False
             self._load(concepts, rows, tiers)
+            return
+        if not self._owned and len(concepts) * MERGED_SHARE >= len(self._bulk_rows):
+            self._merge(concepts, rows, tiers)
             return
         order = _by_concept(concepts, len(self._rows))
         counts = np.bincount(concepts, minlength=len(self._rows))
@@ -217,9 +227,20 @@ class Postings:
         self._bulk_rows = table.indices.astype(np.int32, copy=False)
         self._bulk_tiers = table.data - 1
 
+    def _merge(self, concepts: np.ndarray, rows: np.ndarray, tiers: np.ndarray) -> None:
+        """The CSR layout made again with more entries (a delta snapshot's rows on its
+        base's): one counting sort, where an array per concept is a Python step each."""
+        held = np.repeat(np.arange(len(self._indptr) - 1), np.diff(self._indptr))
+        self._load(
+            np.concatenate([held, concepts]),
+            np.concatenate([self._bulk_rows, rows.astype(np.int32, copy=False)]),
+            np.concatenate([self._bulk_tiers, tiers.astype(np.int8, copy=False)]),
+        )
+
     def _own(self, concept: int) -> tuple[array, array]:  # type: ignore[type-arg]
         rows, tiers = self._rows[concept], self._tiers[concept]
         if rows is None or tiers is None:
+            self._owned = True
             bulk_rows, bulk_tiers = self._bulk(concept)
             rows = self._rows[concept] = array("i", bulk_rows.tobytes())
             tiers = self._tiers[concept] = array("b", bulk_tiers.tobytes())

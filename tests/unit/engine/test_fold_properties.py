@@ -168,8 +168,8 @@ def test_a_delta_on_its_base_is_the_state_and_the_next_delta_follows_from_it(
     events: list[Event], data: st.DataObject
 ) -> None:
     """Publishing a full snapshot at `first`, deltas at `second` and at the end: each delta
-    applied to the base decodes to the state it was taken from, and a state loaded from a
-    delta takes its next delta from the same base."""
+    applied to the base decodes to the state it was taken from, postings and columns
+    included, and a state loaded from a delta takes its next delta from the same base."""
     first, second = sorted(data.draw(st.lists(st.integers(0, len(events)), min_size=2, max_size=2)))
     state = fold_from_zero(events[:first])
     base_blob = dump_state(state)
@@ -178,6 +178,7 @@ def test_a_delta_on_its_base_is_the_state_and_the_next_delta_follows_from_it(
     delta = encode_delta(state)
     loaded = load_snapshot(delta, lambda _: base_blob)
     assert content_hash(loaded) == content_hash(state)
+    assert_same_index(loaded, state)
     fold(loaded, events[second:])
     fold(state, events[second:])
     later = load_snapshot(encode_delta(loaded), lambda _: base_blob)
