@@ -1,6 +1,11 @@
 """Delta snapshots: a state as the difference from the full snapshot it was last published
 as (its base), so publishing costs what changed, not the whole state.
 
+Deltas come in two sizes: a delta of the full snapshot (`State.base`), and small deltas of
+the latest such delta (`State.level`), so that a publish every thousand events at a
+million memories does not write a quarter of the state each time. A small delta loads
+on its delta, that on the full snapshot: never more than two apply.
+
 A delta holds the concepts and memories added since the base, the base's memories and
 concepts that changed (tracked by `State.base` as the fold changes them), the counts
 matrix minus the base's, and what is small whole (taught links and the scopes' shares of
@@ -28,13 +33,16 @@ from .snapshot import (
     scoped_parts,
     unpack,
 )
-from .state import State
+from .state import Base, State
+
+DEPTH = 2
+"""Deltas that load on one another at most (a small delta on a delta on a full snapshot)."""
 
 
-def delta_size(state: State) -> int:
-    """How much a delta of `state` would hold: rows and concepts added or touched since its
-    base, and counts that changed. The publisher compares it with the base's size."""
-    base = state.base
+def delta_size(state: State, base: Base | None = None) -> int:
+    """How much a delta of `state` from `base` (default: its full snapshot) would hold:
+    rows and concepts added or touched since. The publisher compares it with the base's size."""
+    base = base or state.base
     if base is None:
         return len(state.rows) + len(state.concepts)
     return (
@@ -47,9 +55,10 @@ def delta_size(state: State) -> int:
     )
 
 
-def encode_delta(state: State) -> bytes:
-    """The compressed delta of `state` from its base (State.base must be set)."""
-    base = state.base
+def encode_delta(state: State, base: Base | None = None) -> bytes:
+    """The compressed delta of `state` from `base`: `state.base` (its full snapshot, the
+    default) or `state.level` (the delta of it last published)."""
+    base = base or state.base
     if base is None:
         raise ValueError("the state has no base: publish a full snapshot first")
     concepts = sorted(base.touched_concepts) + list(range(base.concepts, len(state.concepts)))
@@ -92,22 +101,27 @@ def base_of(blob: bytes) -> Position | None:
     return Position.parse(header["base"]) if header.get("base") else None
 
 
-def load_snapshot(blob: bytes, fetch: Callable[[Position], bytes | None]) -> State:
+def load_snapshot(
+    blob: bytes, fetch: Callable[[Position], bytes | None], depth: int = DEPTH
+) -> State:
     """The state a snapshot holds: a full one alone, a delta applied to its base's state
-    (`fetch` gets the base's bytes by position). Either way the state's base is set, so
-    the next delta is taken from it."""
+    (`fetch` gets the base's bytes by position). Either way the state's bases are set
+    (`State.base`, and `State.level` for a delta), so the next delta is taken from them."""
     header, matrices, columns = unpack(blob)
     if header.get("base") is None:
         state = load_state(blob)
         state.mark_base()
         return state
+    if depth == 0:
+        raise CorruptSnapshot(
+            f"delta snapshot at {header['position']} is more than {DEPTH} deltas from a full one"
+        )
     base_blob = fetch(Position.parse(header["base"]))
     if base_blob is None:
         raise CorruptSnapshot(
             f"delta snapshot at {header['position']} lost its base {header['base']}"
         )
-    state = load_state(base_blob)
-    state.mark_base()
+    state = load_snapshot(base_blob, fetch, depth - 1)
     try:
         _apply(state, header, matrices, columns)
     except (KeyError, TypeError, ValueError, IndexError) as exc:
@@ -121,20 +135,12 @@ def _apply(
     matrices: dict[str, scipy.sparse.csr_array],
     columns: dict[str, np.ndarray],
 ) -> None:
-    base = state.base
-    assert base is not None
-    if (str(base.position), base.rows, base.concepts) != (
-        header["base"],
-        header["base_rows"],
-        header["base_concepts"],
-    ):
-        raise CorruptSnapshot(f"delta snapshot at {header['position']} is not of this base")
+    base = _base_named(state, header)
     for concept in header["concepts"]:
         state.intern(concept)
     for index, surfaces in header["surfaces"]:
         state.surfaces[index] = dict(surfaces)
-        if index < base.concepts:
-            base.touched_concepts.add(index)
+        state.touch_concept(index)
     for index, label in header["labels"]:
         state.set_label(index, label)
     state.load_memories(*decode_memories(header["memories"], columns, len(state.rows)))
@@ -152,6 +158,17 @@ def _apply(
     state.position = Position.parse(header["position"])
     state.documents = header["documents"]
     state.consolidated_at = header["consolidated_at"]
+    if base is state.base:
+        state.mark_level()
+
+
+def _base_named(state: State, header: dict[str, Any]) -> Base:
+    """The base of `state` a delta was taken from: its latest delta, or its full snapshot."""
+    named = (header["base"], header["base_rows"], header["base_concepts"])
+    for base in (state.level, state.base):
+        if base is not None and (str(base.position), base.rows, base.concepts) == named:
+            return base
+    raise CorruptSnapshot(f"delta snapshot at {header['position']} is not of this base")
 
 
 def _sized(matrix: scipy.sparse.csr_array, size: int) -> scipy.sparse.csr_array:

@@ -62,9 +62,7 @@ def count_surfaces(state: State, surfaces: list[str], indices: list[int]) -> Non
         counts[surface] = counts.get(surface, 0) + uses
         if surface != labels[index]:
             moved[index] = None
-    base = state.base
-    if base is not None:
-        base.touched_concepts.update(i for i, _ in added if i < base.concepts)
+    state.touch_concepts(i for i, _ in added)
     ties: dict[int, dict[str, int]] = {}
     for index in moved:
         counts, label = words[index], labels[index]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 from array import array
+from collections.abc import Iterable
 from itertools import chain
 from typing import Any
 
@@ -308,6 +309,9 @@ class State:
         """Unix time the last links.consolidated event decided at (0: never consolidated)."""
         self.base: Base | None = None
         """Set when the state is published or loaded as a full snapshot (engine/snapshot_delta.py)."""
+        self.level: Base | None = None
+        """Set when the state is published or loaded as a delta of `base`: the base of the
+        smaller deltas published after it (None since the full snapshot, if none yet)."""
         self.derived: dict[Any, object] = {}
         """Views recomputed from the state (link strengths, ...): never snapshotted or hashed."""
         self.ts = Column(np.float64)
@@ -353,14 +357,12 @@ class State:
             surface = labels.get(concept, concept)
             counts = self.surfaces[index]
             counts[surface] = counts.get(surface, 0) + 1
-            if self.base is not None and index < self.base.concepts:
-                self.base.touched_concepts.add(index)
+            self.touch_concept(index)
             if counts[surface] > counts.get(self.labels[index], 0):
                 self.set_label(index, surface)
 
     def set_label(self, index: int, label: str) -> None:
-        if self.base is not None and index < self.base.concepts:
-            self.base.touched_concepts.add(index)
+        self.touch_concept(index)
         self.labels[index] = label
         concept = self.concepts[index]
         if label == concept:
@@ -521,12 +523,41 @@ class State:
         return True
 
     def _touch_row(self, row: int) -> None:
-        if self.base is not None and row < self.base.rows:
-            self.base.touched_rows.add(row)
+        for mark in (self.base, self.level):
+            if mark is not None and row < mark.rows:
+                mark.touched_rows.add(row)
+
+    def touch_concept(self, index: int) -> None:
+        """Record a change of the concept's surfaces or label for the next delta."""
+        for mark in (self.base, self.level):
+            if mark is not None and index < mark.concepts:
+                mark.touched_concepts.add(index)
+
+    def touch_concepts(self, indices: Iterable[int]) -> None:
+        if self.base is None and self.level is None:
+            return
+        indices = list(indices)
+        for mark in (self.base, self.level):
+            if mark is not None:
+                mark.touched_concepts.update(i for i in indices if i < mark.concepts)
 
     def mark_base(self) -> None:
-        """Record the state as it is now as the base of the next delta snapshots."""
-        self.base = Base(
+        """Record the state as it is now as the base of the next delta snapshots (a full
+        snapshot of it is published, or it was loaded from one)."""
+        self.base = self._mark()
+        self.level = None
+
+    def mark_level(self) -> None:
+        """Record the state as it is now as the base of the next small deltas (a delta of
+        `base` is published, or the state was loaded from one)."""
+        self.level = self._mark()
+
+    def drop_marks(self) -> None:
+        """Forget the bases (they hold counts matrices): for a state that never publishes."""
+        self.base = self.level = None
+
+    def _mark(self) -> Base:
+        return Base(
             self.position,
             len(self.rows),
             len(self.concepts),

@@ -2,7 +2,7 @@
 
 A full snapshot is the whole state (tens of MB at 50,000 memories); the job publishes a
 delta from the last full one (engine/snapshot_delta.py) while the change is small beside
-it. Publishing even a delta for every few events (a read's access counts arrive every 2 s) would keep a core busy
+it, and a small delta of the last such delta while that is smaller still. Publishing even a delta for every few events (a read's access counts arrive every 2 s) would keep a core busy
 encoding and Redis busy rewriting its AOF, next to the readers. So the job folds
 every tail it is given, but publishes once `snapshot_every` events have gathered,
 or once the oldest of them has waited `snapshot_after` seconds; readers fold the
@@ -28,8 +28,13 @@ log = logging.getLogger(__name__)
 
 REBASE_SHARE = 0.25
 """A delta snapshot is published while what changed since its base (rows and concepts added
-or touched) is at most this share of the base; then a full snapshot becomes the new base.
-A publish then encodes a quarter of the state at most, an eighth on average."""
+or touched) is at most this share of the base; then a full snapshot becomes the new base."""
+LEVEL_SHARE = 0.125
+"""A small delta (of the last delta of the base) is published while it would hold at most
+this share of what a delta of the base would: the deltas of the base, each the new level,
+then grow by an eighth from one to the next, and a small one holds an eighth of one at most.
+At a million memories and a publish every thousand events, that writes about a tenth of the
+bytes that a delta of the base every time did (which made Redis's AOF grow by gigabytes)."""
 PROGRESS_EVERY = 50_000
 """Events between progress lines of a long fold."""
 
@@ -107,20 +112,25 @@ def fold_and_publish(runtime: Runtime, tenant: str, force: bool = False) -> dict
     state.seal()  # the rows folded since the last seal are encoded once, not at every publish
     blob, base = _snapshot_of(runtime, tenant, state)
     published = runtime.snapshots.publish(tenant, blob, state.position, expected, base)
+    kind = _kind(state, base)
     if published:
         runtime.log.clear_fold_wanted(tenant, mark)
         runtime.log.set_fold_due(tenant, None)
-        if base is None:
+        if kind == "full":
             state.mark_base()
+        elif kind == "delta":
+            state.mark_level()
         cache[tenant] = _Folded(state, state.position, epoch=epoch)
     else:
         cache.pop(tenant, None)
     log.info(
-        "fold %s: %s -> %s, published=%s, rejected=%d",
+        "fold %s: %s -> %s, published=%s (%s, %d bytes), rejected=%d",
         tenant,
         start,
         state.position,
         published,
+        kind,
+        len(blob),
         len(rejections),
     )
     return {
@@ -132,16 +142,27 @@ def fold_and_publish(runtime: Runtime, tenant: str, force: bool = False) -> dict
 
 
 def _snapshot_of(runtime: Runtime, tenant: str, state: State) -> tuple[bytes, Position | None]:
-    """The snapshot to publish and the base it is a delta of: a delta of the state's base
-    while it is small beside the base and the base is still kept, else a full snapshot."""
-    base = state.base
-    if (
-        base is not None
-        and delta_size(state) <= REBASE_SHARE * (base.rows + base.concepts)
-        and base.position in runtime.snapshots.positions(tenant)
-    ):
-        return encode_delta(state), base.position
-    return dump_state(state), None
+    """The snapshot to publish and the base it is a delta of: a small delta of the state's
+    level while it is small beside a delta of the base, a delta of the base while that is
+    small beside the base, else a full snapshot (and each base must still be kept)."""
+    base, level = state.base, state.level
+    kept = set(runtime.snapshots.positions(tenant))
+    if base is None or base.position not in kept:
+        return dump_state(state), None
+    change = delta_size(state)
+    if change > REBASE_SHARE * (base.rows + base.concepts):
+        return dump_state(state), None
+    if level is not None and level.position in kept:
+        if delta_size(state, level) <= LEVEL_SHARE * change:
+            return encode_delta(state, level), level.position
+    return encode_delta(state), base.position
+
+
+def _kind(state: State, base: Position | None) -> str:
+    """What a snapshot of `state` that is a delta of `base` (None: none) is."""
+    if base is None:
+        return "full"
+    return "delta" if state.base is not None and base == state.base.position else "small delta"
 
 
 def _in_log(runtime: Runtime, tenant: str, folded: _Folded) -> bool:

@@ -39,7 +39,8 @@ for _, rule in ipairs({{3600000, tonumber(ARGV[7])}, {86400000, tonumber(ARGV[8]
     end
   end
 end
-for i = 1, n do
+-- Newest first: a base is older than its deltas, so the base of a kept base is kept too.
+for i = n, 1, -1 do
   if keep[all[i]] then
     local base = redis.call('HGET', KEYS[4], all[i])
     if base then

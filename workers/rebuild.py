@@ -136,7 +136,7 @@ def starting_state(
         )
         return State()
     if not keep_base:
-        state.base = None
+        state.drop_marks()
     return state
 
 

@@ -196,7 +196,8 @@ class Ladder:
     """The newest of each day, for this many days back."""
 
     def retained(self, positions: list[Position], bases: dict[Position, Position]) -> set[Position]:
-        """The positions (in publish order) to keep, and the bases of the deltas kept."""
+        """The positions (in publish order) to keep, and the bases of the deltas kept (and
+        theirs: a small delta's delta and its full snapshot)."""
         if not positions:
             return set()
         keep = set(positions[-self.recent :]) if self.recent else set()
@@ -208,7 +209,10 @@ class Ladder:
                 if newest - position.ms < count * span and bucket not in seen:
                     seen.add(bucket)
                     keep.add(position)
-        return keep | {bases[p] for p in keep if p in bases}
+        for position in reversed(positions):  # a base is older than its deltas
+            if position in keep and position in bases:
+                keep.add(bases[position])
+        return keep
 
 
 DEFAULT_LADDER = Ladder()

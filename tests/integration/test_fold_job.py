@@ -187,3 +187,30 @@ def test_small_changes_publish_deltas_that_keep_their_base_and_load_as_the_state
     newest = latest_snapshot(anywhere.snapshots, "default")
     assert newest is not None and base_of(newest[1]) == base
     assert published_hash(anywhere) == from_zero_hash(anywhere)
+
+
+def test_after_a_large_delta_small_changes_publish_small_deltas_of_it(anywhere: Runtime) -> None:
+    """Each publish writes what changed since the last delta of the base, not since the
+    base: a note's worth, where a delta of the base would hold every note since."""
+    anywhere.snapshots._rule = Ladder(recent=1, hourly=0, daily=0)  # type: ignore[attr-defined]
+    write(anywhere, *[[f"c{n}", f"d{n % 5}"] for n in range(400)])
+    full = Position.parse(fold_and_publish(anywhere, "default")["position"])
+    write(anywhere, *[[f"e{n}", "d1"] for n in range(90)])
+    delta = Position.parse(fold_and_publish(anywhere, "default")["position"])
+    sizes = []
+    for n in range(3):
+        write(anywhere, [f"new{n}", "d2"])
+        fold_and_publish(anywhere, "default")
+        latest = latest_snapshot(anywhere.snapshots, "default")
+        assert latest is not None and base_of(latest[1]) == delta
+        sizes.append(len(latest[1]))
+    assert base_of(anywhere.snapshots.load("default", delta) or b"") == full
+    assert anywhere.snapshots.positions("default")[:2] == [full, delta]
+    assert max(sizes) < len(anywhere.snapshots.load("default", delta) or b"") / 2
+    assert published_hash(anywhere) == from_zero_hash(anywhere)
+    anywhere.folded.clear()  # a new worker: loads the small delta, goes on with small ones
+    write(anywhere, ["later", "d3"])
+    fold_and_publish(anywhere, "default")
+    newest = latest_snapshot(anywhere.snapshots, "default")
+    assert newest is not None and base_of(newest[1]) == delta
+    assert published_hash(anywhere) == from_zero_hash(anywhere)

@@ -151,3 +151,18 @@ def test_the_ladder_keeps_the_newest_the_last_of_each_recent_hour_and_day_and_th
     assert snapshots.positions("default") == [positions[n] for n in (2, 3, 4, 6, 7)]
     assert [snapshots.load("default", positions[n]) for n in (0, 1, 5)] == [None] * 3
     assert snapshots.load("default", positions[3]) == b"s3"
+
+
+def test_a_kept_small_delta_keeps_the_delta_it_is_of_and_that_ones_full_snapshot(
+    runtime: Runtime,
+) -> None:
+    snapshots = runtime.snapshots
+    snapshots._rule = Ladder(recent=1, hourly=0, daily=0)  # type: ignore[attr-defined]
+    full, delta, small, smaller = (Position(n, 0) for n in (1, 2, 3, 4))
+    assert snapshots.publish("default", b"full", full, None)
+    assert snapshots.publish("default", b"delta", delta, full, full)
+    assert snapshots.publish("default", b"small", small, delta, delta)
+    assert snapshots.publish("default", b"smaller", smaller, small, delta)
+    assert snapshots.positions("default") == [full, delta, smaller]
+    assert snapshots.load("default", small) is None
+    assert snapshots.load("default", full) == b"full"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from assocmem.engine import state as state_module
@@ -183,6 +183,40 @@ def test_a_delta_on_its_base_is_the_state_and_the_next_delta_follows_from_it(
     fold(state, events[second:])
     later = load_snapshot(encode_delta(loaded), lambda _: base_blob)
     assert content_hash(later) == content_hash(state) == content_hash(fold_from_zero(events))
+
+
+@given(histories(), st.data())
+@settings(max_examples=80, deadline=None)
+def test_a_small_delta_on_a_delta_on_its_base_is_the_state_and_deltas_follow_from_it(
+    events: list[Event], data: st.DataObject
+) -> None:
+    """A full snapshot at the first cut, a delta of it at the second, small deltas of that
+    delta at the third and the fourth: each loads, through the blobs it names, as the state
+    it was taken from, and a state loaded from a small delta takes its next deltas of
+    either size from the same bases."""
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(events)), min_size=4, max_size=4)))
+    assume(cuts[0] < cuts[1] < cuts[2])  # a snapshot is published once the state moved on
+    state = fold_from_zero(events[: cuts[0]])
+    blobs = {"full": dump_state(state)}
+    state.mark_base()
+    fold(state, events[cuts[0] : cuts[1]])
+    blobs["delta"] = encode_delta(state)
+    state.mark_level()
+    fetch = {state.base.position: blobs["full"], state.position: blobs["delta"]}.get
+    fold(state, events[cuts[1] : cuts[2]])
+    small = encode_delta(state, state.level)
+    loaded = load_snapshot(small, fetch)
+    assert content_hash(loaded) == content_hash(state)
+    assert_same_index(loaded, state)
+    fold(loaded, events[cuts[2] : cuts[3]])
+    fold(state, events[cuts[2] : cuts[3]])
+    assert loaded.level is not None and state.level is not None
+    assert content_hash(load_snapshot(encode_delta(loaded, loaded.level), fetch)) == content_hash(
+        state
+    )
+    assert content_hash(load_snapshot(encode_delta(loaded), fetch)) == content_hash(state)
+    fold(state, events[cuts[3] :])
+    assert content_hash(state) == content_hash(fold_from_zero(events))
 
 
 @given(histories(), st.data())
