@@ -24,7 +24,7 @@ check, however many tenants). At 5,000 short events/s the fold lag p99 was 0.57-
 0.25 s against 1.38-1.57 s at 1 s (bench/fold_lag.py)."""
 DEFAULT_SNAPSHOTS_KEPT = 4
 """The newest snapshots kept per tenant, beside the newest of each hour and day
-(`stores.Ladder`); a kept delta's base is kept too."""
+(`stores.Ladder`); a kept delta's bases are kept too."""
 DEFAULT_SNAPSHOT_EVERY = 1000
 """Events after the latest snapshot that make the workers publish the next one."""
 DEFAULT_SNAPSHOT_AFTER = 60.0
