@@ -91,7 +91,7 @@ def decode_memories(
     block = LoadedMemories(
         start=start,
         ids=header["ids"],
-        text_bytes=arrays["memory_text"].tobytes(),
+        text_bytes=memoryview(arrays["memory_text"]),
         text_offsets=text_offsets,
         concepts=arrays["memory_concepts"],
         offsets=offsets,

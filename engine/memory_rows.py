@@ -39,9 +39,10 @@ class LoadedMemories:
 
     start: int
     ids: list[str]
-    text_bytes: bytes
+    text_bytes: memoryview
     """Every row's text in UTF-8, one after the other (`text_offsets` tells where each
-    starts): decoded when asked for, and written out again as they are."""
+    starts): decoded when asked for, and written out again as they are (a view of the
+    snapshot's bytes, which are not copied)."""
     text_offsets: np.ndarray
     concepts: np.ndarray
     """Every row's concept indices, one after the other (`offsets` tells where each starts)."""
@@ -68,7 +69,9 @@ class LoadedMemories:
         return len(self.ids)
 
     def text(self, local: int) -> str:
-        return self.text_bytes[self.text_offsets[local] : self.text_offsets[local + 1]].decode()
+        return str(
+            self.text_bytes[self.text_offsets[local] : self.text_offsets[local + 1]], "utf-8"
+        )
 
     def indices(self, local: int) -> np.ndarray:
         return self.concepts[self.offsets[local] : self.offsets[local + 1]]
@@ -81,7 +84,11 @@ class LoadedMemories:
         data, ids, agents, kinds = self.text_bytes, self.ids, self.agents, self.kinds
         return [
             Fixed(
-                ids[n], data[start:end], agents[a], kinds[k], (namespaces[s], users[u], sessions[e])
+                ids[n],
+                bytes(data[start:end]),
+                agents[a],
+                kinds[k],
+                (namespaces[s], users[u], sessions[e]),
             )
             for n, start, end, a, k, s, u, e in zip(
                 local.tolist(),

@@ -123,14 +123,14 @@ def unpack(
         if header["format"] != SNAPSHOT_FORMAT:
             raise CorruptSnapshot(f"snapshot format {header['format']} is not {SNAPSHOT_FORMAT}")
         layout = [(m, name, dtype) for m in _MATRICES for name, dtype in _ARRAYS]
+        # Views of `raw`, not copies: at a million memories, copying them was a second
+        # of a load, and as much memory again touched.
         arrays = {
-            (m, name): np.frombuffer(section, dtype=dtype).copy()
+            (m, name): np.frombuffer(section, dtype=dtype)
             for (m, name, dtype), section in zip(layout, sections[1 : 1 + len(layout)], strict=True)
         }
-        columns = {  # copies (but the texts: the loader copies those), so `raw` can go
+        columns = {
             name: np.frombuffer(section, dtype=dtype)
-            if name == "memory_text"
-            else np.frombuffer(section, dtype=dtype).copy()
             for (name, dtype), section in zip(
                 ARRAYS.items(), sections[1 + len(layout) :], strict=True
             )
@@ -164,11 +164,23 @@ def compress_snapshot(raw: bytes) -> bytes:
     return zstandard.ZstdCompressor(level=1).compress(raw)
 
 
-def decompress_snapshot(blob: bytes) -> bytes:
-    """A snapshot's bytes; zlib-compressed ones (before zstd) are read too."""
-    if blob[:4] == _ZSTD_MAGIC:
-        return zstandard.ZstdDecompressor().decompress(blob)
-    return zlib.decompress(blob)
+def decompress_snapshot(blob: bytes) -> bytearray:
+    """A snapshot's bytes, in a buffer of their own that the arrays of a load are views of
+    (writable, so none is copied); zlib-compressed ones (before zstd) are read too."""
+    if blob[:4] != _ZSTD_MAGIC:
+        return bytearray(zlib.decompress(blob))
+    size = zstandard.frame_content_size(blob)
+    if size < 0:  # a frame that does not say its size (none of ours)
+        return bytearray(zstandard.ZstdDecompressor().decompress(blob))
+    raw = bytearray(size)
+    view, at = memoryview(raw), 0
+    with zstandard.ZstdDecompressor().stream_reader(blob) as reader:
+        while at < size:
+            read = reader.readinto(view[at:])
+            if read == 0:
+                raise CorruptSnapshot("snapshot is truncated")
+            at += read
+    return raw
 
 
 def load_state(blob: bytes) -> State:
@@ -186,7 +198,7 @@ def content_hash(state: State) -> str:
     return hashlib.sha256(encode_state(state)).hexdigest()
 
 
-def _sections(raw: bytes) -> list[bytes]:
+def _sections(raw: bytearray) -> list[memoryview]:
     sections, at, view = [], 0, memoryview(raw)
     while at < len(raw):
         (size,) = struct.unpack_from("<Q", raw, at)
