@@ -20,10 +20,10 @@ from assocmem.engine.consolidation import Effect, Rule, decide
 from assocmem.engine.event import Event
 from assocmem.engine.events import LINKS_CONSOLIDATED
 
+from .fold_job import folded_state
 from .job_progress import job_progress
 from .jobs import enqueue_once
 from .keys import MAINTENANCE_QUEUE
-from .rebuild import rebuild
 from .runtime import Runtime, current_runtime
 
 log = logging.getLogger(__name__)
@@ -77,7 +77,7 @@ def consolidate(
     started = time.monotonic()
     say = progress or (lambda phase, done: None)
     say("loading", 0.0)
-    state = rebuild(runtime.log, runtime.snapshots, tenant)
+    state = folded_state(runtime, tenant)
     say("loading", 1.0)
     rule = Rule(at=clock(), **runtime.settings.consolidation.rule_values())
     decision, effect = decide(state, rule, lambda done: say("deciding", done))

@@ -20,7 +20,7 @@ from assocmem.engine.snapshot import dump_state
 from assocmem.engine.snapshot_delta import delta_size, encode_delta
 from assocmem.engine.state import State
 
-from .rebuild import fold_entries, starting_state
+from .rebuild import fold_entries, rebuild, starting_state
 from .runtime import Runtime, current_runtime
 from .stores import Entry, iter_entries
 
@@ -141,6 +141,18 @@ def fold_and_publish(runtime: Runtime, tenant: str, force: bool = False) -> dict
         "position": str(state.position),
         "rejected": len(rejections),
     }
+
+
+def folded_state(runtime: Runtime, tenant: str) -> State:
+    """The tenant's state at the end of its log, as this worker keeps it: folded on (and
+    published, if due) as a fold job would, so that a job reading the whole state does not
+    decode a snapshot again (at a million memories, most of a consolidation's time). The
+    caller reads it and must not change it: the next fold job goes on from it."""
+    fold_and_publish(runtime, tenant)
+    folded = runtime.folded.get(tenant)
+    if folded is None:  # another worker published first: this one keeps nothing
+        return rebuild(runtime.log, runtime.snapshots, tenant)
+    return folded.state
 
 
 def _snapshot_of(runtime: Runtime, tenant: str, state: State) -> tuple[bytes, Position | None]:

@@ -8,11 +8,13 @@ import threading
 import time
 from datetime import UTC, datetime, timedelta
 
+import pytest
 import redis
 
 from assocmem.engine.position import Position
-from assocmem.workers.consolidation_job import AGENT, enqueue_consolidation
+from assocmem.workers.consolidation_job import AGENT, consolidate, enqueue_consolidation
 from assocmem.workers.cron import Lease, run_cron
+from assocmem.workers.fold_job import fold_and_publish
 from assocmem.workers.jobs import job_info
 from assocmem.workers.keys import MAINTENANCE_QUEUE
 from assocmem.workers.rebuild import events_of, rebuild
@@ -83,6 +85,20 @@ def test_a_consolidation_job_appends_its_decision_and_reports_it(runtime: Runtim
     first = state.rows[0]
     assert first.superseded_by == state.rows[1].id
     assert Position.parse(job.result["decided_at"]) < events[0].position
+
+
+def test_a_consolidation_decides_on_the_state_its_worker_keeps_without_loading_a_snapshot(
+    runtime: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write(runtime, ["deploy", "fix"])
+    fold_and_publish(runtime, "default", force=True)  # the worker keeps the state it folded
+    write(runtime, ["deploy", "fix"])
+    loads: list[object] = []
+    monkeypatch.setattr("assocmem.workers.rebuild.load_snapshot", lambda *a, **k: loads.append(a))
+    report = consolidate(runtime, "default", dry_run=True)
+    assert loads == []
+    assert report.effect.memories_merged == 1  # the note folded since the snapshot counts
+    assert Position.parse(report.decided_at) == runtime.log.last_position("default")
 
 
 def test_a_dry_run_appends_nothing(runtime: Runtime) -> None:
