@@ -2,8 +2,9 @@
 
 A full snapshot is the whole state (tens of MB at 50,000 memories); the job publishes a
 delta from the last full one (engine/snapshot_delta.py) while the change is small beside
-it, and a small delta of the last such delta while that is smaller still. Publishing even a delta for every few events (a read's access counts arrive every 2 s) would keep a core busy
-encoding and Redis busy rewriting its AOF, next to the readers. So the job folds
+it, and a small delta of the last such delta while that is smaller still. Publishing
+even a delta for every few events (a read's access counts arrive every 2 s) would keep a
+core busy encoding and Redis busy rewriting its AOF, next to the readers. So the job folds
 every tail it is given, but publishes once `snapshot_every` events have gathered,
 or once the oldest of them has waited `snapshot_after` seconds; readers fold the
 tail themselves and never wait for a snapshot.
