@@ -113,9 +113,8 @@ def fold_and_publish(runtime: Runtime, tenant: str, force: bool = False) -> dict
         runtime.log.clear_fold_wanted(tenant, mark)
         return {"tenant": tenant, "published": False, "position": str(state.position)}
     state.seal()  # the rows folded since the last seal are encoded once, not at every publish
-    blob, base = _snapshot_of(runtime, tenant, state)
+    blob, base, kind = _snapshot_of(runtime, tenant, state)
     published = runtime.snapshots.publish(tenant, blob, state.position, expected, base)
-    kind = _kind(state, base)
     if published:
         runtime.log.clear_fold_wanted(tenant, mark)
         runtime.log.set_fold_due(tenant, None)
@@ -156,28 +155,21 @@ def folded_state(runtime: Runtime, tenant: str) -> State:
     return folded.state
 
 
-def _snapshot_of(runtime: Runtime, tenant: str, state: State) -> tuple[bytes, Position | None]:
-    """The snapshot to publish and the base it is a delta of: a small delta of the state's
-    level while it is small beside the base, a delta of the base while that is, else a full
-    snapshot (and each base must still be kept)."""
+def _snapshot_of(runtime: Runtime, tenant: str, state: State) -> tuple[bytes, Position | None, str]:
+    """The snapshot to publish, the base it is a delta of, and which it is: a small delta
+    of the state's level while it is small beside the base, a delta of the base while that
+    is, else a full snapshot (and each base must still be kept)."""
     base, level = state.base, state.level
     kept = set(runtime.snapshots.positions(tenant))
     if base is None or base.position not in kept:
-        return dump_state(state), None
+        return dump_state(state), None, "full"
     budget = REBASE_SHARE * (base.rows + base.concepts)
     if delta_size(state) > budget:
-        return dump_state(state), None
+        return dump_state(state), None, "full"
     if level is not None and level.position in kept:
         if delta_size(state, level) <= LEVEL_SHARE * budget:
-            return encode_delta(state, level), level.position
-    return encode_delta(state), base.position
-
-
-def _kind(state: State, base: Position | None) -> str:
-    """What a snapshot of `state` that is a delta of `base` (None: none) is."""
-    if base is None:
-        return "full"
-    return "delta" if state.base is not None and base == state.base.position else "small delta"
+            return encode_delta(state, level), level.position, "small delta"
+    return encode_delta(state), base.position, "delta"
 
 
 def _in_log(runtime: Runtime, tenant: str, folded: _Folded) -> bool:
