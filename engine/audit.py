@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 
 from .cooccurrence import Cooccurrence
 from .event import Event
@@ -87,10 +87,6 @@ class _CountingPair(Cooccurrence):
             self.added += 1
 
 
-QUIET_BATCH = 4096
-"""Events that cannot move the link, folded together."""
-
-
 NEVER_MOVE = frozenset({MEMORY_ACCESSED.name, IMPORTANCE_SET.name, SUBJECT_FORGOTTEN.name})
 """Event types that change no link."""
 
@@ -134,9 +130,9 @@ IGNORED, BATCHED, WATCHED = 0, 1, 2
 
 def _bearing(event: Event, source: str, target: str) -> int:
     """IGNORED: it names neither concept, nothing the history needs. BATCHED: it names one
-    (a memory carrying one may be rated later) and cannot move the link: folded with
-    others. WATCHED: it may move the link (a note or unit naming both, a rating whose
-    question names one, a consolidation, a type not known here): folded alone, looked at."""
+    (a memory carrying one may be rated later) and cannot move the link: folded, not
+    looked at. WATCHED: it may move the link (a note or unit naming both, a rating whose
+    question names one, a consolidation, a type not known here): folded, then looked at."""
     data = event.data
     if event.type in ("memory.written", "activity.logged"):
         units = [data.get("concepts") or ()]
@@ -154,31 +150,24 @@ def _bearing(event: Event, source: str, target: str) -> int:
 
 
 def link_history(events: Iterable[Event], source: str, target: str) -> LinkHistory:
-    """Every event that changed the link source -- target, with the weight after it."""
+    """Every event that changed the link source -- target, with the weight after it.
+
+    One fold of the events that bear on the link, watched between events: a fold per
+    watched event indexed its notes each time (a tenth of the events, half the time)."""
     state = State()
     counter = state.counts = _CountingPair(state, (source, target))
-    count, learned, changes = 0, 0.0, []
-    quiet: list[Event] = []
-    for event in events:
-        bearing = _bearing(event, source, target)
-        if bearing == IGNORED:
-            continue
-        if bearing == BATCHED:
-            quiet.append(event)
-            if len(quiet) >= QUIET_BATCH:
-                fold(state, quiet)
-                quiet.clear()
-            continue
-        fold(state, quiet)  # in batches: the fold indexes a run of notes at once
-        quiet.clear()
-        before = counter.added
-        fold(state, [event])
-        written = counter.added - before
+    changes: list[LinkChange] = []
+    last = [0, 0.0]  # count and learned delta after the last change
+
+    def watch(event: Event) -> None:
+        count, learned = last
+        written = counter.added - count
         if event.type == LINKS_CONSOLIDATED.name:  # the one event that sets counts, not adds
             written = _count(state, source, target) - count
         now = _learned(state, source, target)
         if written or now != learned:
             count += written
+            weight = float(link_weight(float(count), now))
             changes.append(
                 LinkChange(
                     state.position,
@@ -189,11 +178,22 @@ def link_history(events: Iterable[Event], source: str, target: str) -> LinkHisto
                     round(now - learned, 9),
                     count,
                     now,
-                    float(link_weight(float(count), now)),
+                    weight,
                 )
             )
-            learned = now
-    fold(state, quiet)
+            last[:] = count, now
+        counter.added = last[0]
+
+    def bearing() -> Iterator[Event]:
+        for event in events:
+            kind = _bearing(event, source, target)
+            if kind == IGNORED:
+                continue
+            yield event
+            if kind == WATCHED:  # the fold asks for the next event once it applied this one
+                watch(event)
+
+    fold(state, bearing())
     return LinkHistory(source, target, tuple(changes), (state.label(source), state.label(target)))
 
 

@@ -184,6 +184,16 @@ def test_the_audit_lists_the_consolidation_that_decayed_a_link() -> None:
     assert (changes[-1].written, changes[-1].count) == (-4, 2)
 
 
+def test_the_audit_counts_a_note_after_a_consolidation_from_the_decayed_count() -> None:
+    _, log = consolidate(history(), Rule(NOW, min_cooccurrence=0, written_half_life_days=HALF_YEAR))
+    log.append(note(len(log) + 1, ["old", "link"], NOW))
+    changes = link_history(log, "old", "link").changes
+    assert [(c.type, c.written, c.count) for c in changes[-2:]] == [
+        ("links.consolidated", -4, 2),
+        ("memory.written", 1, 3),
+    ]
+
+
 def test_a_decision_made_earlier_applies_the_same_in_replay_and_from_a_snapshot() -> None:
     events = history()
     decided_on = fold_from_zero(events[:8])
