@@ -147,10 +147,25 @@ def given_concepts(raw: list[str] | tuple[str, ...]) -> tuple[str, ...]:
 def given_terms(raw: list[str] | tuple[str, ...]) -> dict[str, str]:
     """`given_concepts`, each with the name the caller gave it (case-folded)."""
     seen: dict[str, str] = {}
+    cache = _given_names()
     for name in normalise_concepts(raw):
-        terms = {concept for concept, _ in _terms(name)}
-        seen.setdefault(terms.pop() if len(terms) == 1 else name, name)
+        concept = cache.get(name)
+        if concept is None:
+            terms = {concept for concept, _ in _terms(name)}
+            concept = terms.pop() if len(terms) == 1 else name
+            if len(cache) >= ENGLISH_TERMS_KEPT:
+                cache.clear()
+            cache[name] = concept
+        seen.setdefault(concept, name)
     return seen
+
+
+@functools.cache
+def _given_names() -> dict[str, str]:
+    """Normalised name -> the concept `given_terms` makes of it: agents name the same
+    concepts again and again, and reading a name as text costs ten look-ups (cleared when
+    full)."""
+    return {}
 
 
 def named(terms: dict[str, str]) -> Extraction:

@@ -603,14 +603,15 @@ class Application:
         are not: the reads were counted)."""
         if limited:
             self.limits.take_events(principal, len(events))
-        appended = self.runtime.log.append(principal.tenant, events)
+        live = self.live(principal.tenant)
+        with live.appending():
+            appended = self.runtime.log.append(principal.tenant, events)
+            if appended:
+                live.note_appended(max(a.position for a in appended))
+                live.fold_appended(events, appended)
         self.appended.update(
             e.type for e, a in zip(events, appended, strict=True) if not a.is_duplicate
         )
-        if appended:
-            live = self.live(principal.tenant)
-            live.note_appended(max(a.position for a in appended))
-            live.fold_appended(events, appended)
         return appended
 
     def _check_known(self, tenant: str, ids: list[str], field: str) -> None:

@@ -140,6 +140,19 @@ def test_incremental_batches_equal_one_replay(events: list[Event], data: st.Data
 
 @given(histories(), st.data())
 @settings(max_examples=60, deadline=None)
+def test_events_checked_before_they_were_appended_fold_as_the_log_s_do(
+    events: list[Event], data: st.DataObject
+) -> None:
+    """The API folds its own appends unchecked (the application checked them): a run of
+    them after a state folded from the log gives that state."""
+    cut = data.draw(st.integers(0, len(events)))
+    state = fold_from_zero(events[:cut])
+    fold(state, events[cut:], checked=True)
+    assert content_hash(state) == content_hash(fold_from_zero(events))
+
+
+@given(histories(), st.data())
+@settings(max_examples=60, deadline=None)
 def test_replaying_already_folded_positions_changes_nothing(
     events: list[Event], data: st.DataObject
 ) -> None:
