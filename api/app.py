@@ -443,6 +443,11 @@ LIGHT_TEXT = 2000
 
 
 def _is_light(body: ReadIn | ChainIn) -> bool:
+    """Served by the live state in about a millisecond: not long text, and not a state
+    rebuilt for `as_of` or `without_feedback` (seconds of folding, which on the loop held
+    every other request, health included, for as long)."""
+    if isinstance(body, ReadIn) and (body.as_of is not None or body.without_feedback):
+        return False
     return len(body.text or "") <= LIGHT_TEXT
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 import time
@@ -43,6 +44,23 @@ def test_concepts_are_extracted_when_not_given(http: TestClient) -> None:
         http.post("/v1/read", json={"text": "retrying requests"}).json()["items"][0]["id"]
         == written["id"]
     )
+
+
+def test_reads_of_a_rebuilt_state_run_off_the_event_loop_within_the_read_budget(
+    settings: Settings,
+) -> None:
+    """A read of the live state answers on the event loop; one that rebuilds a state
+    (`as_of`, `without_feedback`: seconds of folding at a million events) runs in a thread
+    under ASSOCMEM_READ_TIMEOUT, so it never holds the other requests for that long."""
+    hurried = dataclasses.replace(settings, read_timeout=1e-9)  # no thread hand-off fits
+    with TestClient(create_app(hurried), headers=bearer(operator_key(settings))) as http:
+        written = http.post("/v1/memories", json={"text": "x", "concepts": ["a"]}).json()
+        live = [http.post("/v1/read", json={"concepts": ["a"]}) for _ in range(20)]
+        assert any(a.status_code == 200 for a in live)  # on the loop once nobody folds
+        for rebuilt in ({"as_of": written["position"]}, {"without_feedback": True}):
+            answer = http.post("/v1/read", json={"concepts": ["a"], **rebuilt})
+            assert answer.status_code == 503, rebuilt
+            assert "ASSOCMEM_READ_TIMEOUT" in answer.json()["detail"]
 
 
 BAD_REQUESTS = [
