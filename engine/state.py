@@ -12,18 +12,17 @@ arrays so a read scores thousands of candidates in one vectorised step.
 from __future__ import annotations
 
 import dataclasses
-from array import array
 from collections.abc import Iterable
 from itertools import chain
 from typing import Any
 
 import numpy as np
-import scipy.sparse
 
 from .cooccurrence import Cooccurrence
 from .link_rule import is_taught, link_weight
 from .memory_rows import LoadedMemories, MemoryIds, MemoryRows
 from .position import ZERO, Position
+from .postings import Postings
 from .staged_notes import StagedNotes, count_surfaces
 
 CORE, IMPORTANT, SUPPLEMENT = 0, 1, 2
@@ -153,118 +152,6 @@ class Column:
     @property
     def values(self) -> np.ndarray:
         return self._data[: self._size]
-
-
-def _by_concept(concepts: np.ndarray, size: int) -> np.ndarray:
-    """The order that sorts `concepts` stably: a counting sort (scipy's COO to CSR), linear
-    where an argsort of millions of entries is not."""
-    count = len(concepts)
-    if count < 4096:
-        return np.argsort(concepts, kind="stable")
-    places = np.arange(count, dtype=np.int64)
-    ones = np.ones(count, dtype=np.int8)
-    by_concept = scipy.sparse.csr_array((ones, (concepts, places)), shape=(size, count))
-    return by_concept.indices  # each entry its own column: none merge, none reorder
-
-
-MERGED_SHARE = 8
-"""Rows added to a layout no concept has left are merged into it while they are at least
-an eighth of it (so a small fold after a load does not sort the whole layout again)."""
-
-
-class Postings:
-    """Per concept, the rows of the memories carrying it and the tier it has there.
-
-    The first run of memories indexed (a loaded snapshot, a fold's first notes) is kept as
-    one CSR layout; a concept gets an array of its own, its part of that copied in, when
-    more rows are added to it.
-    """
-
-    def __init__(self) -> None:
-        self._rows: list[array | None] = []  # type: ignore[type-arg]
-        self._tiers: list[array | None] = []  # type: ignore[type-arg]
-        self._indptr = np.zeros(1, dtype=np.int64)
-        self._bulk_rows = np.zeros(0, dtype=np.int32)
-        self._bulk_tiers = np.zeros(0, dtype=np.int8)
-        self._empty = True
-        self._owned = False
-        """Whether any concept has an array of its own (the layout alone holds the rest)."""
-
-    def grow(self, size: int) -> None:
-        missing = size - len(self._rows)
-        if missing > 0:
-            self._rows.extend([None] * missing)
-            self._tiers.extend([None] * missing)
-
-    def extend(self, concepts: np.ndarray, rows: np.ndarray, tiers: np.ndarray) -> None:
-        """Add each (concept, row, tier); rows ascending, each (concept, row) once, after
-        those held."""
-        if self._empty:
-            self._empty = False
-            self._load(concepts, rows, tiers)
-            return
-        if not self._owned and len(concepts) * MERGED_SHARE >= len(self._bulk_rows):
-            self._merge(concepts, rows, tiers)
-            return
-        order = _by_concept(concepts, len(self._rows))
-        counts = np.bincount(concepts, minlength=len(self._rows))
-        ends = np.cumsum(counts)
-        rows = rows[order].astype(np.int32, copy=False)
-        tiers = tiers[order].astype(np.int8, copy=False)
-        for concept in np.flatnonzero(counts).tolist():
-            start, end = ends[concept] - counts[concept], ends[concept]
-            own_rows, own_tiers = self._own(concept)
-            own_rows.frombytes(rows[start:end].tobytes())
-            own_tiers.frombytes(tiers[start:end].tobytes())
-
-    def _load(self, concepts: np.ndarray, rows: np.ndarray, tiers: np.ndarray) -> None:
-        """The first run, as one CSR layout: concept x row, the tier + 1 in each cell (a
-        counting sort that keeps the rows ascending; no two cells are one)."""
-        size = int(rows.max()) + 1 if len(rows) else 0
-        table = scipy.sparse.csr_array(
-            (tiers.astype(np.int8) + 1, (concepts, rows)), shape=(len(self._rows), size)
-        )
-        self._indptr = table.indptr.astype(np.int64, copy=False)
-        self._bulk_rows = table.indices.astype(np.int32, copy=False)
-        self._bulk_tiers = table.data - 1
-
-    def _merge(self, concepts: np.ndarray, rows: np.ndarray, tiers: np.ndarray) -> None:
-        """The CSR layout made again with more entries (a delta snapshot's rows on its
-        base's): one counting sort, where an array per concept is a Python step each."""
-        held = np.repeat(np.arange(len(self._indptr) - 1), np.diff(self._indptr))
-        self._load(
-            np.concatenate([held, concepts]),
-            np.concatenate([self._bulk_rows, rows.astype(np.int32, copy=False)]),
-            np.concatenate([self._bulk_tiers, tiers.astype(np.int8, copy=False)]),
-        )
-
-    def _own(self, concept: int) -> tuple[array, array]:  # type: ignore[type-arg]
-        rows, tiers = self._rows[concept], self._tiers[concept]
-        if rows is None or tiers is None:
-            self._owned = True
-            bulk_rows, bulk_tiers = self._bulk(concept)
-            rows = self._rows[concept] = array("i", bulk_rows.tobytes())
-            tiers = self._tiers[concept] = array("b", bulk_tiers.tobytes())
-        return rows, tiers
-
-    def _bulk(self, concept: int) -> tuple[np.ndarray, np.ndarray]:
-        if concept + 1 >= len(self._indptr):
-            return self._bulk_rows[:0], self._bulk_tiers[:0]
-        start, end = self._indptr[concept], self._indptr[concept + 1]
-        return self._bulk_rows[start:end], self._bulk_tiers[start:end]
-
-    def of(self, concept: int) -> tuple[np.ndarray, np.ndarray]:
-        """Rows (ascending) and tiers, as zero-copy numpy views."""
-        rows, tiers = self._rows[concept], self._tiers[concept]
-        if rows is None or tiers is None:
-            return self._bulk(concept)
-        return np.frombuffer(rows, dtype=np.int32), np.frombuffer(tiers, dtype=np.int8)
-
-    def size(self, concept: int) -> int:
-        rows = self._rows[concept]
-        if rows is None:
-            return len(self._bulk(concept)[0])
-        return len(rows)
 
 
 class State:

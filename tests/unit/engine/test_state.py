@@ -6,7 +6,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assocmem.engine.state import CORE, IMPORTANT, SUPPLEMENT, _by_concept, tiers_of
+from assocmem.engine.postings import _by_concept
+from assocmem.engine.state import CORE, IMPORTANT, SUPPLEMENT, tiers_of
 
 MEMORIES = st.lists(
     st.integers(0, 6).flatmap(
