@@ -304,6 +304,25 @@ def _compound(word: str, particle: str) -> str | None:
     """'timed' + 'out' -> 'timeout' when that is a common word; None otherwise."""
     if not word.isalpha():
         return None
+    cache = _compounds()
+    found = cache.get((word, particle), _UNSEEN)
+    if found is _UNSEEN:
+        found = _compound_of(word, particle)
+        if len(cache) >= ENGLISH_TERMS_KEPT:
+            cache.clear()
+        cache[word, particle] = found
+    return found  # type: ignore[return-value]
+
+
+@functools.cache
+def _compounds() -> dict[tuple[str, str], str | None]:
+    """(word, particle) -> `_compound_of` them: "in" follows a word in most sentences, and
+    each try is up to three look-ups of microseconds in the frequency table (cleared when
+    full)."""
+    return {}
+
+
+def _compound_of(word: str, particle: str) -> str | None:
     frequencies = _english_frequencies()
     threshold = 10 ** (COMPOUND_MIN_ZIPF - 9)
     for base in dict.fromkeys((word, _stemmer().stemWord(word), _verb_base(word))):
