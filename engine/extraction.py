@@ -36,6 +36,8 @@ _HAN = "\u4e00-\u9fff\u3400-\u4dbf"
 # A word of another script stops where Han characters start: "Nexon时隔6年" is "nexon", then jieba.
 _TOKEN = re.compile(rf"[{_HAN}]+|[^\W_{_HAN}](?:[^\W{_HAN}]|[.+#/-])*", re.UNICODE)
 _CJK = re.compile(r"[\u4e00-\u9fff\u3400-\u4dbf]")
+_ASCII_TOKEN = re.compile(r"[^\W_](?:\w|[.+#/-])*", re.ASCII)
+"""`_TOKEN` for ASCII text (no Han, and \\w is [a-zA-Z0-9_] either way): under half its time."""
 PARTICLES = frozenset({"out", "up", "in", "back", "down", "off", "over"})
 COMPOUND_MIN_ZIPF = 2.5
 """How common (wordfreq's Zipf scale) 'verb+particle' must be as one word to be joined."""
@@ -230,8 +232,10 @@ def _rarity(frequency: float) -> float:
 def _terms(text: str) -> list[tuple[str, str]]:
     """(concept, the word it came from) for each concept occurrence in `text`, in order."""
     normal = normalise_concept(text)
-    tokens = _TOKEN.findall(normal)
-    has_han = _CJK.search(normal) is not None
+    if normal.isascii():  # most text: the tokens alike, found in under half the time
+        tokens, has_han = _ASCII_TOKEN.findall(normal), False
+    else:
+        tokens, has_han = _TOKEN.findall(normal), _CJK.search(normal) is not None
     cache = _english_terms()
     terms: list[tuple[str, str]] = []
     n, count = 0, len(tokens)

@@ -1,9 +1,13 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from assocmem.engine.concept import normalise_concepts
 from assocmem.engine.extraction import (
+    _ASCII_TOKEN,
+    _TOKEN,
     _chinese_idf,
     _english_frequencies,
     extract,
@@ -16,6 +20,15 @@ from ...texts import sample_texts
 
 def test_english_inflections_meet_and_stop_words_go() -> None:
     assert extract_concepts("The timeouts") == extract_concepts("a timeout") == ("timeout",)
+
+
+@given(
+    st.text(alphabet=st.characters(max_codepoint=127))
+    | st.from_regex(r"[a-z0-9_.+#/ -]*", fullmatch=True)
+)
+@settings(max_examples=300)
+def test_ascii_text_is_cut_into_the_same_tokens_by_the_ascii_pattern(text: str) -> None:
+    assert _ASCII_TOKEN.findall(text) == _TOKEN.findall(text)
 
 
 def test_chinese_is_cut_into_words_from_the_packaged_dictionary() -> None:
