@@ -270,9 +270,11 @@ def _terms(text: str) -> list[tuple[str, str]]:
 
 
 ENGLISH_TERMS_KEPT = 200_000
-"""Distinct tokens (and words) whose terms (and IDFs) extraction remembers, some tens of MB
-at most: most tokens of a text were seen before, and a dictionary look-up costs a tenth of
-stemming or ranking one again. Cleared when full."""
+"""Distinct tokens (words, given names, word + particle pairs) whose terms (IDFs, concepts,
+compounds) extraction remembers in each of its four tables, some tens of MB each at most
+(the last two stay far smaller: few words precede a particle, and agents name few
+concepts): most tokens of a text were seen before, and a dictionary look-up costs a tenth
+of stemming or ranking one again. Each is cleared when full."""
 _UNSEEN = object()
 _PARTICLE_ENDS = frozenset(".-/")
 
