@@ -27,18 +27,6 @@ _NO_ROWS = np.zeros(0, dtype=np.int32)
 _NO_TIERS = np.zeros(0, dtype=np.int8)
 
 
-def _by_concept(concepts: np.ndarray, size: int) -> np.ndarray:
-    """The order that sorts `concepts` stably: a counting sort (scipy's COO to CSR), linear
-    where an argsort of millions of entries is not."""
-    count = len(concepts)
-    if count < 4096:
-        return np.argsort(concepts, kind="stable")
-    places = np.arange(count, dtype=np.int64)
-    ones = np.ones(count, dtype=np.int8)
-    by_concept = scipy.sparse.csr_array((ones, (concepts, places)), shape=(size, count))
-    return by_concept.indices  # each entry its own column: none merge, none reorder
-
-
 @dataclasses.dataclass(frozen=True, slots=True)
 class _Segment:
     indptr: np.ndarray
@@ -48,14 +36,15 @@ class _Segment:
 
     @classmethod
     def of(cls, concepts: np.ndarray, rows: np.ndarray, tiers: np.ndarray, size: int) -> _Segment:
-        """Entries grouped by concept, each concept's in the order given."""
-        order = _by_concept(concepts, size)
-        indptr = np.zeros(size + 1, dtype=np.int64)
-        np.cumsum(np.bincount(concepts, minlength=size), out=indptr[1:])
+        """Entries grouped by concept, each concept's rows ascending: concept x row as CSR,
+        the tier + 1 in each cell (one counting sort in C; no two cells are one)."""
+        table = scipy.sparse.csr_array(
+            (tiers.astype(np.int8) + 1, (concepts, rows)), shape=(size, int(rows.max()) + 1)
+        )
         return cls(
-            indptr,
-            rows[order].astype(np.int32, copy=False),
-            tiers[order].astype(np.int8, copy=False),
+            table.indptr.astype(np.int64, copy=False),
+            table.indices.astype(np.int32, copy=False),
+            table.data - 1,
         )
 
     @property

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
-from assocmem.engine.postings import _by_concept
 from assocmem.engine.state import CORE, IMPORTANT, SUPPLEMENT, tiers_of
 
 MEMORIES = st.lists(
@@ -32,11 +31,3 @@ def test_each_concept_has_the_tier_its_place_in_its_memory_gives(memories: list)
     core = np.array([c for _, (c, _) in memories], dtype=np.int64)
     matched = np.array([m for _, (_, m) in memories], dtype=np.int64)
     assert tiers_of(lengths, core, matched).tolist() == expected
-
-
-@given(st.lists(st.integers(0, 50), max_size=20) | st.lists(st.integers(0, 50), min_size=4096))
-@settings(max_examples=30, deadline=None)
-def test_concepts_are_put_in_order_stably_whatever_their_number(concepts: list[int]) -> None:
-    array = np.array(concepts, dtype=np.int32)
-    order = _by_concept(array, 51)
-    assert order.tolist() == np.argsort(array, kind="stable").tolist()
