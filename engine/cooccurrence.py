@@ -17,8 +17,13 @@ LINK_WINDOW = 8
 """A memory links each concept to the next LINK_WINDOW - 1 in its list: all pairs for short
 notes, linear (not quadratic) growth for long text."""
 PENDING_LOOKED_THROUGH = 4096
-"""Pending windows `count` looks through before it merges them: a merge costs the whole
-matrix, a look one step per pending window holding both concepts."""
+"""Pending windows `count` looks through before it merges them (into the recent counts):
+a look is one step per pending window holding both concepts."""
+RECENT_SHARE = 4
+"""The recent counts are merged into the whole matrix once they hold a quarter of its
+entries: a merge into the whole matrix costs all of it, and feedback in a fold asks for
+counts every few thousand notes (a tenth of a replay of a million events went to merging
+the whole matrix at each)."""
 LINKED_CONCEPTS = 24
 """A memory's strongest concepts (core first) that make links: long text links its key terms,
 not its 150 words."""
@@ -62,6 +67,8 @@ def symmetric_counts(first: np.ndarray, second: np.ndarray, size: int) -> scipy.
 class Cooccurrence:
     def __init__(self) -> None:
         self._matrix = scipy.sparse.csr_array((0, 0), dtype=COUNT_DTYPE)
+        self._recent = scipy.sparse.csr_array((0, 0), dtype=COUNT_DTYPE)
+        """Counts merged for `count` and not yet into `_matrix` (canonical, or empty)."""
         self._pending: list[list[int]] = []
         """Index lists not yet counted, each of LINK_WINDOW (one window for all)."""
         self._pending_with: dict[int, list[int]] = {}
@@ -89,7 +96,7 @@ class Cooccurrence:
 
     def matrix(self) -> scipy.sparse.csr_array:
         """The symmetric counts matrix, concepts x concepts, canonical (sorted, no duplicates)."""
-        if self._pending or self._matrix.shape[0] != self._size:
+        if self._pending or self._recent.nnz or self._matrix.shape[0] != self._size:
             self._merge()
         return self._matrix
 
@@ -111,18 +118,26 @@ class Cooccurrence:
         while they are few, and merged first once they are many (a common concept is in
         most of them, and a fold from zero merges nothing otherwise)."""
         if len(self._pending) > PENDING_LOOKED_THROUGH:
-            self._merge()
-        return self._merged_count(i, j) + self._pending_count(i, j)
+            self._merge_recent()
+        return (
+            _count_in(self._matrix, i, j)
+            + _count_in(self._recent, i, j)
+            + self._pending_count(i, j)
+        )
 
-    def _merged_count(self, i: int, j: int) -> int:
-        matrix = self._matrix
-        if i >= matrix.shape[0] or j >= matrix.shape[0]:
-            return 0
-        start, end = matrix.indptr[i], matrix.indptr[i + 1]
-        at = np.searchsorted(matrix.indices[start:end], j)
-        if at < end - start and matrix.indices[start + at] == j:
-            return int(matrix.data[start + at])
-        return 0
+    def _merge_recent(self) -> None:
+        """The pending windows into the recent counts, and those into the whole matrix once
+        they are RECENT_SHARE of it."""
+        first, second, _ = window_pairs(self._pending, LINK_WINDOW)
+        added = symmetric_counts(first, second, self._size)
+        recent = _resized(self._recent, self._size)
+        recent = added if recent.nnz == 0 else (recent + added).tocsr()
+        recent.sum_duplicates()
+        recent.sort_indices()
+        self._recent = _compact(recent)
+        self._pending, self._pending_with, self._indexed = [], {}, 0
+        if self._recent.nnz * RECENT_SHARE >= self._matrix.nnz:
+            self._merge()
 
     def _pending_count(self, i: int, j: int) -> int:
         if i == j:
@@ -175,6 +190,7 @@ class Cooccurrence:
             self._reduction = reduction
         matrix = _compact(matrix)
         self._matrix = matrix
+        self._recent = scipy.sparse.csr_array((0, 0), dtype=COUNT_DTYPE)
         self._size = matrix.shape[0]
         self._pending, self._pending_with, self._indexed = [], {}, 0
         self._marginals = np.asarray(matrix.sum(axis=1), dtype=np.int64).ravel()
@@ -183,6 +199,9 @@ class Cooccurrence:
     def _merge(self) -> None:
         size = self._size
         base = _resized(self._matrix, size)
+        if self._recent.nnz:
+            base = (base + _resized(self._recent, size)).tocsr()
+            self._recent = scipy.sparse.csr_array((0, 0), dtype=COUNT_DTYPE)
         if self._pending:
             first, second, _ = window_pairs(self._pending, LINK_WINDOW)
             added = symmetric_counts(first, second, size)
@@ -192,6 +211,17 @@ class Cooccurrence:
         self._matrix = _compact(base)
         self._pending, self._pending_with, self._indexed = [], {}, 0
         self._marginals = np.asarray(base.sum(axis=1), dtype=np.int64).ravel()
+
+
+def _count_in(matrix: scipy.sparse.csr_array, i: int, j: int) -> int:
+    """Entry (i, j) of a canonical CSR matrix, 0 outside it."""
+    if i >= matrix.shape[0] or j >= matrix.shape[0]:
+        return 0
+    start, end = matrix.indptr[i], matrix.indptr[i + 1]
+    at = np.searchsorted(matrix.indices[start:end], j)
+    if at < end - start and matrix.indices[start + at] == j:
+        return int(matrix.data[start + at])
+    return 0
 
 
 def _compact(matrix: scipy.sparse.csr_array) -> scipy.sparse.csr_array:

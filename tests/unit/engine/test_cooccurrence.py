@@ -38,6 +38,30 @@ def check_counts(merged: list, pending: list) -> None:
     assert before == {(j, i): n for (i, j), n in before.items()}
 
 
+@given(st.lists(LISTS, min_size=1, max_size=6), st.sampled_from([1, 4, 1000]))
+@settings(max_examples=100, deadline=None)
+def test_counts_asked_between_runs_of_windows_are_those_of_all_windows_at_once(
+    runs: list, share: int
+) -> None:
+    """As feedback asks between notes in a fold: the windows merged for a count gather in
+    the recent counts (`share`: how soon those go into the whole matrix)."""
+    kept = cooccurrence.PENDING_LOOKED_THROUGH, cooccurrence.RECENT_SHARE
+    try:
+        cooccurrence.PENDING_LOOKED_THROUGH, cooccurrence.RECENT_SHARE = 3, share
+        counts, every = Cooccurrence(), Cooccurrence()
+        for run in runs:
+            for indices in run:
+                counts.add_window(indices, LINK_WINDOW, 12)
+                every.add_window(indices, LINK_WINDOW, 12)
+            asked = {(i, j): counts.count(i, j) for i in range(12) for j in range(12)}
+            every.matrix()  # all merged: its counts read off the whole matrix
+            assert asked == {(i, j): every.count(i, j) for i in range(12) for j in range(12)}
+        assert (counts.matrix() != every.matrix()).nnz == 0
+        assert counts.marginals().tolist() == every.marginals().tolist()
+    finally:
+        cooccurrence.PENDING_LOOKED_THROUGH, cooccurrence.RECENT_SHARE = kept
+
+
 PAIRS = st.lists(st.tuples(st.integers(0, 9), st.integers(0, 9)), max_size=60)
 
 
