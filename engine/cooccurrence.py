@@ -66,8 +66,8 @@ def symmetric_counts(first: np.ndarray, second: np.ndarray, size: int) -> scipy.
 
 class Cooccurrence:
     def __init__(self) -> None:
-        self._matrix = scipy.sparse.csr_array((0, 0), dtype=COUNT_DTYPE)
-        self._recent = scipy.sparse.csr_array((0, 0), dtype=COUNT_DTYPE)
+        self._matrix = _empty()
+        self._recent = _empty()
         """Counts merged for `count` and not yet into `_matrix` (canonical, or empty)."""
         self._pending: list[list[int]] = []
         """Index lists not yet counted, each of LINK_WINDOW (one window for all)."""
@@ -78,7 +78,7 @@ class Cooccurrence:
         """How many of the pending lists `_pending_with` covers."""
         self._size = 0
         self._marginals = np.zeros(0, dtype=np.int64)
-        self._reduction = scipy.sparse.csr_array((0, 0), dtype=COUNT_DTYPE)
+        self._reduction = _empty()
         self.version = 0
         """Bumped on every change, so derived views (PPMI rows) know when to recompute."""
 
@@ -128,14 +128,7 @@ class Cooccurrence:
     def _merge_recent(self) -> None:
         """The pending windows into the recent counts, and those into the whole matrix once
         they are RECENT_SHARE of it."""
-        first, second, _ = window_pairs(self._pending, LINK_WINDOW)
-        added = symmetric_counts(first, second, self._size)
-        recent = _resized(self._recent, self._size)
-        recent = added if recent.nnz == 0 else (recent + added).tocsr()
-        recent.sum_duplicates()
-        recent.sort_indices()
-        self._recent = _compact(recent)
-        self._pending, self._pending_with, self._indexed = [], {}, 0
+        self._recent = self._plus_pending(self._recent)
         if self._recent.nnz * RECENT_SHARE >= self._matrix.nnz:
             self._merge()
 
@@ -190,27 +183,36 @@ class Cooccurrence:
             self._reduction = reduction
         matrix = _compact(matrix)
         self._matrix = matrix
-        self._recent = scipy.sparse.csr_array((0, 0), dtype=COUNT_DTYPE)
+        self._recent = _empty()
         self._size = matrix.shape[0]
         self._pending, self._pending_with, self._indexed = [], {}, 0
         self._marginals = np.asarray(matrix.sum(axis=1), dtype=np.int64).ravel()
         self.version += 1
 
     def _merge(self) -> None:
-        size = self._size
-        base = _resized(self._matrix, size)
+        """Everything into the whole matrix: the recent counts and the pending windows."""
+        base = _resized(self._matrix, self._size)
         if self._recent.nnz:
-            base = (base + _resized(self._recent, size)).tocsr()
-            self._recent = scipy.sparse.csr_array((0, 0), dtype=COUNT_DTYPE)
+            base = (base + _resized(self._recent, self._size)).tocsr()
+            self._recent = _empty()
+        self._matrix = self._plus_pending(base)
+        self._marginals = np.asarray(self._matrix.sum(axis=1), dtype=np.int64).ravel()
+
+    def _plus_pending(self, matrix: scipy.sparse.csr_array) -> scipy.sparse.csr_array:
+        """`matrix` with the pending windows counted in, canonical; the windows let go."""
+        matrix = _resized(matrix, self._size)
         if self._pending:
             first, second, _ = window_pairs(self._pending, LINK_WINDOW)
-            added = symmetric_counts(first, second, size)
-            base = added if base.nnz == 0 else (base + added).tocsr()
-        base.sum_duplicates()
-        base.sort_indices()
-        self._matrix = _compact(base)
-        self._pending, self._pending_with, self._indexed = [], {}, 0
-        self._marginals = np.asarray(base.sum(axis=1), dtype=np.int64).ravel()
+            added = symmetric_counts(first, second, self._size)
+            matrix = added if matrix.nnz == 0 else (matrix + added).tocsr()
+            self._pending, self._pending_with, self._indexed = [], {}, 0
+        matrix.sum_duplicates()
+        matrix.sort_indices()
+        return _compact(matrix)
+
+
+def _empty() -> scipy.sparse.csr_array:
+    return scipy.sparse.csr_array((0, 0), dtype=COUNT_DTYPE)
 
 
 def _count_in(matrix: scipy.sparse.csr_array, i: int, j: int) -> int:
