@@ -14,6 +14,8 @@ import dataclasses
 import functools
 import math
 import re
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import Stemmer
@@ -151,15 +153,14 @@ def given_terms(raw: list[str] | tuple[str, ...]) -> dict[str, str]:
     seen: dict[str, str] = {}
     cache = _given_names()
     for name in normalise_concepts(raw):
-        concept = cache.get(name)
-        if concept is None:
-            terms = {concept for concept, _ in _terms(name)}
-            concept = terms.pop() if len(terms) == 1 else name
-            if len(cache) >= ENGLISH_TERMS_KEPT:
-                cache.clear()
-            cache[name] = concept
-        seen.setdefault(concept, name)
+        seen.setdefault(_remembered(cache, name, _given_concept), name)
     return seen
+
+
+def _given_concept(name: str) -> str:
+    """The concept extraction reads `name` as, if it reads one; else `name` itself."""
+    terms = {concept for concept, _ in _terms(name)}
+    return terms.pop() if len(terms) == 1 else name
 
 
 @functools.cache
@@ -257,12 +258,9 @@ def _terms(text: str) -> list[tuple[str, str]]:
                 terms.append((concept, compound))
             n += 1
         else:
-            term = cache.get(token, _UNSEEN)
+            term = cache.get(token, _UNSEEN)  # inline: a step for every token of a text
             if term is _UNSEEN:
-                term = _english_term(token)
-                if len(cache) >= ENGLISH_TERMS_KEPT:
-                    cache.clear()
-                cache[token] = term
+                term = _remembered(cache, token, _english_term)
             if term is not None:
                 terms.append(term)  # type: ignore[arg-type]
         n += 1
@@ -276,6 +274,19 @@ compounds) extraction remembers in each of its four tables, some tens of MB each
 concepts): most tokens of a text were seen before, and a dictionary look-up costs a tenth
 of stemming or ranking one again. Each is cleared when full."""
 _UNSEEN = object()
+
+
+def _remembered(table: dict[Any, Any], key: Any, make: Callable[[Any], Any]) -> Any:
+    """`make(key)`, kept in `table` (cleared when it holds ENGLISH_TERMS_KEPT)."""
+    found = table.get(key, _UNSEEN)
+    if found is _UNSEEN:
+        found = make(key)
+        if len(table) >= ENGLISH_TERMS_KEPT:
+            table.clear()
+        table[key] = found
+    return found
+
+
 _PARTICLE_ENDS = frozenset(".-/")
 
 
@@ -310,14 +321,7 @@ def _compound(word: str, particle: str) -> str | None:
     """'timed' + 'out' -> 'timeout' when that is a common word; None otherwise."""
     if not word.isalpha():
         return None
-    cache = _compounds()
-    found = cache.get((word, particle), _UNSEEN)
-    if found is _UNSEEN:
-        found = _compound_of(word, particle)
-        if len(cache) >= ENGLISH_TERMS_KEPT:
-            cache.clear()
-        cache[word, particle] = found
-    return found  # type: ignore[return-value]
+    return _remembered(_compounds(), (word, particle), lambda pair: _compound_of(*pair))
 
 
 @functools.cache
@@ -329,6 +333,7 @@ def _compounds() -> dict[tuple[str, str], str | None]:
 
 
 def _compound_of(word: str, particle: str) -> str | None:
+    """`_compound`, looked up in the frequency table."""
     frequencies = _english_frequencies()
     threshold = 10 ** (COMPOUND_MIN_ZIPF - 9)
     for base in dict.fromkeys((word, _stemmer().stemWord(word), _verb_base(word))):
