@@ -49,6 +49,8 @@ class _Folded:
     """Position of the snapshot the state was folded from."""
     unpublished: int = 0
     """Events folded after `base`."""
+    before: int = 0
+    """Events folded into `base` (the count it was published with)."""
     waiting_since: float | None = None
     """The runtime's clock when the oldest unpublished event was folded."""
     epoch: int = 0
@@ -81,6 +83,7 @@ def fold_and_publish(runtime: Runtime, tenant: str, force: bool = False) -> dict
             starting_state(runtime.snapshots, tenant, None, keep_base=True),
             expected or ZERO,
             epoch=epoch,
+            before=runtime.snapshots.folded(tenant, expected) if expected else 0,
         )
     cache.pop(tenant, None)
     state = folded.state
@@ -114,7 +117,8 @@ def fold_and_publish(runtime: Runtime, tenant: str, force: bool = False) -> dict
         return {"tenant": tenant, "published": False, "position": str(state.position)}
     state.seal()  # the rows folded since the last seal are encoded once, not at every publish
     blob, base, kind = _snapshot_of(runtime, tenant, state)
-    published = runtime.snapshots.publish(tenant, blob, state.position, expected, base)
+    total = folded.before + folded.unpublished
+    published = runtime.snapshots.publish(tenant, blob, state.position, expected, base, total)
     if published:
         runtime.log.clear_fold_wanted(tenant, mark)
         runtime.log.set_fold_due(tenant, None)
@@ -122,7 +126,7 @@ def fold_and_publish(runtime: Runtime, tenant: str, force: bool = False) -> dict
             state.mark_base()
         elif kind == "delta":
             state.mark_level()
-        cache[tenant] = _Folded(state, state.position, epoch=epoch)
+        cache[tenant] = _Folded(state, state.position, epoch=epoch, before=total)
     else:
         cache.pop(tenant, None)
     log.info(

@@ -75,6 +75,11 @@ def snapshot_bases_key(tenant: str) -> str:
     return f"{PREFIX}:{{{tenant}}}:snap_bases"
 
 
+def snapshot_folded_key(tenant: str) -> str:
+    """A hash: snapshot position -> the log entries folded into it (the ladder's strides)."""
+    return f"{PREFIX}:{{{tenant}}}:snap_folded"
+
+
 def tenants_key() -> str:
     return f"{PREFIX}:tenants"
 

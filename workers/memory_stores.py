@@ -220,6 +220,7 @@ class InMemorySnapshotStore:
     def __init__(self, ladder: Ladder = DEFAULT_LADDER) -> None:
         self._rule = ladder
         self._bases: dict[str, dict[Position, Position]] = {}
+        self._folded: dict[str, dict[Position, int]] = {}
         self._blobs: dict[str, dict[Position, bytes]] = {}
         self._ladder: dict[str, list[Position]] = {}
         self._latest: dict[str, Position] = {}
@@ -237,6 +238,9 @@ class InMemorySnapshotStore:
     def positions(self, tenant: str) -> list[Position]:
         return list(self._ladder.get(tenant, []))
 
+    def folded(self, tenant: str, position: Position) -> int:
+        return self._folded.get(tenant, {}).get(position, 0)
+
     def publish(
         self,
         tenant: str,
@@ -244,6 +248,7 @@ class InMemorySnapshotStore:
         position: Position,
         expected: Position | None,
         base: Position | None = None,
+        folded: int = 0,
     ) -> bool:
         with self._lock:
             if self._latest.get(tenant) != expected:
@@ -256,10 +261,13 @@ class InMemorySnapshotStore:
             bases = self._bases.setdefault(tenant, {})
             if base is not None:
                 bases[position] = base
-            keep = self._rule.retained(ladder, bases)
+            counts = self._folded.setdefault(tenant, {})
+            counts[position] = folded
+            keep = self._rule.retained(ladder, bases, counts)
             for old in [p for p in ladder if p not in keep]:
                 blobs.pop(old, None)
                 bases.pop(old, None)
+                counts.pop(old, None)
             ladder[:] = [p for p in ladder if p in keep]
             return True
 
@@ -269,3 +277,4 @@ class InMemorySnapshotStore:
             self._ladder.pop(tenant, None)
             self._latest.pop(tenant, None)
             self._bases.pop(tenant, None)
+            self._folded.pop(tenant, None)

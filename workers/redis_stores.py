@@ -30,6 +30,7 @@ from .keys import (
     latest_snapshot_key,
     log_key,
     snapshot_bases_key,
+    snapshot_folded_key,
     snapshot_key,
     snapshot_ladder_key,
     tenants_key,
@@ -294,6 +295,10 @@ class RedisSnapshotStore:
             raw = self._client.lrange(snapshot_ladder_key(tenant), 0, -1)
         return [Position.parse(p) for p in raw]
 
+    def folded(self, tenant: str, position: Position) -> int:
+        with translated(f"read the snapshots of {tenant!r}"):
+            return int(self._client.hget(snapshot_folded_key(tenant), str(position)) or 0)
+
     def publish(
         self,
         tenant: str,
@@ -301,12 +306,14 @@ class RedisSnapshotStore:
         position: Position,
         expected: Position | None,
         base: Position | None = None,
+        folded: int = 0,
     ) -> bool:
         keys = [
             snapshot_key(tenant, str(position)),
             latest_snapshot_key(tenant),
             snapshot_ladder_key(tenant),
             snapshot_bases_key(tenant),
+            snapshot_folded_key(tenant),
         ]
         args = [
             blob,
@@ -317,6 +324,9 @@ class RedisSnapshotStore:
             self._rule.recent,
             self._rule.hourly,
             self._rule.daily,
+            folded,
+            self._rule.stride,
+            self._rule.strides,
         ]
         with translated(f"publish a snapshot of {tenant!r}"):
             return bool(self._publish(keys=keys, args=args))
@@ -328,6 +338,7 @@ class RedisSnapshotStore:
                 latest_snapshot_key(tenant),
                 snapshot_ladder_key(tenant),
                 snapshot_bases_key(tenant),
+                snapshot_folded_key(tenant),
                 *blobs,
             )
 

@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 
 from .errors import SettingError
 from .keys import check_tenant
-from .stores import Ladder
+from .stores import DEFAULT_LADDER, Ladder
 
 T = TypeVar("T")
 
@@ -101,6 +101,10 @@ class Settings:
     """Hours back for which the newest snapshot of each hour is kept."""
     snapshots_daily: int = 30
     """Days back for which the newest snapshot of each day is kept."""
+    snapshots_stride: int = DEFAULT_LADDER.stride
+    """Events folded apart for which the newest snapshot of each run is kept (0: none)."""
+    snapshots_strides: int = DEFAULT_LADDER.strides
+    """Runs back for which it is kept."""
     snapshot_every: int = DEFAULT_SNAPSHOT_EVERY
     snapshot_after: float = DEFAULT_SNAPSHOT_AFTER
     idempotency_ttl: int = DEFAULT_IDEMPOTENCY_TTL
@@ -124,7 +128,13 @@ class Settings:
         return tuple(dict.fromkeys((self.host, *LOOPBACK_HOSTS, *self.allowed_hosts)))
 
     def ladder(self) -> Ladder:
-        return Ladder(self.snapshots_kept, self.snapshots_hourly, self.snapshots_daily)
+        return Ladder(
+            self.snapshots_kept,
+            self.snapshots_hourly,
+            self.snapshots_daily,
+            self.snapshots_stride,
+            self.snapshots_strides,
+        )
 
     def with_redis(self, redis_url: str) -> Settings:
         return dataclasses.replace(self, redis_url=redis_url)
@@ -153,6 +163,10 @@ def load_settings(env: Mapping[str, str], **overrides: Any) -> Settings:
         ),
         "snapshots_hourly": _read(env, "ASSOCMEM_SNAPSHOTS_HOURLY", 24, _whole),
         "snapshots_daily": _read(env, "ASSOCMEM_SNAPSHOTS_DAILY", 30, _whole),
+        "snapshots_stride": _read(env, "ASSOCMEM_SNAPSHOTS_STRIDE", DEFAULT_LADDER.stride, _whole),
+        "snapshots_strides": _read(
+            env, "ASSOCMEM_SNAPSHOTS_STRIDES", DEFAULT_LADDER.strides, _whole
+        ),
         "snapshot_every": _read(
             env, "ASSOCMEM_SNAPSHOT_EVERY", DEFAULT_SNAPSHOT_EVERY, _positive_int
         ),

@@ -170,9 +170,16 @@ class SnapshotStore(Protocol):
         position: Position,
         expected: Position | None,
         base: Position | None = None,
+        folded: int = 0,
     ) -> bool:
         """Publish `blob` as the state at `position` if `latest` is still `expected`. A delta
-        names its `base`: that snapshot is kept while this one is (at least two are kept)."""
+        names its `base`: that snapshot is kept while this one is (at least two are kept).
+        `folded`: the log entries folded into it, counted from the tenant's first snapshot
+        (or its last erasure), which spaces the ladder's rungs in events."""
+        ...
+
+    def folded(self, tenant: str, position: Position) -> int:
+        """The `folded` count the snapshot at `position` was published with (0 if none)."""
         ...
 
     def drop(self, tenant: str) -> None:
@@ -194,19 +201,40 @@ class Ladder:
     """The newest of each hour, for this many hours back from the newest snapshot."""
     daily: int = 30
     """The newest of each day, for this many days back."""
+    stride: int = 100_000
+    """The newest of each run of this many events folded (0: none), so that an `as_of`
+    read folds at most about this many events after the snapshot it starts from, however
+    fast the log was written: the hourly rung alone keeps one snapshot for an hour of
+    writes, and a rebuild in that hour folds from the one before it."""
+    strides: int = 10
+    """... for this many runs back from the newest snapshot."""
 
-    def retained(self, positions: list[Position], bases: dict[Position, Position]) -> set[Position]:
+    def retained(
+        self,
+        positions: list[Position],
+        bases: dict[Position, Position],
+        folded: dict[Position, int] | None = None,
+    ) -> set[Position]:
         """The positions (in publish order) to keep, and the bases of the deltas kept (and
-        theirs: a small delta's delta and its full snapshot)."""
+        theirs: a small delta's delta and its full snapshot). `folded`: each one's count
+        of events folded (none: 0)."""
         if not positions:
             return set()
         keep = set(positions[-self.recent :]) if self.recent else set()
-        newest = positions[-1].ms
-        for span, count in ((HOUR_MS, self.hourly), (DAY_MS, self.daily)):
+        counts = folded or {}
+        rungs: list[tuple[Callable[[Position], int], int, int]] = [
+            (lambda p: p.ms, HOUR_MS, self.hourly),
+            (lambda p: p.ms, DAY_MS, self.daily),
+        ]
+        if self.stride:
+            rungs.append((lambda p: counts.get(p, 0), self.stride, self.strides))
+        for measure, span, count in rungs:
+            newest = measure(positions[-1])
             seen: set[int] = set()
             for position in reversed(positions):
-                bucket = position.ms // span
-                if newest - position.ms < count * span and bucket not in seen:
+                at = measure(position)
+                bucket = at // span
+                if newest - at < count * span and bucket not in seen:
                     seen.add(bucket)
                     keep.add(position)
         for position in reversed(positions):  # a base is older than its deltas

@@ -214,3 +214,15 @@ def test_after_a_large_delta_small_changes_publish_small_deltas_of_it(anywhere: 
     newest = latest_snapshot(anywhere.snapshots, "default")
     assert newest is not None and base_of(newest[1]) == delta
     assert published_hash(anywhere) == from_zero_hash(anywhere)
+
+
+def test_each_snapshot_counts_the_events_folded_into_it_across_workers(anywhere: Runtime) -> None:
+    write(anywhere, ["a", "b"], ["b", "c"])
+    fold_and_publish(anywhere, "default")
+    write(anywhere, ["c", "d"])
+    fold_and_publish(anywhere, "default")
+    anywhere.folded.clear()  # a new worker goes on from the published snapshot
+    write(anywhere, ["d", "e"], ["e", "f"], ["f", "g"])
+    fold_and_publish(anywhere, "default")
+    positions = anywhere.snapshots.positions("default")
+    assert [anywhere.snapshots.folded("default", p) for p in positions] == [2, 3, 6]

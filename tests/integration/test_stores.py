@@ -153,6 +153,24 @@ def test_the_ladder_keeps_the_newest_the_last_of_each_recent_hour_and_day_and_th
     assert snapshots.load("default", positions[3]) == b"s3"
 
 
+def test_the_ladder_keeps_the_newest_snapshot_of_each_stride_of_events_however_fast_they_came(
+    runtime: Runtime,
+) -> None:
+    snapshots = runtime.snapshots
+    snapshots._rule = Ladder(recent=1, hourly=1, daily=0, stride=1000, strides=3)  # type: ignore[attr-defined]
+    folded = [400, 900, 1200, 1900, 2500, 3100, 3600, 4100]  # all within one second
+    positions = [Position(5_000 + n, 0) for n in range(len(folded))]
+    expected = None
+    for n, (position, count) in enumerate(zip(positions, folded, strict=True)):
+        assert snapshots.publish("default", b"s%d" % n, position, expected, None, count)
+        expected = position
+    # The newest of strides 4 (4100), 3 (3600, not 3100), 2 (2500) and 1 (1900, not 1200)
+    # that lie within 3,000 events of the newest: 900 is 3,200 back.
+    assert snapshots.positions("default") == [positions[n] for n in (3, 4, 6, 7)]
+    assert snapshots.folded("default", positions[6]) == 3600
+    assert snapshots.folded("default", positions[2]) == 0  # dropped with its snapshot
+
+
 def test_a_kept_small_delta_keeps_the_delta_it_is_of_and_that_ones_full_snapshot(
     runtime: Runtime,
 ) -> None:
