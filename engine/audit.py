@@ -106,7 +106,9 @@ def link_filter(source: str, target: str) -> Callable[[Position, bytes], bool]:
     and judged by the fold."""
     if _ESCAPED.search(source) or _ESCAPED.search(target):
         return lambda position, raw: True
-    names = (source.encode(), target.encode())
+    # A concept is named only as a JSON string (in a list of concepts, or a key of labels):
+    # quoted, so that text merely holding the word ("latest" for "test") is not decoded.
+    names = (b'"%s"' % source.encode(), b'"%s"' % target.encode())
     slashed = b"/" in names[0] or b"/" in names[1]  # "\\/" is JSON for "/" too
     naming = {kind.encode() for kind in NAMING}
     never = {kind.encode() for kind in NEVER_MOVE}

@@ -114,6 +114,8 @@ def test_entries_naming_neither_concept_are_left_undecoded_unless_they_are_unusu
     naming = encode_event(written(1, ["deploy", "fix"]))
     other = encode_event(written(2, ["fix", "bug"]))
     assert keep(at, naming) and not keep(at, other)
+    wordy = encode_event(written(4, ["fix"], "redeploy after the jitter fix"))
+    assert not keep(at, wordy)  # its text holds both words; its concepts name neither
     assert not keep(at, encode_event(accessed(3, ["1-0"])))
     escaped = other.replace(b'"fix"', b'"\\u0066ix"')
     assert keep(at, escaped)  # JSON with an escape: the fold decides
