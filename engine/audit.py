@@ -91,7 +91,8 @@ NEVER_MOVE = frozenset({MEMORY_ACCESSED.name, IMPORTANCE_SET.name, SUBJECT_FORGO
 """Event types that change no link."""
 
 
-NAMING = frozenset({"memory.written", "activity.logged", "document.ingested", "feedback.given"})
+NOTES = frozenset({"memory.written", "activity.logged", "document.ingested"})
+NAMING = NOTES | {"feedback.given"}
 """Event types that concern a link only when they name one of its concepts."""
 _ESCAPED = re.compile(r'["\\\x00-\x1f]')
 _START = b'{"v":'
@@ -114,16 +115,48 @@ def link_filter(source: str, target: str) -> Callable[[Position, bytes], bool]:
     never = {kind.encode() for kind in NEVER_MOVE}
 
     def may_concern(position: Position, raw: bytes) -> bool:
-        if names[0] in raw or names[1] in raw or not raw.startswith(_START):
+        if names[0] in raw or names[1] in raw:
             return True
-        at = raw.find(_TYPE_KEY, 5, 24)
-        end = raw.find(b'"', at + 9, at + 64) if at > 0 else -1
-        kind = raw[at + 9 : end]
-        if end < 0 or (kind not in naming and kind not in never):
+        kind = _stored_type(raw)
+        if kind is None or (kind not in naming and kind not in never):
             return True
         return raw.count(b'"type":') != 1 or b"\\u" in raw or (slashed and b"\\/" in raw)
 
     return may_concern
+
+
+def _stored_type(raw: bytes) -> bytes | None:
+    """An entry's event type where `encode_event` writes it; None for another layout."""
+    if not raw.startswith(_START):
+        return None
+    at = raw.find(_TYPE_KEY, 5, 24)
+    end = raw.find(b'"', at + 9, at + 64) if at > 0 else -1
+    return raw[at + 9 : end] if end >= 0 else None
+
+
+_NOTE_TYPES = frozenset(kind.encode() for kind in NOTES)
+
+
+def may_rate(raw: bytes) -> bool:
+    """Whether a stored entry may rate or merge memories: False only for a note, told from
+    its bytes (anything unusual is decoded and judged by `rated_memories`)."""
+    return _stored_type(raw) not in _NOTE_TYPES or raw.count(b'"type":') != 1
+
+
+def rated_memories(events: Iterable[Event], source: str, target: str) -> frozenset[str] | None:
+    """The memories a link's history must hold whatever they name: those rated by feedback
+    whose question names either concept. (A memory superseded or merged away still counts
+    and can still be rated, so supersessions and merges need no more.) None when an event
+    of a type not known here may move the link: then every memory naming one is held."""
+    held: set[str] = set()
+    for event in events:
+        if event.type in NOTES or _bearing(event, source, target) != WATCHED:
+            continue
+        if event.type == "feedback.given":
+            held.update(event.data.get("memory_ids", ()))
+        elif event.type != LINKS_CONSOLIDATED.name:
+            return None
+    return frozenset(held)
 
 
 IGNORED, BATCHED, WATCHED = 0, 1, 2
@@ -151,13 +184,21 @@ def _bearing(event: Event, source: str, target: str) -> int:
     return BATCHED if any(has_source or has_target for has_source, has_target in named) else IGNORED
 
 
-def link_history(events: Iterable[Event], source: str, target: str) -> LinkHistory:
+def link_history(
+    events: Iterable[Event], source: str, target: str, rated: frozenset[str] | None = None
+) -> LinkHistory:
     """Every event that changed the link source -- target, with the weight after it.
 
     One fold of the events that bear on the link, watched between events: a fold per
-    watched event indexed its notes each time (a tenth of the events, half the time)."""
+    watched event indexed its notes each time (a tenth of the events, half the time).
+
+    `rated`: the memories that must be held whatever they name (`rated_memories` of these
+    events). A note naming only one of the concepts moves the link only if it is rated
+    later, so the others are not folded: at 240,000 commit messages they were 95% of the
+    fold of a frequent concept's link. Their words still count towards the labels."""
     state = State()
     counter = state.counts = _CountingPair(state, (source, target))
+    words = _Words(source, target)
     changes: list[LinkChange] = []
     last = [0, 0.0]  # count and learned delta after the last change
 
@@ -191,12 +232,42 @@ def link_history(events: Iterable[Event], source: str, target: str) -> LinkHisto
             kind = _bearing(event, source, target)
             if kind == IGNORED:
                 continue
+            words.note(event)
+            if kind == BATCHED and rated is not None and str(event.position) not in rated:
+                continue
             yield event
             if kind == WATCHED:  # the fold asks for the next event once it applied this one
                 watch(event)
 
     fold(state, bearing())
-    return LinkHistory(source, target, tuple(changes), (state.label(source), state.label(target)))
+    return LinkHistory(source, target, tuple(changes), words.labels())
+
+
+class _Words:
+    """The words written for two concepts, counted as the fold counts them
+    (`State.note_surfaces`, one use at a time), for their labels."""
+
+    def __init__(self, source: str, target: str) -> None:
+        self._names = (source, target)
+        self._state = State()
+        self._at = [self._state.intern(source), self._state.intern(target)]
+
+    def note(self, event: Event) -> None:
+        data = event.data
+        if event.type in ("memory.written", "activity.logged"):
+            units = [data.get("concepts") or ()]
+        elif event.type == "document.ingested":
+            units = data.get("units") or ()
+        else:
+            return
+        labels = data.get("labels") or {}
+        for unit in units:
+            used = [at for at, name in zip(self._at, self._names, strict=True) if name in unit]
+            if used:  # each concept's label follows from its own uses alone
+                self._state.note_surfaces(used, labels)
+
+    def labels(self) -> tuple[str, str]:
+        return (self._state.label(self._names[0]), self._state.label(self._names[1]))
 
 
 def memory_filter(memory_id: str) -> Callable[[Position, bytes], bool]:

@@ -12,8 +12,10 @@ from assocmem.engine.audit import (
     MemoryEvent,
     link_filter,
     link_history,
+    may_rate,
     memory_filter,
     memory_history,
+    rated_memories,
 )
 from assocmem.engine.errors import InvalidEvent, quoted
 from assocmem.engine.event import Event, decode_event
@@ -21,15 +23,16 @@ from assocmem.engine.event_type import event_type
 from assocmem.engine.extraction import given_terms
 from assocmem.engine.fold import Rejection
 from assocmem.engine.link_rule import link_weight
-from assocmem.engine.position import Position
+from assocmem.engine.position import ZERO, Position
 from assocmem.engine.principal import ADMIN, Principal
 from assocmem.engine.snapshot import content_hash
 from assocmem.engine.state import State
 
 from .errors import InvalidRequest, UnknownMemory
 from .permissions import require
-from .rebuild import Rebuild, events_of, log_share, rebuild
+from .rebuild import Rebuild, decode_entries, events_of, log_share, rebuild
 from .runtime import Runtime
+from .stores import DEFAULT_BATCH, Entry, iter_entries
 
 Share = Callable[[float], None]
 """Told how far a long query has got, 0 to 1."""
@@ -104,14 +107,30 @@ class History:
     def link(
         self, principal: Principal, source: str, target: str, progress: Share | None = None
     ) -> LinkHistory:
-        """Every event that changed the link between two concepts (either form)."""
+        """Every event that changed the link between two concepts (either form).
+
+        The entries that may concern it are read once; the ratings among them are decoded
+        first, to tell which memories naming one concept the fold must hold
+        (`rated_memories`); then all are decoded and folded. Progress: half each."""
         names = check_link_names(source, target)
-        events = events_of(self.runtime.log, principal.tenant, keep=link_filter(*names))
-        if progress is not None:
-            events = _reporting(
-                events, log_share(self.runtime.log, principal.tenant, None, progress)
-            )
-        return link_history(events, *names)
+        log_, tenant = self.runtime.log, principal.tenant
+        keep = link_filter(*names)
+        report = progress or _unreported
+        read = log_share(log_, tenant, None, lambda share: report(share / 2))
+        entries: list[Entry] = []
+        for chunk in iter_entries(log_, tenant, ZERO):
+            entries.extend(entry for entry in chunk if keep(*entry))
+            read(chunk[-1][0])
+        rated = rated_memories(
+            decode_entries([entry for entry in entries if may_rate(entry[1])])[0], *names
+        )
+        events: Iterator[Event] = (
+            event
+            for start in range(0, len(entries), DEFAULT_BATCH)
+            for event in decode_entries(entries[start : start + DEFAULT_BATCH])[0]
+        )
+        folded = log_share(log_, tenant, None, lambda share: report(0.5 + share / 2))
+        return link_history(_reporting(events, folded), *names, rated)
 
     def memory(self, principal: Principal, memory_id: str) -> list[MemoryEvent]:
         events = events_of(self.runtime.log, principal.tenant, keep=memory_filter(memory_id))
@@ -194,6 +213,10 @@ class History:
         )
         found = self.runtime.log.entries(tenant, before, position, 1)
         return found[0][1] if found and found[0][0] == position else None
+
+
+def _unreported(share: float) -> None:
+    return None
 
 
 def _reporting(events: Iterator[Event], at: Callable[[Position], None]) -> Iterator[Event]:

@@ -5,7 +5,14 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assocmem.engine.audit import link_filter, link_history, memory_filter, memory_history
+from assocmem.engine.audit import (
+    link_filter,
+    link_history,
+    may_rate,
+    memory_filter,
+    memory_history,
+    rated_memories,
+)
 from assocmem.engine.event import Event, decode_event, encode_event
 from assocmem.engine.fold import fold, fold_from_zero
 from assocmem.engine.position import Position
@@ -82,8 +89,10 @@ def test_a_link_s_history_is_every_event_after_which_the_folded_link_differs(
         if now != last:
             moved.append((str(event.position), *now))
             last = now
-    history = link_history(events, source, target)
+    history = link_history(events, source, target, rated_memories(events, source, target))
     assert [(str(c.position), c.count, c.learned) for c in history.changes] == moved
+    assert history.labels == (state.label(source), state.label(target))
+    assert link_history(events, source, target) == history  # every note folded
 
 
 @given(histories(), st.sampled_from(["a", "b", "c"]), st.sampled_from(["d", "e", "f"]))
@@ -106,6 +115,29 @@ def test_a_link_taught_through_a_memory_naming_only_one_concept_keeps_that_memor
     ]
     history = link_history(kept, "deploy", "jitter")
     assert [(str(c.position), c.taught) for c in history.changes] == [("2-0", 1.0)]
+
+
+def test_a_memory_naming_one_concept_is_folded_only_when_a_rating_of_the_link_needs_it() -> None:
+    events = [
+        written(1, ["b", "d"]),  # rated below for a question naming "a": teaches a -- d
+        written(2, ["d", "x"]),  # never rated: changes nothing
+        feedback(3, ["1-0"], 1.0, ["a"]),
+        written(4, ["a", "d"]),
+    ]
+    rated = rated_memories(events, "a", "d")
+    assert rated == {"1-0"}
+    history = link_history(events, "a", "d", rated)
+    assert [(str(c.position), c.count, c.learned) for c in history.changes] == [
+        ("3-0", 0, 1.0),
+        ("4-0", 1, 1.0),
+    ]
+    assert history == link_history(events, "a", "d")
+
+
+def test_only_entries_that_are_not_notes_are_decoded_to_find_the_rated_memories() -> None:
+    assert not may_rate(encode_event(written(1, ["a", "d"])))
+    assert may_rate(encode_event(feedback(2, ["1-0"], 1.0, ["a"])))
+    assert may_rate(b'{"type":"memory.written","v":2}')  # another encoder's key order
 
 
 def test_entries_naming_neither_concept_are_left_undecoded_unless_they_are_unusual() -> None:
