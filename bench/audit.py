@@ -1,7 +1,8 @@
 """`audit link` in this process: the history of the link the most feedback taught, over a
 log of `--notes` commit messages with a feedback every `--feedback-every`, from the
-encoded entries as the workers read them (the filter on the entries' bytes, the decoding
-of those kept, the fold of the link's events). Medians of `--rounds`.
+encoded entries as the workers read them (the filter on the entries' bytes, the ratings
+among those kept decoded to tell which memories the fold must hold, the decoding of the
+kept, the fold of the link's events). Medians of `--rounds`.
 
     .venv/bin/python bench/audit.py ../shared/data/corpus_en.jsonl --notes 30000
 """
@@ -16,7 +17,7 @@ from pathlib import Path
 
 from skeleton import load_corpus, with_feedback  # bench/ is on sys.path when a script here runs
 
-from assocmem.engine.audit import link_filter, link_history
+from assocmem.engine.audit import link_filter, link_history, may_rate, rated_memories
 from assocmem.engine.event import Event, decode_event, encode_event
 from assocmem.engine.events.memory_written import build
 from assocmem.engine.extraction import extract, warm_up
@@ -48,8 +49,11 @@ def main() -> None:
 
     def audit() -> int:
         keep = link_filter(source, target)
-        kept = [decode_event(raw, p) for p, raw in entries if keep(p, raw)]
-        return len(link_history(kept, source, target).changes)
+        kept = [(p, raw) for p, raw in entries if keep(p, raw)]
+        ratings = [decode_event(raw, p) for p, raw in kept if may_rate(raw)]
+        rated = rated_memories(ratings, source, target)
+        events = (decode_event(raw, p) for p, raw in kept)
+        return len(link_history(events, source, target, rated).changes)
 
     seconds, changes = [], 0
     for _ in range(args.rounds):

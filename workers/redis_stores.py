@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from importlib import resources
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import orjson
 import redis
@@ -66,6 +66,10 @@ def _script(client: redis.Redis, name: str) -> Callable[..., object]:
 class RedisEventLog:
     def __init__(self, client: redis.Redis, idempotency_ttl: int = 7 * 24 * 3600) -> None:
         self._client = client
+        # The log's reads: XRANGE replies as hiredis parses them, without redis-py making
+        # a dict of each entry's fields (an eighth of an audit's time, before).
+        self._reader = redis.Redis(connection_pool=client.connection_pool)
+        self._reader.set_response_callback("XRANGE", _as_parsed)
         self._ttl = idempotency_ttl
         self._append = _script(client, "append.lua")
         self._clear_flag = client.register_script(CLEAR_FLAG)
@@ -104,25 +108,25 @@ class RedisEventLog:
         self, tenant: str, after: Position, upto: Position | None = None, count: int = DEFAULT_BATCH
     ) -> list[Entry]:
         with translated(f"read the log of {tenant!r}"):
-            with self._client.pipeline(transaction=False) as pipe:
+            with self._reader.pipeline(transaction=False) as pipe:
                 pipe.hget(archive_meta_key(tenant), "upto")
                 pipe.xrange(
                     log_key(tenant), min=f"({after}", max=str(upto) if upto else "+", count=count
                 )
                 archived, rows = pipe.execute()
             if not archived or after >= Position.parse(archived):
-                return _entries(rows)
+                return _stored_entries(rows)
             # The head of the log is archived: read it there, then the stream after it.
             archived_upto = Position.parse(archived)
             found = self._archive.read(tenant, after, upto, count)
             if len(found) < count and (upto is None or archived_upto < upto):
-                rows = self._client.xrange(
+                rows = self._reader.xrange(
                     log_key(tenant),
                     min=f"({archived_upto}",
                     max=str(upto) if upto else "+",
                     count=count - len(found),
                 )
-                found += _entries(rows)
+                found += _stored_entries(rows)
             return found
 
     def wait_for_entries(self, tenant: str, after: Position, timeout: float) -> bool:
@@ -269,6 +273,27 @@ class RedisEventLog:
 
 def _entries(rows: list[tuple[bytes, dict[bytes, bytes]]]) -> list[Entry]:
     return [(Position.parse(position), fields.get(b"e", b"")) for position, fields in rows]
+
+
+def _as_parsed(response: object, **options: object) -> object:
+    return response
+
+
+def _stored_entries(rows: list[list[Any]]) -> list[Entry]:
+    """Entries from an XRANGE reply as parsed: [id, [field, value, ...]] each (ours have the
+    one field "e"); the ids are Redis's own, so only split."""
+    entries: list[Entry] = []
+    append = entries.append
+    for position, fields in rows:
+        ms, _, seq = position.partition(b"-")
+        raw = fields[1] if len(fields) == 2 and fields[0] == b"e" else _field(fields)
+        append((Position(int(ms), int(seq)), raw))
+    return entries
+
+
+def _field(fields: list[bytes]) -> bytes:
+    named = dict(zip(fields[::2], fields[1::2], strict=True))
+    return named.get(b"e", b"")
 
 
 class RedisSnapshotStore:

@@ -201,11 +201,14 @@ class Ladder:
     """The newest of each hour, for this many hours back from the newest snapshot."""
     daily: int = 30
     """The newest of each day, for this many days back."""
-    stride: int = 100_000
+    stride: int = 0
     """The newest of each run of this many events folded (0: none), so that an `as_of`
     read folds at most about this many events after the snapshot it starts from, however
     fast the log was written: the hourly rung alone keeps one snapshot for an hour of
-    writes, and a rebuild in that hour folds from the one before it."""
+    writes, and a rebuild in that hour folds from the one before it. Off by default, for
+    what it costs: at a million commit messages, 100,000 x 10 made `as_of` reads at 50%
+    and 90% of the log 7.7 and 11.3 s instead of 47 and 85 s, but kept 11 full snapshots
+    (1.65 GB in Redis beside a 1.2 GB log), and a cold start took 39.5 s instead of 21."""
     strides: int = 10
     """... for this many runs back from the newest snapshot."""
 
