@@ -29,6 +29,7 @@ from assocmem.engine.snapshot import content_hash
 from assocmem.engine.state import State
 
 from .errors import InvalidRequest, UnknownMemory
+from .heap import collection_held
 from .permissions import require
 from .rebuild import Rebuild, decode_entries, events_of, log_share, rebuild
 from .runtime import Runtime
@@ -113,9 +114,12 @@ class History:
         first, to tell which memories naming one concept the fold must hold
         (`rated_memories`); then all are decoded and folded. Progress: half each."""
         names = check_link_names(source, target)
-        log_, tenant = self.runtime.log, principal.tenant
+        with collection_held():
+            return self._link(principal.tenant, names, progress or _unreported)
+
+    def _link(self, tenant: str, names: list[str], report: Share) -> LinkHistory:
+        log_ = self.runtime.log
         keep = link_filter(*names)
-        report = progress or _unreported
         read = log_share(log_, tenant, None, lambda share: report(share / 2))
         entries: list[Entry] = []
         for chunk in iter_entries(log_, tenant, ZERO):
