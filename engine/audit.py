@@ -152,8 +152,8 @@ _NOTE_TYPES = frozenset(kind.encode() for kind in NOTES)
 
 
 def may_rate(raw: bytes) -> bool:
-    """Whether a stored entry may rate or merge memories: False only for a note, told from
-    its bytes (anything unusual is decoded and judged by `rated_memories`)."""
+    """Whether a stored entry may be a rating (or of a type `rated_memories` must see):
+    False only for a note, told from its bytes; anything unusual is decoded and judged."""
     return _stored_type(raw) not in _NOTE_TYPES or raw.count(b'"type":') != 1
 
 
