@@ -14,6 +14,7 @@ from assocmem.engine.audit import (
     rated_memories,
 )
 from assocmem.engine.event import Event, decode_event, encode_event
+from assocmem.engine.event_type import EventType, register, unregister
 from assocmem.engine.fold import fold, fold_from_zero
 from assocmem.engine.position import Position
 from assocmem.engine.state import State
@@ -132,6 +133,16 @@ def test_a_memory_naming_one_concept_is_folded_only_when_a_rating_of_the_link_ne
         ("4-0", 1, 1.0),
     ]
     assert history == link_history(events, "a", "d")
+
+
+def test_an_event_type_the_audit_does_not_know_makes_it_fold_every_note() -> None:
+    kind = EventType("links.renamed", 1, lambda data: None, lambda s, e: None, lambda: {})
+    register(kind)
+    try:
+        renamed = Event(kind.name, "t", "agent", 2.0, {}, position=Position(2, 0))
+        assert rated_memories([written(1, ["a", "d"]), renamed], "a", "d") is None
+    finally:
+        unregister(kind.name)
 
 
 def test_only_entries_that_are_not_notes_are_decoded_to_find_the_rated_memories() -> None:
