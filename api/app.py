@@ -185,8 +185,9 @@ def _responding(
                     run_in_threadpool(endpoint, *args, **kwargs), budget
                 )
             except TimeoutError:
-                raise HTTPException(
-                    503, f"the read took over {budget:g} s (ASSOCMEM_READ_TIMEOUT): try again"
+                raise problems.ReadTimedOut(
+                    f"the read took over {budget:g} s (ASSOCMEM_READ_TIMEOUT): try again"
+                    " (a state rebuilt for as_of or without_feedback is kept for it)"
                 ) from None
             return OrjsonResponse(content, status_code=status)
 

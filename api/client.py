@@ -50,6 +50,11 @@ _KEYED_RETRIES = urllib3.Retry(
 lost or the service was briefly away (502-504): the log stores it once whatever happens."""
 
 
+REBUILD_WAIT = 1800.0
+"""Seconds a read of a rebuilt state is asked again while the service is rebuilding it."""
+READ_TIMEOUT = "read_timeout"
+"""The code of the service's 503 for a read past its budget whose work goes on."""
+
 SCOPES = ("user", "session", "namespace")
 
 
@@ -313,6 +318,8 @@ class Client:
         """A read or a chain; in degraded mode, bounded by `degrade_after` and never raising
         for an outage (a request the API refuses as invalid still raises BadRequest)."""
         if self._degrade_after is None:
+            if body.get("as_of") is not None or body.get("without_feedback"):
+                return self._rebuilt(path, body)
             return self._call("POST", path, json=body, changes_nothing=True)
         try:
             answer = self._call(
@@ -326,6 +333,20 @@ class Client:
         except ApiError as exc:
             return degraded(empty, exc)
         return {**answer, "degraded": False}
+
+    def _rebuilt(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        """A read of a rebuilt state (`as_of`, `without_feedback`): asked again while the
+        service says it is still rebuilding it (a 503 `read_timeout`: at a million events a
+        rebuild takes a minute or two, the service answers within ASSOCMEM_READ_TIMEOUT),
+        for at most REBUILD_WAIT seconds."""
+        deadline = time.monotonic() + REBUILD_WAIT
+        while True:
+            try:
+                return self._call("POST", path, json=body, changes_nothing=True)
+            except ApiError as exc:
+                if exc.code != READ_TIMEOUT or time.monotonic() > deadline:
+                    raise
+                time.sleep(min(exc.retry_after or 1.0, 10.0))
 
     def _call(
         self,
@@ -372,7 +393,12 @@ class Client:
             detail = problem_detail(response.data, response.status)
             if response.status < 500:
                 raise BadRequest(detail, response.status)
-            raise ApiError(detail, response.status)
+            raise ApiError(
+                detail,
+                response.status,
+                problem_code(response.data),
+                _seconds(response.headers.get("Retry-After")),
+            )
         answer = orjson.loads(response.data)
         if method == "POST" and not changes_nothing:
             self.position = latest_written(self.position, answer)
@@ -411,6 +437,21 @@ def _query(params: dict[str, Any]) -> str:
             text = str(item).lower() if isinstance(item, bool) else str(item)
             pairs.append((key, text))
     return urllib.parse.urlencode(pairs)
+
+
+def problem_code(data: bytes) -> str | None:
+    try:
+        code = orjson.loads(data).get("code")
+    except (orjson.JSONDecodeError, AttributeError):
+        return None
+    return code if isinstance(code, str) else None
+
+
+def _seconds(header: str | None) -> float | None:
+    try:
+        return float(header) if header is not None else None
+    except ValueError:
+        return None  # an HTTP date: ours are always seconds
 
 
 def problem_detail(data: bytes, status: int) -> str:

@@ -9,9 +9,19 @@ from __future__ import annotations
 
 
 class ApiError(Exception):
-    def __init__(self, message: str, status: int = 500) -> None:
+    def __init__(
+        self,
+        message: str,
+        status: int = 500,
+        code: str | None = None,
+        retry_after: float | None = None,
+    ) -> None:
         super().__init__(message)
         self.status = status
+        self.code = code
+        """The problem's machine-readable code, when it has one (`read_timeout`)."""
+        self.retry_after = retry_after
+        """Seconds the service asked to wait before asking again (Retry-After)."""
 
 
 class BadRequest(ApiError):

@@ -32,6 +32,15 @@ CUSTOM_MESSAGES = {"out_of_range", "invalid_unicode", "not_a_position", "not_a_p
 """Validation errors whose message already reads after the value ("is out of range: ...")."""
 
 
+class ReadTimedOut(Exception):
+    """A read ran past ASSOCMEM_READ_TIMEOUT. The work goes on: a rebuilt state (`as_of`,
+    `without_feedback`) is kept, so the same read asked again is answered from it."""
+
+
+READ_TIMED_OUT = "read_timeout"
+"""The problem code of ReadTimedOut, which a client may act on by asking again."""
+
+
 class Problem(BaseModel):
     """RFC 9457: what went wrong, for people (`detail` names the field and the value)."""
 
@@ -40,7 +49,7 @@ class Problem(BaseModel):
     status: int
     detail: str
     code: str | None = None
-    """Machine-readable, where a client acts on it: `rate_limited`."""
+    """Machine-readable, where a client acts on it: `rate_limited`, `read_timeout`."""
 
 
 def problem(
@@ -63,6 +72,7 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(KeyConflict, _conflict)
     app.add_exception_handler(NotAllowed, _not_allowed)
     app.add_exception_handler(RateLimited, _rate_limited)
+    app.add_exception_handler(ReadTimedOut, _read_timed_out)
     app.add_exception_handler(ApplicationError, _application_error)
     app.add_exception_handler(EngineError, _application_error)
     app.add_exception_handler(StoreUnavailable, _store_unavailable)
@@ -115,6 +125,11 @@ async def _rate_limited(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, RateLimited)
     headers = {"Retry-After": str(exc.retry_after)}
     return problem(429, "Too many requests", str(exc), headers, code="rate_limited")
+
+
+async def _read_timed_out(request: Request, exc: Exception) -> Response:
+    headers = {"Retry-After": "1"}
+    return problem(503, "Read timed out", str(exc), headers, code=READ_TIMED_OUT)
 
 
 async def _application_error(request: Request, exc: Exception) -> Response:

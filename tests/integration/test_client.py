@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import http.server
 import socket
 import threading
@@ -10,6 +11,7 @@ from collections.abc import Iterator
 
 import orjson
 import pytest
+import urllib3
 
 from assocmem.api import client as client_module
 from assocmem.api.client import Client
@@ -165,3 +167,38 @@ def test_an_append_is_sent_again_with_the_same_idempotency_key() -> None:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_a_read_of_a_past_state_is_asked_again_while_the_service_rebuilds_it(
+    settings: Settings,
+) -> None:
+    """A rebuild longer than ASSOCMEM_READ_TIMEOUT answers 503 `read_timeout` and goes on;
+    the client asks again (after Retry-After) until the rebuilt state answers."""
+    hurried = dataclasses.replace(settings, read_timeout=0.1)
+    with serving(hurried) as url, Client(url, api_key=operator_key(settings)) as api:
+        positions = [
+            api.write_many(
+                [
+                    {"text": f"note {n} on queues", "concepts": ["queue", f"n{n}"]}
+                    for n in range(start, start + 1000)
+                ]
+            )[-1]["position"]
+            for start in range(0, 6000, 1000)
+        ]
+        # A rebuild of a few thousand notes from zero takes longer than 0.1 s: refused
+        refused = urllib3.request(
+            "POST",
+            f"{url}/v1/read",
+            body=orjson.dumps({"concepts": ["queue"], "as_of": positions[-2]}),
+            headers={
+                "authorization": f"Bearer {operator_key(settings)}",
+                "content-type": "application/json",
+            },
+        )
+        assert refused.status == 503
+        assert refused.headers["Retry-After"] == "1"
+        assert refused.json()["code"] == "read_timeout"
+        # ... so the client's read of another past state was refused too, and asked again
+        answer = api.read(concepts=["queue"], as_of=positions[-3], limit=3)
+        assert answer["position"] == positions[-3]
+        assert len(answer["items"]) == 3
