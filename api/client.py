@@ -18,7 +18,7 @@ from urllib3.connection import HTTPConnection
 
 from assocmem.engine.position import Position
 
-from .errors import ApiError, BadRequest, ServiceDown
+from .errors import READ_TIMED_OUT, ApiError, BadRequest, ServiceDown
 
 DEFAULT_TIMEOUT = 30.0
 """Seconds a request may take."""
@@ -52,8 +52,6 @@ lost or the service was briefly away (502-504): the log stores it once whatever 
 
 REBUILD_WAIT = 1800.0
 """Seconds a read of a rebuilt state is asked again while the service is rebuilding it."""
-READ_TIMEOUT = "read_timeout"
-"""The code of the service's 503 for a read past its budget whose work goes on."""
 
 SCOPES = ("user", "session", "namespace")
 
@@ -344,7 +342,7 @@ class Client:
             try:
                 return self._call("POST", path, json=body, changes_nothing=True)
             except ApiError as exc:
-                if exc.code != READ_TIMEOUT or time.monotonic() > deadline:
+                if exc.code != READ_TIMED_OUT or time.monotonic() > deadline:
                     raise
                 time.sleep(min(exc.retry_after or 1.0, 10.0))
 

@@ -7,6 +7,10 @@ ApiError              root: a request failed; carries the HTTP status and a mess
 
 from __future__ import annotations
 
+READ_TIMED_OUT = "read_timeout"
+"""The problem code of a read past ASSOCMEM_READ_TIMEOUT whose work goes on: a client may
+ask the same read again."""
+
 
 class ApiError(Exception):
     def __init__(

@@ -25,6 +25,8 @@ from assocmem.workers.errors import (
     UnknownMemory,
 )
 
+from .errors import READ_TIMED_OUT
+
 log = logging.getLogger(__name__)
 
 PROBLEM = "application/problem+json"
@@ -35,10 +37,6 @@ CUSTOM_MESSAGES = {"out_of_range", "invalid_unicode", "not_a_position", "not_a_p
 class ReadTimedOut(Exception):
     """A read ran past ASSOCMEM_READ_TIMEOUT. The work goes on: a rebuilt state (`as_of`,
     `without_feedback`) is kept, so the same read asked again is answered from it."""
-
-
-READ_TIMED_OUT = "read_timeout"
-"""The problem code of ReadTimedOut, which a client may act on by asking again."""
 
 
 class Problem(BaseModel):

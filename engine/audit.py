@@ -182,20 +182,23 @@ def _bearing(event: Event, source: str, target: str) -> int:
     (a memory carrying one may be rated later) and cannot move the link: folded, not
     looked at. WATCHED: it may move the link (a note or unit naming both, a rating whose
     question names one, a consolidation, a type not known here): folded, then looked at."""
-    data = event.data
-    if event.type in ("memory.written", "activity.logged"):
-        units = [data.get("concepts") or ()]
-    elif event.type == "document.ingested":
-        units = data.get("units") or ()
-    elif event.type == "feedback.given":
-        question = data.get("concepts") or ()
+    if event.type == "feedback.given":
+        question = event.data.get("concepts") or ()
         return WATCHED if source in question or target in question else IGNORED
-    else:
+    if event.type not in NOTES:
         return IGNORED if event.type in NEVER_MOVE else WATCHED
-    named = [(source in unit, target in unit) for unit in units]
+    named = [(source in unit, target in unit) for unit in _units(event)]
     if any(has_source and has_target for has_source, has_target in named):
         return WATCHED
     return BATCHED if any(has_source or has_target for has_source, has_target in named) else IGNORED
+
+
+def _units(event: Event) -> list[list[str]]:
+    """The concept lists of a note (one) or a document (one a unit), which link and label."""
+    data = event.data
+    if event.type == "document.ingested":
+        return data.get("units") or []
+    return [data.get("concepts") or []]
 
 
 def link_history(
@@ -267,15 +270,10 @@ class _Words:
         self._at = [self._state.intern(source), self._state.intern(target)]
 
     def note(self, event: Event) -> None:
-        data = event.data
-        if event.type in ("memory.written", "activity.logged"):
-            units = [data.get("concepts") or ()]
-        elif event.type == "document.ingested":
-            units = data.get("units") or ()
-        else:
+        if event.type not in NOTES:
             return
-        labels = data.get("labels") or {}
-        for unit in units:
+        labels = event.data.get("labels") or {}
+        for unit in _units(event):
             used = [at for at, name in zip(self._at, self._names, strict=True) if name in unit]
             if used:  # each concept's label follows from its own uses alone
                 self._state.note_surfaces(used, labels)

@@ -163,7 +163,7 @@ class RedisEventLog:
                 self._client.xtrim(
                     log_key(tenant), minid=str(next_position(archived)), approximate=False
                 )
-            rows = self._client.xrange(
+            rows = self._reader.xrange(
                 log_key(tenant),
                 min=f"({archived}" if archived else "-",
                 max=str(upto),
@@ -171,7 +171,7 @@ class RedisEventLog:
             )
             if not rows:
                 return None
-            segment = self._archive.add(tenant, _entries(rows), archived)
+            segment = self._archive.add(tenant, _stored_entries(rows), archived)
             self._client.xtrim(
                 log_key(tenant), minid=str(next_position(segment.last)), approximate=False
             )
@@ -269,10 +269,6 @@ class RedisEventLog:
     def ping(self) -> None:
         with translated("reach Redis"):
             self._client.ping()
-
-
-def _entries(rows: list[tuple[bytes, dict[bytes, bytes]]]) -> list[Entry]:
-    return [(Position.parse(position), fields.get(b"e", b"")) for position, fields in rows]
 
 
 def _as_parsed(response: object, **options: object) -> object:
