@@ -77,6 +77,10 @@ def run_cron(runtime: Runtime, stop: threading.Event, tick: float = TICK_SECONDS
     settings = runtime.settings
     zone = zoneinfo.ZoneInfo(settings.timezone)
     schedule = settings.consolidation.cron()
+    if schedule is None:
+        log.info("cron: nightly consolidation is off (ASSOCMEM_CONSOLIDATE_AT=off)")
+        stop.wait()
+        return
     lease = Lease(runtime.queue_connection, cron_lease_key())
     holding = False
     try:

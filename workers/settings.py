@@ -55,6 +55,7 @@ DEFAULT_RETENTION_DAYS = 30.0
 """Log entries older than this (and in a snapshot) move to compressed archive segments."""
 DEFAULT_CONSOLIDATE_AT = "02:30"
 """Local time (ASSOCMEM_TZ) of the nightly sleep consolidation of every tenant."""
+CONSOLIDATION_OFF = "off"
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 
@@ -63,7 +64,8 @@ class ConsolidationSettings:
     """The nightly consolidation: when it runs and the rule it decides by (engine/consolidation.py)."""
 
     at: str = DEFAULT_CONSOLIDATE_AT
-    """A time of day, HH:MM, or a cron expression (five fields; a sixth names seconds)."""
+    """A time of day, HH:MM, a cron expression (five fields; a sixth names seconds), or
+    `off` (CONSOLIDATION_OFF): no night is scheduled, `assocmem consolidate` still runs."""
     window_days: float = 90.0
     written_half_life_days: float | None = None
     """None: never (the default; see engine/consolidation.py)."""
@@ -72,7 +74,10 @@ class ConsolidationSettings:
     vocabulary_cap: int = 500_000
     merge_duplicates: bool = True
 
-    def cron(self) -> str:
+    def cron(self) -> str | None:
+        """The schedule as a cron expression; None when nightly consolidation is off."""
+        if self.at == CONSOLIDATION_OFF:
+            return None
         if ":" in self.at:
             hour, minute = self.at.split(":")
             return f"{int(minute)} {int(hour)} * * *"
@@ -218,6 +223,8 @@ def _consolidation(env: Mapping[str, str]) -> ConsolidationSettings:
 def _schedule(raw: str) -> str:
     from croniter import croniter
 
+    if raw.strip().lower() == CONSOLIDATION_OFF:
+        return CONSOLIDATION_OFF
     if ":" in raw:
         hour, _, minute = raw.partition(":")
         if hour.isdigit() and minute.isdigit() and int(hour) < 24 and int(minute) < 60:
@@ -225,8 +232,8 @@ def _schedule(raw: str) -> str:
         raise ValueError("expected a time of day HH:MM (24-hour), e.g. 02:30")
     if not croniter.is_valid(raw) or len(raw.split()) not in (5, 6):
         raise ValueError(
-            "expected HH:MM or a cron expression of five fields (a sixth for seconds),"
-            " e.g. '30 2 * * *'"
+            "expected HH:MM, a cron expression of five fields (a sixth for seconds),"
+            " e.g. '30 2 * * *', or 'off'"
         )
     return raw
 

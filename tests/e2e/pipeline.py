@@ -46,9 +46,14 @@ class Pipeline:
 
     def __init__(self, home: Path, env: dict[str, str] | None = None) -> None:
         self.home = home
-        self.process, self.banner = spawn_up(
-            home, {"ASSOCMEM_FOLD_INTERVAL": "0.2", "ASSOCMEM_SNAPSHOT_EVERY": "1", **(env or {})}
-        )
+        defaults = {
+            "ASSOCMEM_FOLD_INTERVAL": "0.2",
+            "ASSOCMEM_SNAPSHOT_EVERY": "1",
+            # The nightly 02:30 would append a consolidation to a test running then; the
+            # tests of the cron name their own schedule.
+            "ASSOCMEM_CONSOLIDATE_AT": "off",
+        }
+        self.process, self.banner = spawn_up(home, {**defaults, **(env or {})})
         info = read_run_file(home)
         assert info is not None, "up printed its URL but wrote no run file"
         self.info: RunInfo = info

@@ -157,7 +157,7 @@ def test_kill_9_of_workers_and_api_while_appending_loses_nothing_and_counts_noth
             served = retried(client.state)
             assert served["position"] == last
             assert served["memories"] == NOTES
-        replay = cli_json("replay", url=up.url)
+        replay = cli_json("replay", "--until", last, url=up.url)
         assert replay["matches"], replay["difference"]  # the last snapshot + tail == from zero
         assert replay["replayed_hash"] == served["hash"]  # and so is the API's own state
     finally:

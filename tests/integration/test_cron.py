@@ -16,10 +16,10 @@ from assocmem.workers.consolidation_job import AGENT, consolidate, enqueue_conso
 from assocmem.workers.cron import Lease, run_cron
 from assocmem.workers.fold_job import fold_and_publish
 from assocmem.workers.jobs import job_info
-from assocmem.workers.keys import MAINTENANCE_QUEUE
+from assocmem.workers.keys import MAINTENANCE_QUEUE, cron_last_key
 from assocmem.workers.rebuild import events_of, rebuild
 from assocmem.workers.runtime import Runtime
-from assocmem.workers.settings import ConsolidationSettings
+from assocmem.workers.settings import ConsolidationSettings, load_settings
 
 from ..stores import note, work, write
 
@@ -68,6 +68,23 @@ def test_two_crons_queue_a_scheduled_night_once_per_tenant_consolidation_then_ar
         for job in ("consolidate", "archive")
         for tenant in ("default", "other")
     )
+
+
+def test_a_cron_with_consolidation_off_queues_no_night(runtime: Runtime) -> None:
+    write(runtime, ["a", "b"])
+    off = load_settings({"ASSOCMEM_CONSOLIDATE_AT": "Off"}).consolidation
+    runtime.settings = dataclasses.replace(runtime.settings, consolidation=off)
+    assert runtime.queue_connection is not None
+    week_ago = datetime.now(UTC) - timedelta(days=7)
+    runtime.queue_connection.set(cron_last_key(), week_ago.timestamp())  # nights are due
+    stop = threading.Event()
+    cron = threading.Thread(target=run_cron, args=(runtime, stop, 0.1), daemon=True)
+    cron.start()
+    time.sleep(1.0)
+    stop.set()
+    cron.join(5)
+    assert not cron.is_alive(), "the cron did not stop"
+    assert runtime.queue(MAINTENANCE_QUEUE).count == 0
 
 
 def test_a_consolidation_job_appends_its_decision_and_reports_it(runtime: Runtime) -> None:
