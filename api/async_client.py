@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 from typing import Any
 
 import httpx2
@@ -14,11 +15,16 @@ import orjson
 
 from .client import (
     DEFAULT_TIMEOUT,
+    REBUILD_WAIT,
     degraded,
     given,
+    is_rebuilt,
     keyed,
     latest_written,
+    problem_code,
     problem_detail,
+    rebuild_pause,
+    retry_after_seconds,
     scope_headers,
 )
 from .errors import ApiError, BadRequest, ServiceDown
@@ -130,6 +136,8 @@ class AsyncClient:
         self, path: str, body: dict[str, Any], empty: dict[str, Any]
     ) -> dict[str, Any]:
         if self._degrade_after is None:
+            if is_rebuilt(body):
+                return await self._rebuilt(path, body)
             return await self._send("POST", path, json=body, again=True)
         try:
             answer = await asyncio.wait_for(
@@ -141,6 +149,15 @@ class AsyncClient:
         except ApiError as exc:
             return degraded(empty, exc)
         return {**answer, "degraded": False}
+
+    async def _rebuilt(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        """As `Client._rebuilt`: asked again while the service rebuilds the state."""
+        deadline = time.monotonic() + REBUILD_WAIT
+        while True:
+            try:
+                return await self._send("POST", path, json=body, again=True)
+            except ApiError as exc:
+                await asyncio.sleep(rebuild_pause(exc, deadline))
 
     async def _send(
         self,
@@ -179,5 +196,10 @@ def _answer(response: httpx2.Response) -> dict[str, Any]:
         detail = problem_detail(response.content, response.status_code)
         if response.status_code < 500:
             raise BadRequest(detail, response.status_code)
-        raise ApiError(detail, response.status_code)
+        raise ApiError(
+            detail,
+            response.status_code,
+            problem_code(response.content),
+            retry_after_seconds(response.headers.get("retry-after")),
+        )
     return orjson.loads(response.content)  # type: ignore[no-any-return]

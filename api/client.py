@@ -316,7 +316,7 @@ class Client:
         """A read or a chain; in degraded mode, bounded by `degrade_after` and never raising
         for an outage (a request the API refuses as invalid still raises BadRequest)."""
         if self._degrade_after is None:
-            if body.get("as_of") is not None or body.get("without_feedback"):
+            if is_rebuilt(body):
                 return self._rebuilt(path, body)
             return self._call("POST", path, json=body, changes_nothing=True)
         try:
@@ -342,9 +342,7 @@ class Client:
             try:
                 return self._call("POST", path, json=body, changes_nothing=True)
             except ApiError as exc:
-                if exc.code != READ_TIMED_OUT or time.monotonic() > deadline:
-                    raise
-                time.sleep(min(exc.retry_after or 1.0, 10.0))
+                time.sleep(rebuild_pause(exc, deadline))
 
     def _call(
         self,
@@ -395,7 +393,7 @@ class Client:
                 detail,
                 response.status,
                 problem_code(response.data),
-                _seconds(response.headers.get("Retry-After")),
+                retry_after_seconds(response.headers.get("Retry-After")),
             )
         answer = orjson.loads(response.data)
         if method == "POST" and not changes_nothing:
@@ -437,6 +435,19 @@ def _query(params: dict[str, Any]) -> str:
     return urllib.parse.urlencode(pairs)
 
 
+def is_rebuilt(body: dict[str, Any]) -> bool:
+    """Whether a read or chain asks for a state rebuilt apart from the live one."""
+    return body.get("as_of") is not None or bool(body.get("without_feedback"))
+
+
+def rebuild_pause(error: ApiError, deadline: float) -> float:
+    """Seconds to wait before asking a rebuilt read again; raises `error` unless it says
+    the rebuild goes on (`read_timeout`) and `deadline` (monotonic) is not past."""
+    if error.code != READ_TIMED_OUT or time.monotonic() > deadline:
+        raise error
+    return min(error.retry_after or 1.0, 10.0)
+
+
 def problem_code(data: bytes) -> str | None:
     try:
         code = orjson.loads(data).get("code")
@@ -445,7 +456,7 @@ def problem_code(data: bytes) -> str | None:
     return code if isinstance(code, str) else None
 
 
-def _seconds(header: str | None) -> float | None:
+def retry_after_seconds(header: str | None) -> float | None:
     try:
         return float(header) if header is not None else None
     except ValueError:

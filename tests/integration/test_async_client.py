@@ -4,11 +4,13 @@ append is stored once however often it is sent, and reads degrade within their b
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import socket
 import time
 
 import pytest
 
+from assocmem.api import async_client
 from assocmem.api.async_client import AsyncClient
 from assocmem.api.errors import BadRequest
 from assocmem.workers.settings import Settings
@@ -50,3 +52,29 @@ def test_an_async_read_degrades_within_its_bound_when_nothing_answers() -> None:
         found, took = asyncio.run(read(silent.getsockname()[1]))
     assert found["degraded"] is True and found["items"] == [] and "0.5 s" in found["reason"]
     assert took < 0.5 + 1.0
+
+
+def test_an_async_read_of_a_past_state_is_asked_again_while_the_service_rebuilds_it(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As the sync client's: a rebuild past ASSOCMEM_READ_TIMEOUT (a 503 `read_timeout`)
+    is asked again until the rebuilt state answers, however long it takes (here the
+    transport's own retries of a 503, a second and a half at most, are left out)."""
+    monkeypatch.setattr(async_client, "SEND_ATTEMPTS", 1)
+
+    async def session(url: str, key: str) -> None:
+        async with AsyncClient(url, api_key=key) as api:
+            positions = []
+            for start in range(0, 6000, 1000):
+                notes = [
+                    {"text": f"note {n} on queues", "concepts": ["queue", f"n{n}"]}
+                    for n in range(start, start + 1000)
+                ]
+                positions.append((await api.write_many(notes))[-1]["position"])
+            answer = await api.read(concepts=["queue"], as_of=positions[-3], limit=3)
+            assert answer["position"] == positions[-3]
+            assert len(answer["items"]) == 3
+
+    hurried = dataclasses.replace(settings, read_timeout=0.1)
+    with serving(hurried) as url:
+        asyncio.run(session(url, operator_key(settings)))
