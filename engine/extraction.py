@@ -14,7 +14,10 @@ import dataclasses
 import functools
 import math
 import re
+from collections import Counter
 from collections.abc import Callable
+from itertools import compress, repeat
+from operator import itemgetter, mul
 from typing import Any
 
 import numpy as np
@@ -185,14 +188,12 @@ def extract(text: str, limit: int = LONG_LIMIT) -> Extraction:
     """Concepts of `text` in tiers: all core for short text, TF-IDF ranked for long text."""
     if len(text) <= LONG_TEXT:
         return named(extract_terms(text, DEFAULT_LIMIT))
-    counts: dict[str, int] = {}
-    surfaces: dict[str, str] = {}
-    for concept, surface in _terms(text):
-        counts[concept] = counts.get(concept, 0) + 1
-        surfaces.setdefault(concept, surface)
-    idfs = _idfs([surfaces[c] for c in counts])
-    score = {c: n * idf for (c, n), idf in zip(counts.items(), idfs, strict=True)}
-    ranked = sorted(counts, key=lambda c: -score[c])[:limit]
+    terms = _terms(text)
+    counts = Counter(map(itemgetter(0), terms))  # in order of first use
+    surfaces = dict(reversed(terms))  # each concept's first word
+    idfs = _idfs(list(map(surfaces.__getitem__, counts)))
+    score = dict(zip(counts, map(mul, counts.values(), idfs), strict=True))
+    ranked = sorted(score, key=score.__getitem__, reverse=True)[:limit]  # stable: ties in order
     n = len(ranked)
     core = max(1, math.ceil(n * CORE_SHARE)) if n else 0
     matched = min(n, core + math.ceil(n * IMPORTANT_SHARE))
@@ -234,9 +235,33 @@ def _terms(text: str) -> list[tuple[str, str]]:
     """(concept, the word it came from) for each concept occurrence in `text`, in order."""
     normal = normalise_concept(text)
     if normal.isascii():  # most text: the tokens alike, found in under half the time
-        tokens, has_han = _ASCII_TOKEN.findall(normal), False
-    else:
-        tokens, has_han = _TOKEN.findall(normal), _CJK.search(normal) is not None
+        return _ascii_terms(_ASCII_TOKEN.findall(normal))
+    return _terms_by_token(_TOKEN.findall(normal), _CJK.search(normal) is not None)
+
+
+def _ascii_terms(tokens: list[str]) -> list[tuple[str, str]]:
+    """`_terms_by_token` of tokens without Han, in whole-list passes rather than a Python
+    step per token (they were half of the extraction of a commit message): each token's
+    term from the table, then a step only where a particle follows a word."""
+    cache = _english_terms()
+    terms = list(map(cache.get, tokens, repeat(_UNSEEN, len(tokens))))
+    if _UNSEEN in terms:
+        for n in [n for n, term in enumerate(terms) if term is _UNSEEN]:
+            terms[n] = _remembered(cache, tokens[n], _english_term)
+    stripped = list(map(str.rstrip, tokens, repeat(".-/", len(tokens))))
+    particles = list(map(PARTICLES.__contains__, stripped))
+    if True in particles:
+        taken = -1  # the last particle joined to the word before it
+        for n in compress(range(len(tokens) - 1), particles[1:]):
+            if n != taken and (compound := _compound(tokens[n], stripped[n + 1])):
+                concept = _stemmer().stemWord(compound)
+                terms[n] = (concept, compound) if len(concept) <= MAX_CONCEPT_LENGTH else None
+                terms[n + 1] = None
+                taken = n + 1
+    return list(filter(None, terms))
+
+
+def _terms_by_token(tokens: list[str], has_han: bool) -> list[tuple[str, str]]:
     cache = _english_terms()
     terms: list[tuple[str, str]] = []
     n, count = 0, len(tokens)

@@ -4,12 +4,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assocmem.engine.concept import normalise_concepts
+from assocmem.engine.concept import MAX_CONCEPT_LENGTH, normalise_concept, normalise_concepts
 from assocmem.engine.extraction import (
     _ASCII_TOKEN,
     _TOKEN,
+    PARTICLES,
+    _ascii_terms,
     _chinese_idf,
     _english_frequencies,
+    _terms_by_token,
     extract,
     extract_concepts,
     given_concepts,
@@ -29,6 +32,37 @@ def test_english_inflections_meet_and_stop_words_go() -> None:
 @settings(max_examples=300)
 def test_ascii_text_is_cut_into_the_same_tokens_by_the_ascii_pattern(text: str) -> None:
     assert _ASCII_TOKEN.findall(text) == _TOKEN.findall(text)
+
+
+WORDS = sorted(PARTICLES) + [
+    "timed", "set", "back", "turn", "roll", "log", "sign", "shut", "clean", "check", "fall",
+    "the", "a", "fix", "Retries", "foo.bar", "c++", "x", "42", "2024", "v1.2", "-", "q" * 70,
+    "lock" * 12, "the" + "x" * MAX_CONCEPT_LENGTH,
+]  # fmt: skip
+"""Words that join with a particle ("timed out", "set up", "log in", "back up"), stop
+words, identifiers, numbers, words too long to be a concept, and the particles."""
+
+
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(WORDS), st.sampled_from(["", ".", "-", "/", "..", ".-/", ","])),
+        max_size=40,
+    )
+)
+@settings(max_examples=400, deadline=None)  # the first loads the frequency table
+def test_ascii_tokens_give_the_terms_a_step_per_token_gives(words: list[tuple[str, str]]) -> None:
+    """The whole-list passes of ASCII text and the token loop that Han text takes: the same
+    terms, particles joined to the word before them (once), punctuation and all."""
+    tokens = _ASCII_TOKEN.findall(normalise_concept(" ".join(w + end for w, end in words)))
+    assert _ascii_terms(tokens) == _terms_by_token(tokens, has_han=False)
+
+
+def test_ascii_text_of_real_notes_gives_the_terms_a_step_per_token_gives() -> None:
+    texts = [normalise_concept(t) for t in sample_texts() if t.isascii()]
+    assert len(texts) > 50
+    for text in texts:
+        tokens = _ASCII_TOKEN.findall(text)
+        assert _ascii_terms(tokens) == _terms_by_token(tokens, has_han=False), text
 
 
 def test_chinese_is_cut_into_words_from_the_packaged_dictionary() -> None:
