@@ -7,7 +7,9 @@ even a delta for every few events (a read's access counts arrive every 2 s) woul
 core busy encoding and Redis busy rewriting its AOF, next to the readers. So the job folds
 every tail it is given, but publishes once `snapshot_every` events have gathered,
 or once the oldest of them has waited `snapshot_after` seconds; readers fold the
-tail themselves and never wait for a snapshot.
+tail themselves and never wait for a snapshot. Under a stream of events, publishing
+takes at most `snapshot_share` of the worker's time: past `snapshot_every` events, the
+next publish waits until the worker has had that much time for folding since the last.
 """
 
 from __future__ import annotations
@@ -55,6 +57,15 @@ class _Folded:
     """The runtime's clock when the oldest unpublished event was folded."""
     epoch: int = 0
     """Of the log it was folded from: an erasure since makes it stale."""
+    published_at: float = 0.0
+    """The runtime's clock when the last publish, which this worker made, ended."""
+    publish_took: float = 0.0
+    """How long it took."""
+
+    def next_publish(self, share: float) -> float:
+        """Before this, `snapshot_every` events are not enough to publish: the last publish
+        would have taken more than `share` of the time since the one before it ended."""
+        return self.published_at + self.publish_took * (1 - share) / share
 
 
 def fold_tenant(tenant: str) -> dict[str, object]:
@@ -112,9 +123,12 @@ def fold_and_publish(runtime: Runtime, tenant: str, force: bool = False) -> dict
         else:  # the scheduler comes back once the oldest has waited long enough
             assert folded.waiting_since is not None
             due = folded.waiting_since + runtime.settings.snapshot_after
+            if folded.unpublished >= runtime.settings.snapshot_every:  # held back by the share
+                due = min(due, folded.next_publish(runtime.settings.snapshot_share))
             runtime.log.set_fold_due(tenant, min(due, runtime.log.fold_due(tenant) or due))
         runtime.log.clear_fold_wanted(tenant, mark)
         return {"tenant": tenant, "published": False, "position": str(state.position)}
+    began = runtime.clock()
     state.seal()  # the rows folded since the last seal are encoded once, not at every publish
     blob, base, kind = _snapshot_of(runtime, tenant, state)
     total = folded.before + folded.unpublished
@@ -126,7 +140,15 @@ def fold_and_publish(runtime: Runtime, tenant: str, force: bool = False) -> dict
             state.mark_base()
         elif kind == "delta":
             state.mark_level()
-        cache[tenant] = _Folded(state, state.position, epoch=epoch, before=total)
+        ended = runtime.clock()
+        cache[tenant] = _Folded(
+            state,
+            state.position,
+            epoch=epoch,
+            before=total,
+            published_at=ended,
+            publish_took=ended - began,
+        )
     else:
         cache.pop(tenant, None)
     log.info(
@@ -190,7 +212,10 @@ def _due(runtime: Runtime, tenant: str, folded: _Folded) -> bool:
     waited = now - (folded.waiting_since if folded.waiting_since is not None else now)
     recorded = runtime.log.fold_due(tenant)
     return (
-        folded.unpublished >= settings.snapshot_every
+        (
+            folded.unpublished >= settings.snapshot_every
+            and now >= folded.next_publish(settings.snapshot_share)
+        )
         or waited >= settings.snapshot_after
         or (recorded is not None and recorded <= now)
     )

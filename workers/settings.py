@@ -29,6 +29,12 @@ DEFAULT_SNAPSHOT_EVERY = 1000
 """Events after the latest snapshot that make the workers publish the next one."""
 DEFAULT_SNAPSHOT_AFTER = 60.0
 """Seconds a folded event may wait for a snapshot when fewer than SNAPSHOT_EVERY came."""
+DEFAULT_SNAPSHOT_SHARE = 0.25
+"""The largest share of a worker's time that publishing takes while events stream in: past
+SNAPSHOT_EVERY events, the next snapshot waits until the worker has spent (1 - share) /
+share times the last publish's time on other work. At 50,000 memories a delta takes tens
+of milliseconds to a few tenths of a second; one every 1,000 events of a burst was more
+than half of a worker's time."""
 DEFAULT_IDEMPOTENCY_TTL = 7 * 24 * 3600
 """Seconds an idempotency key is remembered."""
 DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024
@@ -112,6 +118,7 @@ class Settings:
     """Runs back for which it is kept."""
     snapshot_every: int = DEFAULT_SNAPSHOT_EVERY
     snapshot_after: float = DEFAULT_SNAPSHOT_AFTER
+    snapshot_share: float = DEFAULT_SNAPSHOT_SHARE
     idempotency_ttl: int = DEFAULT_IDEMPOTENCY_TTL
     timezone: str = "UTC"
     """IANA zone that time expressions ("yesterday", "上周") and activity days are read in."""
@@ -178,6 +185,7 @@ def load_settings(env: Mapping[str, str], **overrides: Any) -> Settings:
         "snapshot_after": _read(
             env, "ASSOCMEM_SNAPSHOT_AFTER", DEFAULT_SNAPSHOT_AFTER, _positive_float
         ),
+        "snapshot_share": _read(env, "ASSOCMEM_SNAPSHOT_SHARE", DEFAULT_SNAPSHOT_SHARE, _share),
         "timezone": _read(env, "ASSOCMEM_TZ", "UTC", _timezone),
         "allowed_hosts": _read(env, "ASSOCMEM_ALLOWED_HOSTS", (), _hosts),
         "max_body": _read(env, "ASSOCMEM_MAX_BODY_BYTES", DEFAULT_MAX_BODY_BYTES, _positive_int),
@@ -316,6 +324,13 @@ def _positive_float(raw: str) -> float:
     value = float(raw)
     if value <= 0:
         raise ValueError("expected a number above 0")
+    return value
+
+
+def _share(raw: str) -> float:
+    value = float(raw)
+    if not 0 < value <= 1:
+        raise ValueError("expected a share above 0, at most 1 (1: no limit)")
     return value
 
 

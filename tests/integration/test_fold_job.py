@@ -97,6 +97,38 @@ def test_a_snapshot_waits_until_enough_events_have_gathered(anywhere: Runtime) -
     assert anywhere.snapshots.positions("default") == [positions[-1]]
 
 
+def test_under_a_stream_of_events_publishing_takes_at_most_its_share_of_the_time(
+    anywhere: Runtime, clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A publish that took 1 s, at a share of a quarter: enough events again 2 s later are
+    held back (and the scheduler comes back at 3 s), published 3 s after it."""
+    anywhere.settings = dataclasses.replace(
+        anywhere.settings, snapshot_every=2, snapshot_share=0.25, snapshot_after=60.0
+    )
+    publish = anywhere.snapshots.publish
+
+    def slow_publish(*args, **kwargs):  # type: ignore[no-untyped-def]
+        clock.advance(1.0)
+        return publish(*args, **kwargs)
+
+    monkeypatch.setattr(anywhere.snapshots, "publish", slow_publish)
+    write(anywhere, ["a", "b"], ["b", "c"])
+    assert fold_and_publish(anywhere, "default")["published"]
+    published = clock()
+    clock.advance(2.0)
+    write(anywhere, ["c", "d"], ["d", "e"])
+    assert fold_and_publish(anywhere, "default")["published"] is False
+    assert anywhere.log.fold_due("default") == published + 3.0
+    clock.advance(1.0)
+    positions = write(anywhere, ["e", "f"])
+    assert fold_and_publish(anywhere, "default")["published"]
+    assert anywhere.snapshots.latest_position("default") == positions[-1]
+    # At a share of 1, every snapshot_every events publish, however long it takes
+    anywhere.settings = dataclasses.replace(anywhere.settings, snapshot_share=1.0)
+    write(anywhere, ["f", "g"], ["g", "h"])
+    assert fold_and_publish(anywhere, "default")["published"]
+
+
 def test_a_few_events_are_published_once_the_oldest_has_waited_long_enough(
     anywhere: Runtime, clock: Clock
 ) -> None:
