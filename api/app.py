@@ -45,6 +45,7 @@ from . import history_routes, key_routes, probe_routes, problems, responses
 from . import query_params as q
 from . import response_schemas as out
 from .guard import Guard
+from .json_body import OrjsonRoute
 from .metrics import Metrics
 from .principal import Caller
 from .refusals import CountRefusals
@@ -122,6 +123,7 @@ def create_app(settings: Settings, runtime: Runtime | None = None) -> FastAPI:
         lifespan=lifespan,
         default_response_class=OrjsonResponse,
     )
+    app.router.route_class = OrjsonRoute
     for path, endpoint, method, status, model in [
         *_ROUTES,
         *history_routes.ROUTES,

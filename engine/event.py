@@ -7,7 +7,9 @@ inside the payload: Redis assigns it and it is the event's identity.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -123,6 +125,13 @@ def upcast(event_type_name: str, version: int, data: dict[str, Any]) -> tuple[di
 
 
 def _event_type(name: str) -> EventType:
-    from .event_type import event_type  # the records import this module
+    return _lookup()(name)
 
-    return event_type(name)
+
+@functools.cache
+def _lookup() -> Callable[[str], EventType]:
+    """`event_type`, imported once: the records import this module, and an import in a
+    function called for every event decoded or made was a thirtieth of an append."""
+    from .event_type import event_type
+
+    return event_type
