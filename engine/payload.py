@@ -35,7 +35,8 @@ def check_text(text: Any, field: str = "text") -> None:
 def check_concepts(concepts: Any, field: str = "concepts", minimum: int = 0) -> set[str]:
     """Raise unless `concepts` is a list of distinct normalised concepts; return them as a set."""
     # Whole-list passes in C rather than Python loops: the fold checks every event again
-    if not isinstance(concepts, list) or not _all_text(concepts):
+    joined = _joined(concepts) if isinstance(concepts, list) else None
+    if joined is None:
         raise InvalidEvent(f"{field} {quoted(concepts)} is not a list of strings")
     if not minimum <= len(concepts) <= MAX_CONCEPTS:
         raise InvalidEvent(
@@ -47,7 +48,7 @@ def check_concepts(concepts: Any, field: str = "concepts", minimum: int = 0) -> 
     if not concepts or (
         "" not in distinct
         and max(map(len, concepts)) <= MAX_CONCEPT_LENGTH
-        and _without_whitespace("".join(concepts))  # so none to strip
+        and _without_whitespace(joined)  # so none to strip
     ):
         return distinct
     for concept in concepts:
@@ -64,11 +65,15 @@ def _without_whitespace(text: str) -> bool:
 
 def _all_text(items: Any) -> bool:
     """Whether every item is a string (joining them is the fastest way to ask)."""
+    return _joined(items) is not None
+
+
+def _joined(items: Any) -> str | None:
+    """The items joined, if every one is a string."""
     try:
-        "".join(items)
+        return "".join(items)
     except TypeError:
-        return False
-    return True
+        return None
 
 
 def check_importance(importance: Any) -> None:
