@@ -6,10 +6,13 @@ import contextlib
 import threading
 import time
 from collections.abc import Iterator
+from typing import Any
 
+import pytest
 import uvicorn
 
 from assocmem.api.app import create_app
+from assocmem.workers import rebuild_cache
 from assocmem.workers.redis_server import free_port
 from assocmem.workers.settings import Settings
 
@@ -31,3 +34,16 @@ def serving(settings: Settings) -> Iterator[str]:
     finally:
         server.should_exit = True
         thread.join(30)
+
+
+def slow_rebuilds(monkeypatch: pytest.MonkeyPatch, seconds: float = 0.5) -> None:
+    """Every state rebuilt for `as_of` or `without_feedback` takes `seconds` longer: a
+    rebuild past a short read budget, on any machine (a few thousand notes fold in under
+    0.1 s on a quiet one, as a million events take minutes)."""
+    rebuild = rebuild_cache.rebuild
+
+    def slowed(*args: Any, **kwargs: Any) -> Any:
+        time.sleep(seconds)
+        return rebuild(*args, **kwargs)
+
+    monkeypatch.setattr(rebuild_cache, "rebuild", slowed)

@@ -16,7 +16,7 @@ from assocmem.api.errors import BadRequest
 from assocmem.workers.settings import Settings
 
 from ..api_keys import operator_key
-from ..live_api import serving
+from ..live_api import serving, slow_rebuilds
 
 
 def test_writes_feedback_and_reads_through_the_async_client(settings: Settings) -> None:
@@ -61,6 +61,7 @@ def test_an_async_read_of_a_past_state_is_asked_again_while_the_service_rebuilds
     is asked again until the rebuilt state answers, however long it takes (here the
     transport's own retries of a 503, a second and a half at most, are left out)."""
     monkeypatch.setattr(async_client, "SEND_ATTEMPTS", 1)
+    slow_rebuilds(monkeypatch)
 
     async def session(url: str, key: str) -> None:
         async with AsyncClient(url, api_key=key) as api:

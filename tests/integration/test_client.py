@@ -20,7 +20,7 @@ from assocmem.workers.redis_server import free_port
 from assocmem.workers.settings import Settings
 
 from ..api_keys import operator_key
-from ..live_api import serving
+from ..live_api import serving, slow_rebuilds
 
 
 @pytest.fixture
@@ -170,10 +170,11 @@ def test_an_append_is_sent_again_with_the_same_idempotency_key() -> None:
 
 
 def test_a_read_of_a_past_state_is_asked_again_while_the_service_rebuilds_it(
-    settings: Settings,
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A rebuild longer than ASSOCMEM_READ_TIMEOUT answers 503 `read_timeout` and goes on;
     the client asks again (after Retry-After) until the rebuilt state answers."""
+    slow_rebuilds(monkeypatch)
     hurried = dataclasses.replace(settings, read_timeout=0.1)
     with serving(hurried) as url, Client(url, api_key=operator_key(settings)) as api:
         positions = [
@@ -185,7 +186,7 @@ def test_a_read_of_a_past_state_is_asked_again_while_the_service_rebuilds_it(
             )[-1]["position"]
             for start in range(0, 6000, 1000)
         ]
-        # A rebuild of a few thousand notes from zero takes longer than 0.1 s: refused
+        # A rebuild longer than 0.1 s: refused
         refused = urllib3.request(
             "POST",
             f"{url}/v1/read",
