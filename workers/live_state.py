@@ -7,10 +7,9 @@ import dataclasses
 import logging
 import threading
 from collections.abc import Iterator
-from itertools import chain
 
 from assocmem.engine.event import Event
-from assocmem.engine.fold import fold
+from assocmem.engine.fold import fold_chunks
 from assocmem.engine.position import ZERO, Position
 from assocmem.engine.state import State
 
@@ -147,7 +146,7 @@ class LiveState:
             with collection_paused():
                 # One fold: notes indexed once. Checked: the application built each payload
                 # through its type's record, which checks it (EventType.payload)
-                fold(state, chain.from_iterable(batches), checked=True)
+                fold_chunks(state, batches, checked=True)
 
     def refresh(self) -> None:
         """Fold the log tail. Reads Redis without the lock, so readers never wait on the network."""

@@ -47,9 +47,10 @@ def apply(state: State, event: Event) -> None:
             if q == t or pair(q, t) in moved:
                 continue
             moved.add(pair(q, t))
-            learned = state.learned.get(q, {}).get(t, 0.0)
-            lowest = -float(state.counts.count(q, t))  # unlearns what was written, no more
-            state.set_learned(q, t, max(learned + outcome, lowest), event.position, scope)
+            taught = state.learned.get(q, {}).get(t, 0.0) + outcome
+            if taught < 0:  # unlearns what was written, no more (the floor is never above 0)
+                taught = max(taught, -float(state.counts.count(q, t)))
+            state.set_learned(q, t, taught, event.position, scope)
     for memory in memories:
         state.set_valence(memory, memory.valence + VALENCE_RATE * (outcome - memory.valence))
 
