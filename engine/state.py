@@ -341,7 +341,11 @@ class State:
             memory.row = row
             if memory.kind == "activity":
                 self.activity_rows.append(row)
-            if memory.user is not None or memory.session is not None or memory.namespace is not None:
+            if (
+                memory.user is not None
+                or memory.session is not None
+                or memory.namespace is not None
+            ):
                 self.scoped_rows.append(row)
         self.rows.extend(memories)
         self.memories.add_all(memories)

@@ -7,10 +7,10 @@ import dataclasses
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from assocmem.engine import fold as fold_module
 from assocmem.engine import state as state_module
 from assocmem.engine.consolidation import Rule
 from assocmem.engine.event import Event
-from assocmem.engine import fold as fold_module
 from assocmem.engine.fold import fold, fold_chunks, fold_from_zero
 from assocmem.engine.snapshot import content_hash, dump_state, load_state
 from assocmem.engine.snapshot_delta import encode_delta, load_snapshot
