@@ -91,11 +91,6 @@ class Cooccurrence:
         self._pending.append(indices)
         self.version += 1
 
-    def add_windows(self, lists: list[list[int]], window: int, size: int) -> None:
-        """`add_window` of each list in order."""
-        for indices in lists:
-            self.add_window(indices, window, size)
-
     def grow(self, size: int) -> None:
         self._size = max(self._size, size)
 

@@ -54,6 +54,24 @@ class Event:
         if self.v == 0:
             object.__setattr__(self, "v", _event_type(self.type).version)
 
+    def at(self, position: Position) -> Event:
+        """This event as the log appended it, at `position` (dataclasses.replace, without
+        looking its fields up again for every event of a batch)."""
+        return Event(
+            self.type,
+            self.tenant,
+            self.agent,
+            self.ts,
+            self.data,
+            self.user,
+            self.key,
+            self.v,
+            self.session,
+            self.namespace,
+            position,
+            self.fingerprint,
+        )
+
 
 def encode_event(event: Event) -> bytes:
     envelope = {

@@ -43,10 +43,6 @@ class EventType:
     a staged one they change its object, which its columns are made from when it is
     indexed). The fold indexes a run of notes at once, and before an event of any other
     type."""
-    apply_run: Callable[[State, list[Event]], None] | None = None
-    """The fold handler of consecutive events of this type at once (within a chunk the fold
-    is given whole), with the result of `apply` on each in turn; None: `apply` on each. A
-    type with one keeps notes staged."""
 
     def payload(self, **values: Any) -> Payload:
         """A checked payload: what the fold will accept (raises InvalidEvent otherwise)."""

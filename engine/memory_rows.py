@@ -144,8 +144,8 @@ class MemoryRows:
     def slice(self, start: int, end: int | None = None) -> list[Memory]:
         return list(map(self.__getitem__, range(start, len(self) if end is None else end)))
 
-    def extend(self, memories: list[Memory]) -> None:
-        self._objects.extend(memories)
+    def append(self, memory: Memory) -> None:
+        self._objects.append(memory)
 
     def load(self, block: LoadedMemories) -> None:
         """Add the block's rows after the last one, made into objects when asked for."""
@@ -288,8 +288,8 @@ class MemoryIds(Mapping[str, "Memory"]):
         an object."""
         return self._row(memory_id)
 
-    def add_all(self, memories: list[Memory]) -> None:
-        self._by_id.update({m.id: m.row for m in memories})
+    def add(self, memory: Memory) -> None:
+        self._by_id[memory.id] = memory.row
 
     def load(self, block: LoadedMemories) -> None:
         self._unindexed.append(block)

@@ -164,15 +164,17 @@ def compress_snapshot(raw: bytes) -> bytes:
     return zstandard.ZstdCompressor(level=1).compress(raw)
 
 
-def decompress_snapshot(blob: bytes) -> bytearray:
+def decompress_snapshot(blob: bytes) -> np.ndarray:
     """A snapshot's bytes, in a buffer of their own that the arrays of a load are views of
-    (writable, so none is copied); zlib-compressed ones (before zstd) are read too."""
+    (writable, so none is copied; numpy's, which is not zeroed before the frame fills it,
+    as a bytearray is); zlib-compressed ones (before zstd) are read too."""
     if blob[:4] != _ZSTD_MAGIC:
-        return bytearray(zlib.decompress(blob))
+        return np.frombuffer(bytearray(zlib.decompress(blob)), dtype=np.uint8)
     size = zstandard.frame_content_size(blob)
     if size < 0:  # a frame that does not say its size (none of ours)
-        return bytearray(zstandard.ZstdDecompressor().decompress(blob))
-    raw = bytearray(size)
+        whole = bytearray(zstandard.ZstdDecompressor().decompress(blob))
+        return np.frombuffer(whole, dtype=np.uint8)
+    raw = np.empty(size, dtype=np.uint8)
     view, at = memoryview(raw), 0
     with zstandard.ZstdDecompressor().stream_reader(blob) as reader:
         while at < size:
@@ -198,7 +200,7 @@ def content_hash(state: State) -> str:
     return hashlib.sha256(encode_state(state)).hexdigest()
 
 
-def _sections(raw: bytearray) -> list[memoryview]:
+def _sections(raw: np.ndarray) -> list[memoryview]:
     sections, at, view = [], 0, memoryview(raw)
     while at < len(raw):
         (size,) = struct.unpack_from("<Q", raw, at)

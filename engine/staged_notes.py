@@ -28,16 +28,11 @@ class StagedNotes:
     def __len__(self) -> int:
         return len(self.memories)
 
-    def extend(
-        self, memories: list[Memory], indices: list[list[int]], labels: list[dict[str, str]]
-    ) -> None:
-        """Stage `memories`, their concepts' `indices`, and the words written for them."""
-        self.memories += memories
-        self.indices += indices
-        self.surfaces += [
-            list(map(words.get, m.concepts, m.concepts)) if words else m.concepts
-            for m, words in zip(memories, labels, strict=True)
-        ]
+    def add(self, memory: Memory, indices: list[int], labels: dict[str, str]) -> None:
+        concepts = memory.concepts
+        self.memories.append(memory)
+        self.indices.append(indices)
+        self.surfaces.append(list(map(labels.get, concepts, concepts)) if labels else concepts)
 
     def take(self) -> tuple[list[Memory], list[list[int]], list[str], list[int]]:
         """The staged memories and indices, and every (surface, index) flattened; empties."""

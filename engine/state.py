@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable
-from itertools import chain, compress, repeat
-from operator import is_
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -265,29 +264,18 @@ class State:
     def stage_memory(self, memory: Memory, labels: dict[str, str]) -> list[int]:
         """Register `memory` now; index it and count its words (`labels`: concept -> the
         word written for it) at the next `flush`. Return its concepts' indices."""
-        return self.stage_memories([memory], [labels])[0]
-
-    def stage_memories(
-        self, memories: list[Memory], labels: list[dict[str, str]]
-    ) -> list[list[int]]:
-        """`stage_memory` for each of `memories` in order, with the same result: their
-        concepts looked up (and the new ones interned) in one pass over all of them."""
-        self._place_all(memories)
-        flat = list(chain.from_iterable(m.concepts for m in memories))
-        found: list[int | None] = list(map(self.concept_index.get, flat))
-        if None in found:  # new concepts, interned in order of first use, as one by one
+        self._place(memory)
+        try:
+            indices = list(map(self.concept_index.__getitem__, memory.concepts))
+        except KeyError:  # a concept new to the state: interned, the others looked up
+            found = list(map(self.concept_index.get, memory.concepts))
             intern = self.intern
-            for at in compress(range(len(found)), map(is_, found, repeat(None))):
-                found[at] = intern(flat[at])
-        names = list(map(self.concepts.__getitem__, found))  # one string each
-        indices: list[list[int]] = []
-        end = 0
-        for memory in memories:
-            start, end = end, end + len(memory.concepts)
-            memory.concepts = tuple(names[start:end])
-            indices.append(found[start:end])  # type: ignore[arg-type]
-        self.staged.extend(memories, indices, labels)
-        return indices
+            indices = [
+                intern(c) if i is None else i for i, c in zip(found, memory.concepts, strict=True)
+            ]
+        memory.concepts = tuple(map(self.concepts.__getitem__, indices))  # one string each
+        self.staged.add(memory, indices, labels)  # type: ignore[arg-type]
+        return indices  # type: ignore[return-value]
 
     def flush(self) -> None:
         """Index the staged memories and count their words (engine/staged_notes.py)."""
@@ -334,21 +322,15 @@ class State:
         self.alive.extend(alive)
         self.length.extend(np.maximum(block.matched, 1).astype(np.int16))
 
-    def _place_all(self, memories: list[Memory]) -> None:
-        """The next rows: by id, and among the activities or the scoped rows if they are."""
-        first = len(self.rows)
-        for row, memory in enumerate(memories, first):
-            memory.row = row
-            if memory.kind == "activity":
-                self.activity_rows.append(row)
-            if (
-                memory.user is not None
-                or memory.session is not None
-                or memory.namespace is not None
-            ):
-                self.scoped_rows.append(row)
-        self.rows.extend(memories)
-        self.memories.add_all(memories)
+    def _place(self, memory: Memory) -> None:
+        """The next row: by id, and among the activities or the scoped rows if it is one."""
+        memory.row = len(self.rows)
+        self.rows.append(memory)
+        self.memories.add(memory)
+        if memory.kind == "activity":
+            self.activity_rows.append(memory.row)
+        if memory.user is not None or memory.session is not None or memory.namespace is not None:
+            self.scoped_rows.append(memory.row)
 
     def _index(self, memories: list[Memory], indices: list[list[int]]) -> None:
         """Postings and columns of `memories`, the last rows, in bulk."""

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import logging
 import threading
 from collections.abc import Iterator
+from itertools import chain
 
 from assocmem.engine.event import Event
-from assocmem.engine.fold import fold_chunks
+from assocmem.engine.fold import fold
 from assocmem.engine.position import ZERO, Position
 from assocmem.engine.state import State
 
@@ -118,9 +118,7 @@ class LiveState:
         folded without reading them back from Redis or decoding them, when nothing came
         between the state and them (else they are read from the log like any entry)."""
         new = [
-            dataclasses.replace(e, position=a.position)
-            for e, a in zip(events, appended, strict=True)
-            if not a.is_duplicate
+            e.at(a.position) for e, a in zip(events, appended, strict=True) if not a.is_duplicate
         ]
         first = next((a.previous for a in appended if not a.is_duplicate), None)
         if not new or first is None:
@@ -146,7 +144,7 @@ class LiveState:
             with collection_paused():
                 # One fold: notes indexed once. Checked: the application built each payload
                 # through its type's record, which checks it (EventType.payload)
-                fold_chunks(state, batches, checked=True)
+                fold(state, chain.from_iterable(batches), checked=True)
 
     def refresh(self) -> None:
         """Fold the log tail. Reads Redis without the lock, so readers never wait on the network."""

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Iterator
 
 from assocmem.engine.errors import CorruptSnapshot, InvalidEvent
 from assocmem.engine.event import Event, decode_event
-from assocmem.engine.fold import Rejection, fold_chunks
+from assocmem.engine.fold import Rejection, fold
 from assocmem.engine.position import ZERO, Position
 from assocmem.engine.snapshot_delta import load_snapshot
 from assocmem.engine.state import State
@@ -97,19 +97,19 @@ def fold_entries(
     commit messages went to indexing chunk after chunk)."""
     rejections: list[Rejection] = []
 
-    def events() -> Iterator[list[Event]]:
+    def events() -> Iterator[Event]:
         for chunk in chunks:
             if chunk[-1][0] <= state.position:
                 continue
             decoded, bad = decode_entries(chunk, skip_types)
             rejections.extend(r for r in bad if r.position > state.position)
-            yield decoded
+            yield from decoded
             state.position = max(state.position, chunk[-1][0])  # past entries it skipped
             if progress:
                 progress(state)
 
     with collection_paused():
-        rejections += fold_chunks(state, events())
+        rejections += fold(state, events())
     return sorted(rejections, key=lambda r: r.position)
 
 

@@ -57,64 +57,38 @@ def check(data: Payload) -> None:
 
 
 def apply(state: State, event: Event) -> None:
-    apply_run(state, [event])
-
-
-def apply_run(state: State, events: list[Event]) -> None:
-    """`apply` of each of `events` in order, the notes between two supersessions staged
-    at once."""
-    start = 0
-    for at, event in enumerate(events):
-        if "supersedes" in event.data:  # after the notes before it, as one by one
-            memory = add_memories(state, events[start : at + 1], "memory", None)[-1]
-            start = at + 1
-            for old in event.data["supersedes"]:
-                if old in state.memories and old != memory.id:
-                    state.supersede(state.memories[old], memory.id)
-    if start < len(events):
-        add_memories(state, events[start:], "memory", None)
+    memory = add_memory(state, event, "memory", None)
+    for old in event.data.get("supersedes", []):
+        if old in state.memories and old != memory.id:
+            state.supersede(state.memories[old], memory.id)
 
 
 def add_memory(state: State, event: Event, kind: str, meta: dict[str, Any] | None) -> Memory:
     """Register the note's memory, its words, and the links among its key concepts."""
-    return add_memories(state, [event], kind, meta)[0]
-
-
-def add_memories(
-    state: State, events: list[Event], kind: str, meta: dict[str, Any] | None
-) -> list[Memory]:
-    """`add_memory` of each of `events` in order, staged at once."""
-    memories = []
-    for event in events:
-        data = event.data
-        concepts = data["concepts"]
-        core, matched = data.get("tiers") or (len(concepts), len(concepts))
-        memories.append(
-            Memory(
-                str(event.position),
-                data["text"],
-                concepts,  # made a tuple of the state's own strings as it is staged
-                event.agent,
-                event.ts,
-                data["importance"],
-                event.user,
-                0.0,
-                core,
-                matched,
-                kind,
-                meta,
-                session=event.session,
-                namespace=event.namespace,
-            )
-        )
-    indices = state.stage_memories(memories, [e.data.get("labels", {}) for e in events])
-    # Supplement terms only verify a match; they make no links.
-    state.counts.add_windows(
-        [i[: min(m.matched, LINKED_CONCEPTS)] for i, m in zip(indices, memories, strict=True)],
-        LINK_WINDOW,
-        len(state.concepts),
+    data = event.data
+    concepts = tuple(data["concepts"])
+    core, matched = data.get("tiers") or (len(concepts), len(concepts))
+    memory = Memory(
+        id=str(event.position),
+        text=data["text"],
+        concepts=concepts,
+        agent=event.agent,
+        user=event.user,
+        ts=event.ts,
+        importance=data["importance"],
+        core=core,
+        matched=matched,
+        kind=kind,
+        meta=meta,
+        session=event.session,
+        namespace=event.namespace,
     )
-    return memories
+    indices = state.stage_memory(memory, data.get("labels", {}))
+    # Supplement terms only verify a match; they make no links.
+    state.counts.add_window(
+        indices[: min(matched, LINKED_CONCEPTS)], LINK_WINDOW, len(state.concepts)
+    )
+    return memory
 
 
 def without_labels(data: Payload) -> Payload:
@@ -124,13 +98,6 @@ def without_labels(data: Payload) -> Payload:
 
 MEMORY_WRITTEN = register(
     EventType(
-        "memory.written",
-        2,
-        check,
-        apply,
-        build,
-        upcasters={1: without_labels},
-        keeps_staged=True,
-        apply_run=apply_run,
+        "memory.written", 2, check, apply, build, upcasters={1: without_labels}, keeps_staged=True
     )
 )

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from assocmem.engine.errors import InvalidEvent, UnknownEventType, UnsupportedVersion
@@ -20,6 +22,14 @@ def test_encode_decode_round_trip_keeps_every_field() -> None:
         key="k1",
         position=Position(5, 0),
     )
+
+
+def test_an_event_as_appended_keeps_every_other_field() -> None:
+    """`Event.at` names each field itself: one it left out would reach the fold as its
+    default."""
+    values = {f.name: f"{f.name}-value" for f in dataclasses.fields(Event)}
+    made = Event(**{**values, "ts": 3.0, "data": {"text": "x"}, "v": 7, "position": None})
+    assert made.at(Position(9, 1)) == dataclasses.replace(made, position=Position(9, 1))
 
 
 def test_a_memory_written_before_labels_is_read_as_the_current_version() -> None:

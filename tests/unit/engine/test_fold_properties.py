@@ -7,11 +7,10 @@ import dataclasses
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from assocmem.engine import fold as fold_module
 from assocmem.engine import state as state_module
 from assocmem.engine.consolidation import Rule
 from assocmem.engine.event import Event
-from assocmem.engine.fold import fold, fold_chunks, fold_from_zero
+from assocmem.engine.fold import fold, fold_from_zero
 from assocmem.engine.snapshot import content_hash, dump_state, load_state
 from assocmem.engine.snapshot_delta import encode_delta, load_snapshot
 from assocmem.engine.state import State
@@ -297,33 +296,6 @@ def test_notes_kept_staged_across_feedback_index_as_one_event_at_a_time(
     assert content_hash(staged) == content_hash(one_by_one)
     assert_same_index(staged, one_by_one)
     assert [dataclasses.asdict(m) for m in staged.rows] == [
-        dataclasses.asdict(m) for m in one_by_one.rows
-    ]
-
-
-@given(histories(), st.integers(1, 5), st.data())
-@settings(max_examples=80, deadline=None)
-def test_notes_folded_a_run_at_a_time_are_the_notes_folded_one_at_a_time(
-    events: list[Event], staged_at_most: int, data: st.DataObject
-) -> None:
-    """Within a chunk, consecutive notes are applied in one step (looked up, interned,
-    placed and staged at once, and indexed every STAGED_AT_MOST notes): however the log is
-    cut into chunks, the state is that of one event at a time, rows and index included."""
-    cuts = sorted(data.draw(st.lists(st.integers(0, len(events)), max_size=5)))
-    chunks = [events[a:b] for a, b in zip([0, *cuts], [*cuts, len(events)], strict=True)]
-    kept = fold_module.STAGED_AT_MOST
-    fold_module.STAGED_AT_MOST = staged_at_most
-    try:
-        in_runs = State()
-        fold_chunks(in_runs, chunks)
-        one_by_one = fold_from_zero(events)
-    finally:
-        fold_module.STAGED_AT_MOST = kept
-    assert content_hash(in_runs) == content_hash(one_by_one)
-    assert_same_index(in_runs, one_by_one)
-    assert in_runs.activity_rows == one_by_one.activity_rows
-    assert in_runs.scoped_rows == one_by_one.scoped_rows
-    assert [dataclasses.asdict(m) for m in in_runs.rows] == [
         dataclasses.asdict(m) for m in one_by_one.rows
     ]
 
