@@ -143,9 +143,11 @@ def apply_decision(state: State, decision: Decision) -> None:
         else:
             state.rescale_learned(i, j, value)
     for i, j in list(state.learned_at):
-        lowest = -float(state.counts.count(i, j))  # unlearns what is written, no more
-        if state.learned[i][j] < lowest:
-            state.rescale_learned(i, j, lowest)
+        learned = state.learned[i][j]
+        if learned < 0:  # unlearns what is written, no more (the floor is never above 0)
+            lowest = -float(state.counts.count(i, j))
+            if learned < lowest:
+                state.rescale_learned(i, j, lowest)
     for old, new in decision.merged:
         row = state.memories.row_of(old)
         if row is not None and new in state.memories and old != new and state.alive.values[row]:
