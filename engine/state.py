@@ -265,14 +265,11 @@ class State:
         """Register `memory` now; index it and count its words (`labels`: concept -> the
         word written for it) at the next `flush`. Return its concepts' indices."""
         self._place(memory)
-        try:
-            indices = list(map(self.concept_index.__getitem__, memory.concepts))
-        except KeyError:  # a concept new to the state: interned, the others looked up
-            found = list(map(self.concept_index.get, memory.concepts))
-            intern = self.intern
-            indices = [
-                intern(c) if i is None else i for i, c in zip(found, memory.concepts, strict=True)
-            ]
+        indices = list(map(self.concept_index.get, memory.concepts))
+        if None in indices:  # concepts new to the state, interned in their order
+            concepts, intern = memory.concepts, self.intern
+            for at in [n for n, index in enumerate(indices) if index is None]:
+                indices[at] = intern(concepts[at])
         memory.concepts = tuple(map(self.concepts.__getitem__, indices))  # one string each
         self.staged.add(memory, indices, labels)  # type: ignore[arg-type]
         return indices  # type: ignore[return-value]
