@@ -172,7 +172,7 @@ def decompress_snapshot(blob: bytes) -> np.ndarray:
         return np.frombuffer(bytearray(zlib.decompress(blob)), dtype=np.uint8)
     size = zstandard.frame_content_size(blob)
     if size < 0:  # a frame that does not say its size (none of ours)
-        whole = bytearray(zstandard.ZstdDecompressor().decompress(blob))
+        whole = bytearray(zstandard.ZstdDecompressor().decompressobj().decompress(blob))
         return np.frombuffer(whole, dtype=np.uint8)
     raw = np.empty(size, dtype=np.uint8)
     view, at = memoryview(raw), 0

@@ -3,6 +3,7 @@ from __future__ import annotations
 import zlib
 
 import pytest
+import zstandard
 
 from assocmem.engine.errors import CorruptSnapshot
 from assocmem.engine.fold import fold_from_zero
@@ -28,6 +29,14 @@ def test_same_events_give_the_same_bytes() -> None:
 def test_corrupt_bytes_raise_corrupt_snapshot() -> None:
     with pytest.raises(CorruptSnapshot):
         load_state(b"garbage")
+
+
+def test_a_zstd_frame_that_does_not_say_its_size_loads() -> None:
+    """Ours say it (the buffer is made of that size); another writer's may not."""
+    state = fold_from_zero(acceptance_notes())
+    unsized = zstandard.ZstdCompressor(write_content_size=False).compress(encode_state(state))
+    assert zstandard.frame_content_size(unsized) == -1
+    assert content_hash(load_state(unsized)) == content_hash(state)
 
 
 def test_a_snapshot_compressed_with_zlib_before_zstd_still_loads() -> None:
