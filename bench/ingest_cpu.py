@@ -1,9 +1,11 @@
 """Where the CPU of a write burst goes: `--notes` commit messages written through HTTP in
 batches of `--batch` to a fresh pipeline (`up`, as `bench/recall.py` writes them), then the
 CPU seconds each process of the pipeline used (the API, its extraction helper, the worker,
-cron, Redis) and this client's. On a shared machine the rate moves with the neighbours;
-the CPU seconds move far less, so two versions compare better by them (run each with its
-own checkout's packages first on the path, alternating):
+cron, Redis) and this client's, and the rate of the second half of the burst alone (the
+first holds the processes' start-up: imports, extraction tables, the helper's spawn). On a
+shared machine the rate moves with the neighbours; the CPU seconds move far less, so two
+versions compare better by them (run each with its own checkout's packages first on the
+path, alternating):
 
     .venv/bin/python bench/ingest_cpu.py ../shared/data/corpus_en.jsonl --notes 50000
 """
@@ -78,6 +80,8 @@ def main() -> None:
                         for r in rows[n : n + args.batch]
                     ]
                     client.write_many(items)
+                    if n < len(rows) // 2 <= n + args.batch:
+                        halfway = (n + len(items), time.perf_counter())
                 wall = time.perf_counter() - start
                 time.sleep(args.settle)  # the worker's last fold and publish
                 used = cpu_seconds(process.pid)
@@ -85,8 +89,11 @@ def main() -> None:
         finally:
             process.terminate()
             process.wait(60)
+    second_half = (len(rows) - halfway[0]) / (start + wall - halfway[1])
     print(
-        f"{len(rows):,} notes in batches of {args.batch}: {len(rows) / wall:,.0f}/s;"
+        f"{len(rows):,} notes in batches of {args.batch}: {len(rows) / wall:,.0f}/s"
+        f" (the second half alone {second_half:,.0f}/s: the first holds the start-up of the"
+        " processes, their imports and extraction tables);"
         f" CPU s: "
         + ", ".join(f"{name} {seconds:.1f}" for name, seconds in sorted(used.items()))
         + f"; total {sum(used.values()):.1f} ({sum(used.values()) / len(rows) * 1e6:,.0f} us a note)"
