@@ -7,6 +7,7 @@ import dataclasses
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from assocmem.engine import cooccurrence
 from assocmem.engine import state as state_module
 from assocmem.engine.consolidation import Rule
 from assocmem.engine.event import Event
@@ -298,6 +299,21 @@ def test_notes_kept_staged_across_feedback_index_as_one_event_at_a_time(
     assert [dataclasses.asdict(m) for m in staged.rows] == [
         dataclasses.asdict(m) for m in one_by_one.rows
     ]
+
+
+@given(histories(), st.integers(1, 4))
+@settings(max_examples=60, deadline=None)
+def test_link_windows_merged_every_few_notes_count_as_those_merged_when_asked(
+    events: list[Event], at_most: int
+) -> None:
+    """The fold merges its pending link windows once PENDING_AT_MOST gather, asked or not."""
+    kept = cooccurrence.PENDING_AT_MOST
+    cooccurrence.PENDING_AT_MOST = at_most
+    try:
+        merged_often = fold_from_zero(events)
+    finally:
+        cooccurrence.PENDING_AT_MOST = kept
+    assert content_hash(merged_often) == content_hash(fold_from_zero(events))
 
 
 def assert_same_index(state: State, other: State) -> None:
