@@ -15,12 +15,15 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from skeleton import load_corpus, with_feedback  # bench/ is on sys.path when a script here runs
+from skeleton import (  # bench/ is on sys.path when a script here runs
+    authored_notes,
+    load_corpus,
+    with_feedback,
+)
 
 from assocmem.engine.audit import link_filter, link_history, may_rate, rated_memories
-from assocmem.engine.event import Event, decode_event, encode_event
-from assocmem.engine.events.memory_written import build
-from assocmem.engine.extraction import extract, warm_up
+from assocmem.engine.event import decode_event, encode_event
+from assocmem.engine.extraction import warm_up
 from assocmem.engine.position import Position
 
 
@@ -35,11 +38,7 @@ def main() -> None:
     args = parser.parse_args()
     rows = load_corpus(args.corpus, args.notes)
     warm_up()
-    notes = [
-        Event("memory.written", "default", r["author"], float(r["ts"]), build(t, extract(t), 3))
-        for r in reversed(rows)
-        for t in (r["text"],)
-    ]
+    notes = authored_notes(rows)
     events = with_feedback(notes, args.feedback_every)
     entries = [(Position(1000 + n, 0), encode_event(e)) for n, e in enumerate(events)]
     taught = Counter(

@@ -17,10 +17,13 @@ import statistics
 import time
 from pathlib import Path
 
-from skeleton import load_corpus, with_feedback  # bench/ is on sys.path when a script here runs
+from skeleton import (  # bench/ is on sys.path when a script here runs
+    authored_notes,
+    load_corpus,
+    with_feedback,
+)
 
-from assocmem.engine.event import Event, decode_event, encode_event
-from assocmem.engine.events.memory_written import build
+from assocmem.engine.event import decode_event, encode_event
 from assocmem.engine.extraction import extract, warm_up
 from assocmem.engine.fold import fold_from_zero
 from assocmem.engine.position import Position
@@ -54,10 +57,7 @@ def main() -> None:
     texts = [row["text"] for row in rows]
     warm_up()
     extracting = rate(len(texts), lambda: [extract(t) for t in texts], args.rounds)
-    events = [
-        Event("memory.written", "default", r["author"], float(r["ts"]), build(t, extract(t), 3))
-        for r, t in zip(reversed(rows), reversed(texts), strict=True)
-    ]
+    events = authored_notes(rows)
     if args.feedback_every:
         events = with_feedback(events, args.feedback_every)
     raws = [encode_event(e) for e in events]

@@ -74,6 +74,7 @@ def main() -> None:
         try:
             with Client(banner_url(banner), api_key=read_key_file(home) or "") as client:
                 mine, start = time.process_time(), time.perf_counter()
+                halfway = (0, start)  # (notes written, when): moved on at the middle batch
                 for n in range(0, len(rows), args.batch):
                     items = [
                         {"text": r["text"][:2000], "ts": float(r["ts"]), "key": r["id"]}

@@ -18,6 +18,7 @@ from assocmem.api.spawn import UNLIMITED, banner_url, spawn_up
 from assocmem.engine.event import Event
 from assocmem.engine.events import MEMORY_WRITTEN
 from assocmem.engine.events.feedback_given import FEEDBACK_GIVEN
+from assocmem.engine.events.memory_written import build
 from assocmem.engine.extraction import extract, extract_concepts
 from assocmem.engine.fold import fold_from_zero
 from assocmem.engine.position import ZERO, Position
@@ -131,6 +132,21 @@ def main() -> None:
         finally:
             process.terminate()
             process.wait(60)
+
+
+def authored_notes(rows: list[dict]) -> list[Event]:
+    """The corpus's commit messages as memory.written events by their authors, oldest first
+    (the corpus lists the newest first), concepts extracted in this process."""
+    return [
+        Event(
+            MEMORY_WRITTEN.name,
+            "default",
+            r["author"],
+            float(r["ts"]),
+            build(r["text"], extract(r["text"]), 3),
+        )
+        for r in reversed(rows)
+    ]
 
 
 def with_feedback(notes: list[Event], every: int) -> list[Event]:

@@ -14,12 +14,15 @@ import argparse
 import time
 from pathlib import Path
 
-from skeleton import load_corpus, with_feedback  # bench/ is on sys.path when a script here runs
+from skeleton import (  # bench/ is on sys.path when a script here runs
+    authored_notes,
+    load_corpus,
+    with_feedback,
+)
 from snapshots import timed
 
-from assocmem.engine.event import Event, encode_event
-from assocmem.engine.events.memory_written import build
-from assocmem.engine.extraction import extract, warm_up
+from assocmem.engine.event import encode_event
+from assocmem.engine.extraction import warm_up
 from assocmem.engine.position import Position
 from assocmem.engine.snapshot import content_hash, dump_state
 from assocmem.engine.snapshot_delta import encode_delta
@@ -39,10 +42,7 @@ def main() -> None:
     args = parser.parse_args()
     warm_up()
     rows = load_corpus(args.corpus, args.notes)
-    events = [
-        Event("memory.written", "default", r["author"], float(r["ts"]), build(t, extract(t), 3))
-        for r, t in ((r, r["text"]) for r in reversed(rows))
-    ]
+    events = authored_notes(rows)
     if args.feedback_every:
         events = with_feedback(events, args.feedback_every)
     entries = [(Position(1000 + n, 0), encode_event(e)) for n, e in enumerate(events)]
