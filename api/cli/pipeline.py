@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from assocmem.workers.heap import collection_paused
 from assocmem.workers.settings import load_settings
 
 from ..logs import configure_logging
@@ -64,8 +65,9 @@ def up(home: Path, port: int, workers: int, appendfsync: str | None) -> None:
 def worker(burst: bool) -> None:
     """Run one RQ worker (fold, consolidation and replay jobs) and the fold scheduler.
     Needs REDIS_URL."""
-    from assocmem.workers.runtime import Runtime
-    from assocmem.workers.worker import run_worker
+    with collection_paused():  # see serve
+        from assocmem.workers.runtime import Runtime
+        from assocmem.workers.worker import run_worker
 
     configure_logging()
     run_worker(Runtime.connect(load_settings(os.environ)), burst=burst)
@@ -82,8 +84,9 @@ def cron() -> None:
     import signal
     import threading
 
-    from assocmem.workers.cron import run_cron
-    from assocmem.workers.runtime import Runtime
+    with collection_paused():  # see serve
+        from assocmem.workers.cron import run_cron
+        from assocmem.workers.runtime import Runtime
 
     configure_logging()
     stop = threading.Event()
@@ -101,15 +104,19 @@ def cron() -> None:
 @click.option("--port", type=int, envvar="ASSOCMEM_PORT", default=8765, show_default=True)
 def serve(host: str, port: int) -> None:
     """Run the HTTP API alone (OpenAPI docs at /docs). Needs REDIS_URL."""
-    import uvicorn
-
-    from ..app import create_app
-    from ..http_protocol import deadline_protocol
-
     configure_logging(logging.WARNING)
     settings = load_settings(os.environ, host=host, port=port)
+    # The imports and the app make objects that live as long as the process: collections
+    # in their midst only walked them, a tenth of the imports' time.
+    with collection_paused():
+        import uvicorn
+
+        from ..app import create_app
+        from ..http_protocol import deadline_protocol
+
+        app = create_app(settings)
     uvicorn.run(
-        create_app(settings),
+        app,
         host=host,
         port=port,
         log_config=None,  # ours (configure_logging): JSON lines with the request id
