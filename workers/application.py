@@ -54,6 +54,7 @@ from .erasure import subject_of
 from .erasure_job import enqueue_erasure
 from .errors import InvalidRequest, UnknownMemory
 from .extraction_pool import ExtractionPool
+from .heap import collection_held
 from .history import Difference, History, Verification
 from .job_commands import JobCommands
 from .jobs import JobInfo, job_info
@@ -396,9 +397,11 @@ class Application:
     ) -> results.StateSummary:
         require(principal, READ)
         with self._state(principal.tenant, None, as_of, without_feedback) as state:
+            with collection_held():
+                digest = content_hash(state)
             return results.StateSummary(
                 state.position,
-                content_hash(state),
+                digest,
                 len(state.memories),
                 len(state.concepts),
                 state.documents,

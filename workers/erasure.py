@@ -23,6 +23,7 @@ import orjson
 from assocmem.engine.snapshot import dump_state
 from assocmem.engine.state import State
 
+from .heap import collection_held
 from .job_progress import Report
 from .rebuild import Rebuild, rebuild
 from .runtime import Runtime
@@ -127,7 +128,8 @@ def _republish(runtime: Runtime, tenant: str, state: State) -> str | None:
     if not state.memories and state.position.ms == 0:
         runtime.snapshots.drop(tenant)
         return None
-    blob = dump_state(state)
+    with collection_held():
+        blob = dump_state(state)
     for _ in range(PUBLISH_ATTEMPTS):
         runtime.snapshots.drop(tenant)
         if runtime.snapshots.publish(tenant, blob, state.position, None):

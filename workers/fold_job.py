@@ -23,6 +23,7 @@ from assocmem.engine.snapshot import dump_state
 from assocmem.engine.snapshot_delta import delta_size, encode_delta
 from assocmem.engine.state import State
 
+from .heap import collection_held
 from .rebuild import fold_entries, rebuild, starting_state
 from .runtime import Runtime, current_runtime
 from .stores import Entry, iter_entries
@@ -130,7 +131,8 @@ def fold_and_publish(runtime: Runtime, tenant: str, force: bool = False) -> dict
         return {"tenant": tenant, "published": False, "position": str(state.position)}
     began = runtime.clock()
     state.seal()  # the rows folded since the last seal are encoded once, not at every publish
-    blob, base, kind = _snapshot_of(runtime, tenant, state)
+    with collection_held():
+        blob, base, kind = _snapshot_of(runtime, tenant, state)
     total = folded.before + folded.unpublished
     published = runtime.snapshots.publish(tenant, blob, state.position, expected, base, total)
     if published:

@@ -161,7 +161,8 @@ class History:
             Rebuild(upto, from_zero=True),
             (lambda state: at(state.position)) if at is not None else None,
         )
-        replayed_hash, served_hash = content_hash(replayed), content_hash(served)
+        with collection_held():
+            replayed_hash, served_hash = content_hash(replayed), content_hash(served)
         difference = None if replayed_hash == served_hash else first_difference(replayed, served)
         return Verification(replayed.position, replayed_hash, served_hash, difference)
 

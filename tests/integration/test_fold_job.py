@@ -4,6 +4,7 @@ scheduling around it on Redis."""
 from __future__ import annotations
 
 import dataclasses
+import gc
 from collections.abc import Iterator
 
 import pytest
@@ -53,6 +54,14 @@ def test_fold_publishes_a_snapshot_equal_to_a_fold_from_zero(anywhere: Runtime) 
         positions[-1],
     ]
     assert published_hash(anywhere) == from_zero_hash(anywhere)
+
+
+def test_a_publish_leaves_the_cyclic_collector_on(anywhere: Runtime) -> None:
+    """The fold and the snapshot's encoding pause it; a worker left without one would
+    never free a cycle again."""
+    write(anywhere, ["a", "b"], ["b", "c"])
+    assert fold_and_publish(anywhere, "default", force=True)["published"]
+    assert gc.isenabled()
 
 
 def test_a_second_fold_with_nothing_new_publishes_nothing(anywhere: Runtime) -> None:
