@@ -17,6 +17,7 @@ import threading
 from assocmem.engine.extraction import Extraction, extract, warm_up
 
 from .child_process import exit_with
+from .heap import collect_young_less_often
 
 POOLED_TEXTS = 64
 """Texts in a batch from which it is worth sending some to helpers (fewer: all here)."""
@@ -28,6 +29,7 @@ def extract_all(texts: list[str]) -> list[Extraction]:
 
 def _start_helper(parent: int) -> None:
     exit_with(parent)  # a helper SIGKILLed with the API must not wait for work for ever
+    collect_young_less_often()
     warm_up()
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from assocmem.workers.heap import collection_paused
+from assocmem.workers.heap import collect_young_less_often, collection_paused
 from assocmem.workers.settings import load_settings
 
 from ..logs import configure_logging
@@ -70,6 +70,7 @@ def worker(burst: bool) -> None:
         from assocmem.workers.worker import run_worker
 
     configure_logging()
+    collect_young_less_often()
     run_worker(Runtime.connect(load_settings(os.environ)), burst=burst)
 
 
@@ -115,6 +116,7 @@ def serve(host: str, port: int) -> None:
         from ..http_protocol import deadline_protocol
 
         app = create_app(settings)
+    collect_young_less_often()
     uvicorn.run(
         app,
         host=host,
