@@ -44,7 +44,11 @@ class WordTable:
         return default
 
     def get_many(self, words: Sequence[str], default: float) -> np.ndarray:
-        """`get` of each word, in one search: a lookup alone costs microseconds in numpy."""
+        """`get` of each word, in one search: a lookup alone costs microseconds in numpy
+        (7 us for no word at all: half the calls extraction makes, its Chinese words of
+        English text)."""
+        if not len(words):
+            return np.empty(0)
         if not len(self._hashes):
             return np.full(len(words), default)
         hashes = np.fromiter(map(_hash, words), dtype=np.int64, count=len(words))
