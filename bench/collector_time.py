@@ -30,7 +30,7 @@ from assocmem.api.client import Client
 from assocmem.api.run_file import read_key_file
 from assocmem.api.spawn import UNLIMITED, banner_url, spawn_up
 
-METER = '''
+METER = """
 import gc, json, multiprocessing, os, sys, threading, time
 
 _totals = {"collections": [0, 0, 0], "seconds": [0.0, 0.0, 0.0]}
@@ -63,7 +63,7 @@ def _write():
 
 gc.callbacks.append(_timed)
 threading.Thread(target=_write, daemon=True).start()
-'''
+"""
 
 
 def totals(stats: Path) -> dict[int, dict]:
