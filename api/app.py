@@ -26,6 +26,7 @@ from assocmem.engine.extraction import warm_up
 from assocmem.workers.application import Application
 from assocmem.workers.live_state import LiveState
 from assocmem.workers.native_threads import limit_native_threads
+from assocmem.workers.preload import StatePreload
 from assocmem.workers.redis_server import wait_while_loading
 from assocmem.workers.requests import (
     ActivityEntry,
@@ -85,8 +86,11 @@ def _warm(live: LiveState) -> None:
     warm_up()
 
 
-def create_app(settings: Settings, runtime: Runtime | None = None) -> FastAPI:
-    """The app over `runtime` (by default connected to the settings' Redis at start-up)."""
+def create_app(
+    settings: Settings, runtime: Runtime | None = None, preload: StatePreload | None = None
+) -> FastAPI:
+    """The app over `runtime` (by default connected to the settings' Redis at start-up);
+    `preload`: the default tenant's state, loading since before the app was imported."""
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -94,7 +98,7 @@ def create_app(settings: Settings, runtime: Runtime | None = None) -> FastAPI:
         if runtime is None and settings.redis_url:
             wait_while_loading(settings.redis_url)  # `up` starts us while Redis loads
         connected = runtime or Runtime.connect(settings)
-        application = app.state.application = Application(connected)
+        application = app.state.application = Application(connected, preload=preload)
         app.state.settings = settings
         app.state.metrics = Metrics(application)
         stop = threading.Event()

@@ -61,6 +61,7 @@ from .jobs import JobInfo, job_info
 from .key_commands import KeyCommands
 from .live_state import LiveState
 from .permissions import require
+from .preload import StatePreload
 from .rate_limits import RateLimits
 from .rebuild_cache import RebuildCache
 from .request_values import (
@@ -94,7 +95,12 @@ UNITS_PER_EVENT = 2000
 
 
 class Application:
-    def __init__(self, runtime: Runtime, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        runtime: Runtime,
+        clock: Callable[[], float] = time.time,
+        preload: StatePreload | None = None,
+    ) -> None:
         self.runtime = runtime
         self.clock = clock
         """Event times and "now" of reads, unix seconds."""
@@ -113,6 +119,8 @@ class Application:
         """The pipeline's jobs, and the long work queued as jobs (consolidation, replay, audit)."""
         self.extraction = ExtractionPool(runtime.settings.extraction_helpers)
         """Concepts of large batches, extracted across processes (`close` ends them)."""
+        self._preload = preload
+        """Its tenant's state, loading since before this was made (workers/preload.py)."""
         self._live: dict[str, LiveState] = {}
         self._live_lock = threading.Lock()
         self._stop: threading.Event | None = None
@@ -135,8 +143,14 @@ class Application:
         with self._live_lock:
             live = self._live.get(tenant)
             if live is None:
+                preload = (
+                    self._preload if self._preload and self._preload.tenant == tenant else None
+                )
                 live = self._live[tenant] = LiveState(
-                    self.runtime.log, self.runtime.snapshots, tenant
+                    self.runtime.log,
+                    self.runtime.snapshots,
+                    tenant,
+                    preload.take if preload else None,
                 )
                 if self._stop is not None:
                     self._thread(live.keep_fresh, self._stop)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from itertools import chain
 
 from assocmem.engine.event import Event
@@ -47,10 +47,18 @@ class LiveState:
     so they never see a half-applied batch.
     """
 
-    def __init__(self, log_: EventLog, store: SnapshotStore, tenant: str) -> None:
+    def __init__(
+        self,
+        log_: EventLog,
+        store: SnapshotStore,
+        tenant: str,
+        preloaded: Callable[[], tuple[int, State] | None] | None = None,
+    ) -> None:
         self._log = log_
         self._store = store
         self._tenant = tenant
+        self._preloaded = preloaded
+        """(epoch, state) loaded elsewhere (workers/preload.py), taken at the first load."""
         self._state: State | None = None
         self._epoch = 0
         self._appended = ZERO
@@ -151,8 +159,7 @@ class LiveState:
         if self._state is None:
             with self.lock:
                 if self._state is None:
-                    self._epoch = self._log.epoch(self._tenant)
-                    self._state = starting_state(self._store, self._tenant, None)
+                    self._epoch, self._state = self._first_load()
         if self._handoff:
             with self.lock:
                 self._fold_handed()
@@ -161,6 +168,14 @@ class LiveState:
             with self.lock:
                 fold_entries(self._state, chunks)  # frozen after it (workers/heap.py)
                 self._fold_handed()  # what the log gave already: skipped, and let go
+
+    def _first_load(self) -> tuple[int, State]:
+        preloaded, self._preloaded = self._preloaded, None
+        loaded = preloaded() if preloaded is not None else None
+        if loaded is not None:
+            return loaded
+        epoch = self._log.epoch(self._tenant)
+        return epoch, starting_state(self._store, self._tenant, None)
 
     def _reload_if_rewritten(self) -> None:
         """An erasure rewrote the log: drop the state (it holds what was erased) and load

@@ -110,12 +110,16 @@ def serve(host: str, port: int) -> None:
     # The imports and the app make objects that live as long as the process: collections
     # in their midst only walked them, a tenth of the imports' time.
     with collection_paused():
+        from assocmem.workers.preload import StatePreload
+
+        # Loading while the rest imports (workers/preload.py)
+        preload = StatePreload(settings) if settings.redis_url else None
         import uvicorn
 
         from ..app import create_app
         from ..http_protocol import deadline_protocol
 
-        app = create_app(settings)
+        app = create_app(settings, preload=preload)
     collect_young_less_often()
     uvicorn.run(
         app,

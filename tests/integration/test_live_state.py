@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 
@@ -9,10 +10,15 @@ import pytest
 
 from assocmem.engine.position import ZERO, Position
 from assocmem.engine.snapshot import content_hash
+from assocmem.engine.state import State
 from assocmem.workers.errors import PositionAhead
+from assocmem.workers.fold_job import fold_and_publish
 from assocmem.workers.live_state import LiveState
+from assocmem.workers.preload import StatePreload
 from assocmem.workers.rebuild import Rebuild, rebuild
+from assocmem.workers.redis_server import free_port
 from assocmem.workers.runtime import Runtime
+from assocmem.workers.settings import Settings
 
 from ..stores import note, write
 
@@ -106,3 +112,37 @@ def test_after_past_the_end_of_the_log_is_refused(runtime: Runtime) -> None:
     with pytest.raises(PositionAhead, match="past the end of the log"):
         with live(runtime).served(after=Position(position.ms + 1, 0)):
             pass
+
+
+def test_a_state_preloaded_while_the_api_imports_is_served_and_folded_on(
+    runtime: Runtime, settings: Settings
+) -> None:
+    write(runtime, ["a", "b"], ["b", "c"])
+    assert fold_and_publish(runtime, "default", force=True)["published"]
+    write(runtime, ["c", "d"])  # after the snapshot: the live state folds it
+    preload = StatePreload(settings)
+    taken = []
+
+    def preloaded() -> tuple[int, State] | None:
+        taken.append(loaded := preload.take())
+        return loaded
+
+    state = LiveState(runtime.log, runtime.snapshots, "default", preloaded)
+    with state.served() as served:
+        assert len(served.memories) == 3
+    assert len(taken) == 1 and taken[0] is not None and taken[0][1] is served
+    assert content_hash(served) == content_hash(
+        rebuild(runtime.log, runtime.snapshots, "default", Rebuild(from_zero=True))
+    )
+
+
+def test_a_preload_that_cannot_reach_redis_leaves_the_load_to_the_live_state(
+    runtime: Runtime, settings: Settings
+) -> None:
+    write(runtime, ["a", "b"])
+    unreachable = dataclasses.replace(settings, redis_url=f"redis://127.0.0.1:{free_port()}/0")
+    preload = StatePreload(unreachable)
+    assert preload.take() is None
+    state = LiveState(runtime.log, runtime.snapshots, "default", StatePreload(unreachable).take)
+    with state.served() as served:
+        assert len(served.memories) == 1
