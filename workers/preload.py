@@ -53,5 +53,5 @@ class StatePreload:
                 epoch = RedisEventLog(client).epoch(self.tenant)
                 store = RedisSnapshotStore(client, self._settings.ladder())
                 self._loaded = (epoch, starting_state(store, self.tenant, None))
-        except Exception:  # the first read loads it, and reports what fails then
-            log.warning("preloading the state of %s failed", self.tenant, exc_info=True)
+        except Exception as exc:  # the first load is made as before, and says what fails then
+            log.warning("preloading the state of %s failed: %s", self.tenant, exc)
