@@ -81,13 +81,12 @@ def degraded(empty: dict[str, Any], failure: ApiError) -> dict[str, Any]:
 
 
 def latest_written(current: str | None, answer: dict[str, Any]) -> str | None:
-    """The latest of `current` and the positions a write's answer names."""
-    positions = [answer.get("position"), *answer.get("positions", [])]
+    """The latest of `current` and the positions a write's answer names (`current` on a
+    tie). Each parsed once: a batch of 1,000 short events spent 3 ms of the client here."""
+    positions = [current, answer.get("position"), *answer.get("positions", [])]
     positions += [item.get("position") for item in answer.get("items", [])]
-    for position in filter(None, positions):
-        if current is None or Position.parse(position) > Position.parse(current):
-            current = position
-    return current
+    named = list(filter(None, positions))
+    return max(named, key=Position.parse) if named else None
 
 
 class Client:
