@@ -107,6 +107,7 @@ def serve(host: str, port: int) -> None:
     """Run the HTTP API alone (OpenAPI docs at /docs). Needs REDIS_URL."""
     configure_logging(logging.WARNING)
     settings = load_settings(os.environ, host=host, port=port)
+    collect_young_less_often()  # already if the preload outlasts the pause below
     # The imports and the app make objects that live as long as the process: collections
     # in their midst only walked them, a tenth of the imports' time.
     with collection_paused():
@@ -120,7 +121,6 @@ def serve(host: str, port: int) -> None:
         from ..http_protocol import deadline_protocol
 
         app = create_app(settings, preload=preload)
-    collect_young_less_often()
     uvicorn.run(
         app,
         host=host,
