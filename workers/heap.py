@@ -19,8 +19,9 @@ YOUNG_OBJECTS = 50_000
 in a long-lived process; Python's default is 700. A batch request makes tens of thousands
 that live until its response and then go: every 700 the collector walked them (6% of the
 API's time under batches of short events, 2-3% of a burst of commit messages, helper
-included). At this many it ran once in 100,000 short events instead of 887 times, and
-finds mostly garbage: at most this many objects wait for it, a few MB."""
+included). At this many it ran 3 times in 100,000 short events instead of 892
+(bench/collector_time.py), and finds mostly garbage: at most this many objects wait for
+it, a few MB."""
 
 
 def collect_young_less_often() -> None:
