@@ -1,5 +1,8 @@
 """Publishing a snapshot, full against delta: what the fold job encodes after `--tail` more
 notes on a state of `--notes`, and what loading either costs (a delta loads its base too).
+Encoded as the worker encodes them, the cyclic collector held (workers/heap.py), on a state
+frozen as the worker's is; the full snapshot and the content hash also with collections
+running, as they ran before.
 
     .venv/bin/python bench/snapshots.py ../shared/data/corpus_en.jsonl --notes 50000 --tail 1000
 """
@@ -7,8 +10,10 @@ notes on a state of `--notes`, and what loading either costs (a delta loads its 
 from __future__ import annotations
 
 import argparse
+import gc
 import statistics
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from retrieval import build_state
@@ -17,6 +22,7 @@ from skeleton import load_corpus, written_event
 from assocmem.engine.fold import fold
 from assocmem.engine.snapshot import content_hash, dump_state
 from assocmem.engine.snapshot_delta import encode_delta, load_snapshot
+from assocmem.workers.heap import collection_held
 
 
 def timed(work, rounds: int) -> tuple[float, object]:  # type: ignore[no-untyped-def]
@@ -26,6 +32,14 @@ def timed(work, rounds: int) -> tuple[float, object]:  # type: ignore[no-untyped
         result = work()
         samples.append(time.perf_counter() - start)
     return statistics.median(samples), result
+
+
+def held(work: Callable[[], object]) -> Callable[[], object]:
+    def run() -> object:
+        with collection_held():
+            return work()
+
+    return run
 
 
 def main() -> None:
@@ -45,8 +59,12 @@ def main() -> None:
     base_blob = dump_state(state)
     state.mark_base()
     fold(state, [written_event(texts[n], times[n], n) for n in range(head, len(rows))])
-    full_time, full_blob = timed(lambda: dump_state(state), args.rounds)
-    delta_time, delta_blob = timed(lambda: encode_delta(state), args.rounds)
+    gc.freeze()  # the worker freezes its state after each fold
+    full_time, full_blob = timed(held(lambda: dump_state(state)), args.rounds)
+    delta_time, delta_blob = timed(held(lambda: encode_delta(state)), args.rounds)
+    full_running = timed(lambda: dump_state(state), args.rounds)[0]
+    hash_time = timed(held(lambda: content_hash(state)), args.rounds)[0]
+    hash_running = timed(lambda: content_hash(state), args.rounds)[0]
     full_load, loaded = timed(lambda: load_snapshot(full_blob, lambda _: None), args.rounds)
     delta_load, from_delta = timed(
         lambda: load_snapshot(delta_blob, lambda _: base_blob), args.rounds
@@ -59,6 +77,10 @@ def main() -> None:
         f"  ({full_time / delta_time:.0f}x faster, {len(full_blob) / len(delta_blob):.0f}x smaller)"
     )
     print(f"  load full: {full_load * 1000:.0f} ms; load base + delta: {delta_load * 1000:.0f} ms")
+    print(
+        f"  with collections running: publish full {full_running * 1000:.0f} ms;"
+        f" content hash {hash_running * 1000:.0f} ms (held: {hash_time * 1000:.0f} ms)"
+    )
 
 
 if __name__ == "__main__":
