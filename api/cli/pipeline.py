@@ -107,7 +107,7 @@ def serve(host: str, port: int) -> None:
     """Run the HTTP API alone (OpenAPI docs at /docs). Needs REDIS_URL."""
     configure_logging(logging.WARNING)
     settings = load_settings(os.environ, host=host, port=port)
-    collect_young_less_often()  # already if the preload outlasts the pause below
+    collect_young_less_often()  # before the pause below: the preload may outlast it
     # The imports and the app make objects that live as long as the process: collections
     # in their midst only walked them, a tenth of the imports' time.
     with collection_paused():
