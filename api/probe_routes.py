@@ -21,8 +21,8 @@ def healthz() -> dict[str, Any]:
 
 def readyz(request: Request) -> Any:
     """The API can serve (readiness): Redis answers, a 503 problem otherwise, and the default
-    tenant's state is loaded, `{"status": "loading"}` with a 503 until then (a replica that
-    would make its first reads wait gets no traffic yet)."""
+    tenant's state is loaded and folded up to the log's end, `{"status": "loading"}` with a
+    503 until then (a replica that would make its first reads wait gets no traffic yet)."""
     application = request.app.state.application
     application.runtime.log.ping()
     if not application.is_loaded(request.app.state.settings.tenant):

@@ -157,8 +157,9 @@ class Application:
             return live
 
     def is_loaded(self, tenant: str) -> bool:
-        """Whether the tenant's live state has been loaded (reads of it need not wait)."""
-        return self.live(tenant).served_position is not None
+        """Whether the tenant's live state has been loaded and folded up to the log's end
+        (reads of it need not wait)."""
+        return self.live(tenant).caught_up
 
     def _thread(self, target: Callable[[threading.Event], None], stop: threading.Event) -> None:
         thread = threading.Thread(target=target, args=(stop,), daemon=True)

@@ -60,6 +60,8 @@ class LiveState:
         self._preloaded = preloaded
         """(epoch, state) loaded elsewhere (workers/preload.py), taken at the first load."""
         self._state: State | None = None
+        self._caught_up = False
+        """Folded once up to the log's end as it was then (`caught_up`)."""
         self._epoch = 0
         self._appended = ZERO
         self._appended_lock = threading.Lock()
@@ -74,6 +76,13 @@ class LiveState:
     def served_position(self) -> Position | None:
         """The position folded up to so far (None before the first load); reads no Redis."""
         return self._state.position if self._state else None
+
+    @property
+    def caught_up(self) -> bool:
+        """Loaded, and folded at least once up to the log's end: a first read does not wait
+        for the events after the snapshot (at 240,000 events, one came 1.2 s after the state
+        had loaded, behind a consolidation event the snapshot did not hold yet)."""
+        return self._caught_up
 
     def settled(self) -> bool:
         """Loaded, and nobody folding right now: a read will not wait on a long fold."""
@@ -168,6 +177,7 @@ class LiveState:
             with self.lock:
                 fold_entries(self._state, chunks)  # frozen after it (workers/heap.py)
                 self._fold_handed()  # what the log gave already: skipped, and let go
+        self._caught_up = self._state is not None
 
     def _first_load(self) -> tuple[int, State]:
         preloaded, self._preloaded = self._preloaded, None
@@ -183,6 +193,7 @@ class LiveState:
         if self._state is not None and self._log.epoch(self._tenant) != self._epoch:
             with self.lock:
                 self._state = None
+                self._caught_up = False
                 self._appended = ZERO
                 with self._appended_lock:
                     self._handoff.clear()

@@ -47,7 +47,7 @@ def test_probes_answer_without_a_key(http: TestClient) -> None:
 def test_a_replica_still_loading_its_state_is_not_ready(
     http: TestClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(LiveState, "served_position", property(lambda self: None))
+    monkeypatch.setattr(LiveState, "caught_up", property(lambda self: False))
     answer = http.get("/readyz")
     assert answer.status_code == 503 and answer.json() == {"status": "loading"}
     assert answer.headers["retry-after"] == "1"

@@ -11,6 +11,7 @@ import pytest
 from assocmem.engine.position import ZERO, Position
 from assocmem.engine.snapshot import content_hash
 from assocmem.engine.state import State
+from assocmem.workers import live_state
 from assocmem.workers.errors import PositionAhead
 from assocmem.workers.fold_job import fold_and_publish
 from assocmem.workers.live_state import LiveState
@@ -146,3 +147,24 @@ def test_a_preload_that_cannot_reach_redis_leaves_the_load_to_the_live_state(
     state = LiveState(runtime.log, runtime.snapshots, "default", StatePreload(unreachable).take)
     with state.served() as served:
         assert len(served.memories) == 1
+
+
+def test_a_state_is_caught_up_only_once_the_events_after_its_snapshot_are_folded(
+    runtime: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write(runtime, ["a", "b"])
+    assert fold_and_publish(runtime, "default", force=True)["published"]
+    write(runtime, ["c", "d"])  # the tail after the snapshot
+    state = live(runtime)
+    seen_while_folding = []
+    fold_tail = live_state.fold_entries
+
+    def observed(*args: object, **kwargs: object) -> object:
+        seen_while_folding.append((state.served_position is not None, state.caught_up))
+        return fold_tail(*args, **kwargs)
+
+    monkeypatch.setattr(live_state, "fold_entries", observed)
+    assert not state.caught_up
+    state.refresh()
+    assert seen_while_folding == [(True, False)]  # loaded, not yet caught up
+    assert state.caught_up and state.served_position == runtime.log.last_position("default")
