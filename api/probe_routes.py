@@ -25,7 +25,7 @@ def readyz(request: Request) -> Any:
     503 until then (a replica that would make its first reads wait gets no traffic yet)."""
     application = request.app.state.application
     application.runtime.log.ping()
-    if not application.is_loaded(request.app.state.settings.tenant):
+    if not application.is_ready(request.app.state.settings.tenant):
         return JSONResponse({"status": "loading"}, 503, {"Retry-After": "1"})
     return {"status": "ready"}
 

@@ -143,20 +143,18 @@ class Application:
         with self._live_lock:
             live = self._live.get(tenant)
             if live is None:
-                preload = (
-                    self._preload if self._preload and self._preload.tenant == tenant else None
-                )
+                preload = self._preload
                 live = self._live[tenant] = LiveState(
                     self.runtime.log,
                     self.runtime.snapshots,
                     tenant,
-                    preload.take if preload else None,
+                    preload.take if preload and preload.tenant == tenant else None,
                 )
                 if self._stop is not None:
                     self._thread(live.keep_fresh, self._stop)
             return live
 
-    def is_loaded(self, tenant: str) -> bool:
+    def is_ready(self, tenant: str) -> bool:
         """Whether the tenant's live state has been loaded and folded up to the log's end
         (reads of it need not wait)."""
         return self.live(tenant).caught_up

@@ -20,6 +20,9 @@ from .stores import Appended, EventLog, SnapshotStore, iter_entries
 
 log = logging.getLogger(__name__)
 
+Loaded = tuple[int, State]
+"""The log's epoch, read before the snapshot, and the state of the snapshot."""
+
 TAIL_WAIT = 1.0
 """Seconds the background fold blocks on the stream for new entries before it checks `stop`."""
 RETRY_AFTER = 0.5
@@ -52,7 +55,7 @@ class LiveState:
         log_: EventLog,
         store: SnapshotStore,
         tenant: str,
-        preloaded: Callable[[], tuple[int, State] | None] | None = None,
+        preloaded: Callable[[], Loaded | None] | None = None,
     ) -> None:
         self._log = log_
         self._store = store
@@ -179,13 +182,10 @@ class LiveState:
                 self._fold_handed()  # what the log gave already: skipped, and let go
         self._caught_up = self._state is not None
 
-    def _first_load(self) -> tuple[int, State]:
+    def _first_load(self) -> Loaded:
         preloaded, self._preloaded = self._preloaded, None
         loaded = preloaded() if preloaded is not None else None
-        if loaded is not None:
-            return loaded
-        epoch = self._log.epoch(self._tenant)
-        return epoch, starting_state(self._store, self._tenant, None)
+        return loaded or latest_loaded(self._log, self._store, self._tenant)
 
     def _reload_if_rewritten(self) -> None:
         """An erasure rewrote the log: drop the state (it holds what was erased) and load
@@ -211,3 +211,10 @@ class LiveState:
             except Exception:  # a Redis hiccup must not end the loop; the next read retries too
                 log.exception("background refresh of %s failed", self._tenant)
                 stop.wait(RETRY_AFTER)
+
+
+def latest_loaded(log_: EventLog, store: SnapshotStore, tenant: str) -> Loaded:
+    """The epoch first: an erasure that rewrites the log after it makes it stale, and the
+    state is loaded again (`_reload_if_rewritten`)."""
+    epoch = log_.epoch(tenant)
+    return epoch, starting_state(store, tenant, None)

@@ -17,17 +17,12 @@ import threading
 
 import redis
 
-from assocmem.engine.state import State
-
-from .rebuild import starting_state
+from .live_state import Loaded, latest_loaded
 from .redis_server import wait_while_loading
 from .redis_stores import RedisEventLog, RedisSnapshotStore
 from .settings import Settings
 
 log = logging.getLogger(__name__)
-
-Loaded = tuple[int, State]
-"""The log's epoch, read before the snapshot, and the state the snapshot holds."""
 
 
 class StatePreload:
@@ -50,8 +45,7 @@ class StatePreload:
         try:
             wait_while_loading(url)  # `up` starts the API while Redis loads its data
             with redis.Redis.from_url(url) as client:
-                epoch = RedisEventLog(client).epoch(self.tenant)
                 store = RedisSnapshotStore(client, self._settings.ladder())
-                self._loaded = (epoch, starting_state(store, self.tenant, None))
+                self._loaded = latest_loaded(RedisEventLog(client), store, self.tenant)
         except Exception as exc:  # the first load is made as before, and says what fails then
             log.warning("preloading the state of %s failed: %s", self.tenant, exc)
