@@ -23,6 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from recall import write_all  # bench/ is on sys.path when a script here runs
 from short_events import publish_together  # bench/ is on sys.path when a script here runs
 from skeleton import load_corpus  # bench/ is on sys.path when a script here runs
 
@@ -76,17 +77,11 @@ def totals(stats: Path) -> dict[int, dict]:
     return found
 
 
-def commit_messages(url: str, key: str, corpus: Path, notes: int) -> float:
-    rows = load_corpus(corpus, notes)
+def commit_messages(url: str, key: str, rows: list[dict]) -> float:
+    """Rows written as `recall.py` writes them; their rate."""
     with Client(url, api_key=key, timeout=600) as client:
         start = time.perf_counter()
-        for n in range(0, len(rows), 500):
-            client.write_many(
-                [
-                    {"text": r["text"][:2000], "ts": float(r["ts"]), "key": r["id"]}
-                    for r in rows[n : n + 500]
-                ]
-            )
+        write_all(client, rows, 500)
     return len(rows) / (time.perf_counter() - start)
 
 
@@ -99,6 +94,7 @@ def main() -> None:
     parser.add_argument("--corpus", type=Path, help="corpus_en.jsonl: commit messages instead")
     parser.add_argument("--notes", type=int, default=30_000)
     args = parser.parse_args()
+    rows = load_corpus(args.corpus, args.notes + 1000) if args.corpus else []
     with tempfile.TemporaryDirectory(prefix="assocmem-gc-") as directory:
         meter, stats = Path(directory) / "meter", Path(directory) / "stats"
         meter.mkdir()
@@ -109,14 +105,14 @@ def main() -> None:
         process, banner = spawn_up(Path(directory) / "data", env)
         url, key = banner_url(banner), read_key_file(Path(directory) / "data") or ""
         try:
-            if args.corpus:  # the first batches start the extraction helper
-                commit_messages(url, key, args.corpus, 1000)
+            if args.corpus:  # the first batches start the extraction helper; rows of their
+                commit_messages(url, key, rows[args.notes :])  # own: no key repeats later
             else:
                 publish_together(url, key, 4000, 1)
             time.sleep(1.0)
             before = totals(stats)
             if args.corpus:
-                rate = commit_messages(url, key, args.corpus, args.notes)
+                rate = commit_messages(url, key, rows[: args.notes])
                 what = f"{args.notes:,} commit messages in batches of 500"
             else:
                 rate = publish_together(url, key, args.events, args.publishers)
