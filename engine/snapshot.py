@@ -187,7 +187,15 @@ def decompress_snapshot(blob: bytes) -> np.ndarray:
 
 def load_state(blob: bytes) -> State:
     """The state a full snapshot holds (a delta needs its base: engine/snapshot_delta.py)."""
-    header, matrices, columns = unpack(blob)
+    return full_state(*unpack(blob))
+
+
+def full_state(
+    header: dict[str, Any],
+    matrices: dict[str, scipy.sparse.csr_array],
+    columns: dict[str, np.ndarray],
+) -> State:
+    """The state of a full snapshot, from what `unpack` read of it."""
     if header.get("base") is not None:
         raise CorruptSnapshot(f"snapshot at {header['position']} is a delta of {header['base']}")
     try:

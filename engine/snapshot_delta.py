@@ -26,9 +26,9 @@ from .position import Position
 from .snapshot import (
     SNAPSHOT_FORMAT,
     compress_snapshot,
+    full_state,
     learned_rows,
     load_scoped_parts,
-    load_state,
     pack,
     scoped_parts,
     unpack,
@@ -109,7 +109,7 @@ def load_snapshot(
     (`State.base`, and `State.level` for a delta), so the next delta is taken from them."""
     header, matrices, columns = unpack(blob)
     if header.get("base") is None:
-        state = load_state(blob)
+        state = full_state(header, matrices, columns)
         state.mark_base()
         return state
     if depth == 0:
