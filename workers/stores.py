@@ -207,8 +207,9 @@ class Ladder:
     fast the log was written: the hourly rung alone keeps one snapshot for an hour of
     writes, and a rebuild in that hour folds from the one before it. Off by default, for
     what it costs: at a million commit messages, 100,000 x 10 made `as_of` reads at 50%
-    and 90% of the log 7.7 and 11.3 s instead of 47 and 85 s, but kept 11 full snapshots
-    (1.65 GB in Redis beside a 1.2 GB log), and a cold start took 39.5 s instead of 21."""
+    and 90% of the log 5.6 and 6.0 s instead of 35.7 and 13.5 s, but kept 11 snapshots
+    (1.35 GB in Redis beside a 1.14 GB log), and a cold start took 9.7-9.9 s instead of
+    6.7-7.1."""
     strides: int = 10
     """... for this many runs back from the newest snapshot."""
 
