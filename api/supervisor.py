@@ -42,6 +42,8 @@ REDIS_RESTARTS = 3
 """Crashes of the embedded Redis within REDIS_RESTART_WINDOW that `up` restarts; one more
 and it gives up."""
 REDIS_RESTART_WINDOW = 60.0
+SNAPSHOT_CACHE = "snapshot-cache"
+"""Under the data directory: the local copy of the latest full snapshot (snapshot_cache.py)."""
 
 
 class StopRequest:
@@ -206,6 +208,8 @@ def _child_env(settings: Settings, home: Path, port: int) -> dict[str, str]:
     )
     if settings.queue_url:
         env["ASSOCMEM_QUEUE_URL"] = settings.queue_url
+    # The API decodes this copy of the latest snapshot while Redis loads (set empty: none)
+    env.setdefault("ASSOCMEM_SNAPSHOT_CACHE", str(home / SNAPSHOT_CACHE))
     return env
 
 

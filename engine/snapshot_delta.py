@@ -101,12 +101,32 @@ def base_of(blob: bytes) -> Position | None:
     return Position.parse(header["base"]) if header.get("base") else None
 
 
+Decoded = tuple[bytes, State]
+"""A full snapshot's bytes and its state (`load_full`), decoded ahead of need."""
+
+
+def load_full(blob: bytes) -> State:
+    """The state of a full snapshot, marked as the base of deltas as `load_snapshot` marks
+    it (CorruptSnapshot for a delta)."""
+    state = full_state(*unpack(blob))
+    state.mark_base()
+    return state
+
+
 def load_snapshot(
-    blob: bytes, fetch: Callable[[Position], bytes | None], depth: int = DEPTH
+    blob: bytes,
+    fetch: Callable[[Position], bytes | None],
+    depth: int = DEPTH,
+    known: Decoded | None = None,
 ) -> State:
     """The state a snapshot holds: a full one alone, a delta applied to its base's state
     (`fetch` gets the base's bytes by position). Either way the state's bases are set
-    (`State.base`, and `State.level` for a delta), so the next delta is taken from them."""
+    (`State.base`, and `State.level` for a delta), so the next delta is taken from them.
+
+    `known`: a full snapshot decoded already; where the chain reaches the same bytes, its
+    state is taken instead of decoding them again (it is changed in place by the deltas)."""
+    if known is not None and blob == known[0]:
+        return known[1]
     header, matrices, columns = unpack(blob)
     if header.get("base") is None:
         state = full_state(header, matrices, columns)
@@ -121,7 +141,7 @@ def load_snapshot(
         raise CorruptSnapshot(
             f"delta snapshot at {header['position']} lost its base {header['base']}"
         )
-    state = load_snapshot(base_blob, fetch, depth - 1)
+    state = load_snapshot(base_blob, fetch, depth - 1, known)
     try:
         _apply(state, header, matrices, columns)
     except (KeyError, TypeError, ValueError, IndexError) as exc:

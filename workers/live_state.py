@@ -11,11 +11,13 @@ from itertools import chain
 from assocmem.engine.event import Event
 from assocmem.engine.fold import fold
 from assocmem.engine.position import ZERO, Position
+from assocmem.engine.snapshot_delta import Decoded
 from assocmem.engine.state import State
 
 from .errors import PositionAhead
 from .heap import collection_paused
 from .rebuild import fold_entries, starting_state
+from .snapshot_cache import SnapshotCache, latest_state
 from .stores import Appended, EventLog, SnapshotStore, iter_entries
 
 log = logging.getLogger(__name__)
@@ -213,8 +215,17 @@ class LiveState:
                 stop.wait(RETRY_AFTER)
 
 
-def latest_loaded(log_: EventLog, store: SnapshotStore, tenant: str) -> Loaded:
+def latest_loaded(
+    log_: EventLog,
+    store: SnapshotStore,
+    tenant: str,
+    cache: SnapshotCache | None = None,
+    early: Decoded | None = None,
+) -> Loaded:
     """The epoch first: an erasure that rewrites the log after it makes it stale, and the
-    state is loaded again (`_reload_if_rewritten`)."""
+    state is loaded again (`_reload_if_rewritten`). With `cache` (the tenant's local copy)
+    and `early` (that copy decoded ahead), the copy is used and kept (snapshot_cache.py)."""
     epoch = log_.epoch(tenant)
+    if cache is not None:
+        return epoch, latest_state(store, cache, early)
     return epoch, starting_state(store, tenant, None)

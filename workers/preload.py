@@ -7,7 +7,8 @@ outside the interpreter's lock (Redis's answer, zstd, numpy), so a load started 
 those imports overlaps them: importing the API and loading 50,000 memories took
 1.25-1.46 s so, against 1.89-2.12 s one after the other. The live state takes the
 result at its first load (`LiveState`'s `preloaded`); a preload that failed leaves that
-load to be made as usual.
+load to be made as usual. With ASSOCMEM_SNAPSHOT_CACHE set (`up` sets it), it decodes
+the local copy of the snapshot before Redis has even loaded its data (snapshot_cache.py).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from .live_state import Loaded, latest_loaded
 from .redis_server import wait_while_loading
 from .redis_stores import RedisEventLog, RedisSnapshotStore
 from .settings import Settings
+from .snapshot_cache import SnapshotCache
 
 log = logging.getLogger(__name__)
 
@@ -42,10 +44,14 @@ class StatePreload:
 
     def _load(self) -> None:
         url = self._settings.redis_url
+        directory = self._settings.snapshot_cache
+        cache = SnapshotCache(directory, self.tenant) if directory else None
         try:
+            early = cache.decoded() if cache else None  # snapshot_cache.py
             wait_while_loading(url)  # `up` starts the API while Redis loads its data
             with redis.Redis.from_url(url) as client:
                 store = RedisSnapshotStore(client, self._settings.ladder())
-                self._loaded = latest_loaded(RedisEventLog(client), store, self.tenant)
+                log_ = RedisEventLog(client)
+                self._loaded = latest_loaded(log_, store, self.tenant, cache, early)
         except Exception as exc:  # the first load is made as before, and says what fails then
             log.warning("preloading the state of %s failed: %s", self.tenant, exc)

@@ -14,7 +14,7 @@ from assocmem.engine.errors import CorruptSnapshot, InvalidEvent
 from assocmem.engine.event import Event, decode_event
 from assocmem.engine.fold import Rejection, fold
 from assocmem.engine.position import ZERO, Position
-from assocmem.engine.snapshot_delta import load_snapshot
+from assocmem.engine.snapshot_delta import Decoded, load_snapshot
 from assocmem.engine.state import State
 
 from .heap import collection_paused
@@ -114,11 +114,16 @@ def fold_entries(
 
 
 def starting_state(
-    store: SnapshotStore, tenant: str, upto: Position | None, keep_base: bool = False
+    store: SnapshotStore,
+    tenant: str,
+    upto: Position | None,
+    keep_base: bool = False,
+    known: Decoded | None = None,
 ) -> State:
     """The newest snapshot (at or before `upto`) decoded, or an empty state. `keep_base`:
     for a publisher, which takes its next delta from it; others drop it (it holds the
-    base's counts matrix, tens of MB)."""
+    base's counts matrix, tens of MB). `known`: a full snapshot decoded ahead, used if
+    the snapshot is, or loads on, the same bytes (workers/snapshot_cache.py)."""
     found = (
         latest_snapshot(store, tenant)
         if upto is None
@@ -129,7 +134,7 @@ def starting_state(
     position, blob = found
     try:
         with collection_paused():
-            state = load_snapshot(blob, lambda base: store.load(tenant, base))
+            state = load_snapshot(blob, lambda base: store.load(tenant, base), known=known)
     except CorruptSnapshot as exc:
         log.warning(
             "snapshot %s of %s is unreadable (%s); folding from zero", position, tenant, exc

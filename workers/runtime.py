@@ -18,6 +18,7 @@ from .keys import FOLD_QUEUE, QUEUES, RATES_PREFIX
 from .memory_stores import InMemoryEventLog, InMemorySnapshotStore
 from .redis_stores import RedisEventLog, RedisSnapshotStore
 from .settings import Settings
+from .snapshot_cache import cached_store
 from .stores import EventLog, SnapshotStore
 
 
@@ -51,7 +52,9 @@ class Runtime:
         return cls(
             settings,
             RedisEventLog(data, settings.idempotency_ttl),
-            RedisSnapshotStore(data, settings.ladder()),
+            cached_store(
+                RedisSnapshotStore(data, settings.ladder()), settings.snapshot_cache, settings.tenant
+            ),
             queue,
             closers=[data.close, queue.close],
             keys=RedisKeyStore(data),

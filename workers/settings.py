@@ -103,6 +103,9 @@ class Settings:
     """RQ's Redis; None means database 1 of the data server."""
     home: Path = Path(DEFAULT_HOME)
     tenant: str = "default"
+    snapshot_cache: Path | None = None
+    """Directory of the local copy of `tenant`'s newest full snapshot (workers/snapshot_cache.py);
+    None: no copy."""
     appendfsync: str = "everysec"
     host: str = "127.0.0.1"
     port: int = DEFAULT_PORT
@@ -165,6 +168,7 @@ def load_settings(env: Mapping[str, str], **overrides: Any) -> Settings:
         "queue_url": env.get("ASSOCMEM_QUEUE_URL") or None,
         "home": Path(env.get("ASSOCMEM_HOME", DEFAULT_HOME)),
         "tenant": _read(env, "ASSOCMEM_TENANT", "default", check_tenant),
+        "snapshot_cache": Path(cache) if (cache := env.get("ASSOCMEM_SNAPSHOT_CACHE")) else None,
         "appendfsync": _read(env, "ASSOCMEM_APPENDFSYNC", "everysec", _appendfsync),
         "port": _read(env, "ASSOCMEM_PORT", DEFAULT_PORT, _port),
         "fold_interval": _read(

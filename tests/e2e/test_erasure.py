@@ -12,6 +12,7 @@ from pathlib import Path
 import redis
 import zstandard
 
+from assocmem.api.supervisor import SNAPSHOT_CACHE
 from assocmem.engine.event import Event, decode_event
 from assocmem.engine.fold import fold_from_zero
 from assocmem.engine.position import ZERO
@@ -78,7 +79,14 @@ def redis_contents(redis_url: str) -> bytes:
 
 
 def files_under(home: Path) -> bytes:
-    return b"\n".join(p.read_bytes() for p in home.rglob("*") if p.is_file())
+    """Every file's bytes; a copy of a snapshot (workers/snapshot_cache.py) inflated too."""
+    found = []
+    for path in home.rglob("*"):
+        if path.is_file():
+            found.append(raw := path.read_bytes())
+            if path.parent.name == SNAPSHOT_CACHE and path.suffix == ".snapshot":
+                found.append(decompress_snapshot(raw.partition(b"\n")[2]))
+    return b"\n".join(found)
 
 
 def test_forget_a_user_leaves_nothing_of_them_and_the_rest_as_it_was(tmp_path: Path) -> None:
@@ -124,6 +132,8 @@ def test_forget_a_user_leaves_nothing_of_them_and_the_rest_as_it_was(tmp_path: P
         while MARKS[0] not in files_under(up.home):  # the AOF, written every second
             assert time.monotonic() < deadline, "the AOF never held the user's text"
             time.sleep(0.2)
+        copied = files_under(up.home / SNAPSHOT_CACHE)  # the API's copy of the snapshot
+        assert all(m in copied for m in MARKS), "the scan of files misses the snapshot's copy"
 
         done = cli_json("forget", "--user", ALICE, "--yes", url=url)
         report = done["result"]

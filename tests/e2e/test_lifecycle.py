@@ -16,8 +16,13 @@ import redis
 import urllib3
 
 from assocmem.api.run_file import read_run_file
+from assocmem.api.supervisor import SNAPSHOT_CACHE
+from assocmem.engine.fold import fold_from_zero
+from assocmem.engine.position import Position
+from assocmem.engine.snapshot import dump_state
 from assocmem.workers.redis_server import is_alive
 
+from ..stores import note
 from .pipeline import Pipeline, cli, cli_json
 
 
@@ -143,3 +148,30 @@ def test_health_answers_while_a_10_mb_read_is_in_flight(tmp_path: Path) -> None:
         assert done["health"] < done["read"] and done["status"] in (413, 422)
     finally:
         up.stop()
+
+
+def test_a_restart_serves_its_own_state_whatever_snapshot_copy_lies_in_its_directory(
+    tmp_path: Path,
+) -> None:
+    """The API decodes its local copy of the snapshot while Redis loads, and serves it only
+    if Redis holds the same bytes: a copy of another history at the same position is not."""
+    home = tmp_path / "data"
+    up = Pipeline(home)
+    try:
+        cli("write", "the billing job timed out", "--concepts", "billing,timeout", url=up.url)
+        copy = home / SNAPSHOT_CACHE / "default.snapshot"
+        wait_until(copy.exists, 10.0, "the first snapshot copied")
+        before = cli_json("state", url=up.url)["hash"]
+    finally:
+        up.stop()
+    own = copy.read_bytes()
+    header, _, _ = own.partition(b"\n")
+    foreign = dump_state(fold_from_zero([note(["erased", "words"]).at(Position(1, 0))]))
+    copy.write_bytes(b"%s %d\n%s" % (header.rsplit(b" ", 1)[0], len(foreign), foreign))
+    for _ in range(2):  # with the foreign copy, then with the one put back in its place
+        again = Pipeline(home)
+        try:
+            assert cli_json("state", url=again.url)["hash"] == before
+        finally:
+            again.stop()
+        assert copy.read_bytes() == own

@@ -1,0 +1,171 @@
+"""A local copy of the API tenant's newest full snapshot, so that a starting API decodes it
+while Redis is still loading its data.
+
+Redis answers nothing until it has loaded its files (3 s at a million events), and the API
+then needed about as long again to fetch and decode the latest snapshot. With a copy on
+local disk the API decodes the copy meanwhile; once Redis answers, it fetches the snapshot
+as before and takes the decoded copy only if Redis holds the very same bytes (a comparison,
+not a decode). A copy that is stale, comes from another Redis or predates an erasure is
+never served: it is replaced.
+
+Written on every full snapshot published through `CachingSnapshotStore` (the workers' fold
+job, an erasure's republish) and by the API's preload when the copy is missing or stale;
+removed when the tenant's snapshots are dropped (every erasure drops them). The files hold
+what users wrote: the directory is its owner's only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+from pathlib import Path
+
+from assocmem.engine.errors import CorruptSnapshot
+from assocmem.engine.position import Position
+from assocmem.engine.snapshot_delta import Decoded, load_full
+from assocmem.engine.state import State
+
+from .rebuild import starting_state
+from .stores import SnapshotStore
+
+log = logging.getLogger(__name__)
+
+MAGIC = b"assocmem-snapshot-copy 1"
+
+
+class SnapshotCache:
+    """One tenant's copy, `<directory>/<tenant>.snapshot`: a header line, then the blob."""
+
+    def __init__(self, directory: Path, tenant: str) -> None:
+        self.directory = directory
+        self.tenant = tenant
+        self.path = directory / f"{tenant}.snapshot"
+
+    def read(self) -> tuple[Position, bytes] | None:
+        """The copy's position and bytes; None if there is none or it is not whole."""
+        try:
+            raw = self.path.read_bytes()
+        except FileNotFoundError:
+            return None
+        header, _, blob = raw.partition(b"\n")
+        try:
+            magic, position, size = header.rsplit(b" ", 2)
+            if magic == MAGIC and int(size) == len(blob):
+                return Position.parse(position.decode()), blob
+        except ValueError:
+            pass
+        log.warning("the snapshot copy %s is not whole; ignored", self.path)
+        return None
+
+    def decoded(self) -> Decoded | None:
+        """The copy's bytes and state, or None (a copy that does not decode is removed)."""
+        found = self.read()
+        if found is None:
+            return None
+        blob = found[1]
+        try:
+            return blob, load_full(blob)
+        except CorruptSnapshot as exc:
+            log.warning("the snapshot copy %s does not decode (%s); removed", self.path, exc)
+            self.remove()
+            return None
+
+    def write(self, position: Position, blob: bytes) -> None:
+        """Replace the copy; never half-written (a temporary file renamed over it)."""
+        self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self._remove_orphans()
+        temporary = self.directory / f".{self.tenant}.{os.getpid()}.tmp"
+        try:
+            with open(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as f:
+                f.write(b"%s %s %d\n" % (MAGIC, str(position).encode(), len(blob)))
+                f.write(blob)
+            temporary.replace(self.path)
+        except OSError as exc:  # a full disk costs a slower start, never a publish
+            log.warning("cannot write the snapshot copy %s: %s", self.path, exc)
+            temporary.unlink(missing_ok=True)
+            self.remove()
+
+    def remove(self) -> None:
+        self.path.unlink(missing_ok=True)
+
+    def _remove_orphans(self) -> None:
+        """Temporary files of writers killed mid-write (tens of MB each at scale)."""
+        for orphan in self.directory.glob(f".{self.tenant}.*.tmp"):
+            with contextlib.suppress(ValueError, OSError):
+                pid = int(orphan.name.rsplit(".", 2)[-2])
+                if pid != os.getpid() and not _alive(pid):
+                    orphan.unlink(missing_ok=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class CachingSnapshotStore:
+    """A SnapshotStore that keeps `cache` equal to its tenant's newest full snapshot."""
+
+    def __init__(self, inner: SnapshotStore, cache: SnapshotCache) -> None:
+        self.inner = inner
+        self.cache = cache
+
+    def latest_position(self, tenant: str) -> Position | None:
+        return self.inner.latest_position(tenant)
+
+    def load(self, tenant: str, position: Position) -> bytes | None:
+        return self.inner.load(tenant, position)
+
+    def size(self, tenant: str, position: Position) -> int:
+        return self.inner.size(tenant, position)
+
+    def positions(self, tenant: str) -> list[Position]:
+        return self.inner.positions(tenant)
+
+    def folded(self, tenant: str, position: Position) -> int:
+        return self.inner.folded(tenant, position)
+
+    def publish(
+        self,
+        tenant: str,
+        blob: bytes,
+        position: Position,
+        expected: Position | None,
+        base: Position | None = None,
+        folded: int = 0,
+    ) -> bool:
+        published = self.inner.publish(tenant, blob, position, expected, base, folded)
+        if published and base is None and tenant == self.cache.tenant:
+            self.cache.write(position, blob)
+        return published
+
+    def drop(self, tenant: str) -> None:
+        if tenant == self.cache.tenant:
+            self.cache.remove()  # first: an erasure's subject must not outlive the drop
+        self.inner.drop(tenant)
+
+
+def cached_store(store: SnapshotStore, directory: Path | None, tenant: str) -> SnapshotStore:
+    """`store`, keeping a copy of `tenant`'s newest full snapshot in `directory` if set."""
+    return CachingSnapshotStore(store, SnapshotCache(directory, tenant)) if directory else store
+
+
+def latest_state(store: SnapshotStore, cache: SnapshotCache, early: Decoded | None) -> State:
+    """The cache's tenant's latest snapshot decoded (as `starting_state` decodes it), from
+    `early` (the copy, decoded ahead) if Redis holds the same bytes; else the copy is
+    replaced by the snapshot's full base, or removed if there is none."""
+    state = starting_state(store, cache.tenant, None, keep_base=True, known=early)
+    if early is None or state is not early[1]:
+        base = state.base.position if state.base else None
+        blob = store.load(cache.tenant, base) if base else None
+        if base and blob:
+            cache.write(base, blob)
+        else:
+            cache.remove()
+    state.drop_marks()
+    return state
