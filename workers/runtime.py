@@ -53,7 +53,9 @@ class Runtime:
             settings,
             RedisEventLog(data, settings.idempotency_ttl),
             cached_store(
-                RedisSnapshotStore(data, settings.ladder()), settings.snapshot_cache, settings.tenant
+                RedisSnapshotStore(data, settings.ladder()),
+                settings.snapshot_cache,
+                settings.tenant,
             ),
             queue,
             closers=[data.close, queue.close],
