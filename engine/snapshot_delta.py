@@ -101,8 +101,8 @@ def base_of(blob: bytes) -> Position | None:
     return Position.parse(header["base"]) if header.get("base") else None
 
 
-Decoded = tuple[bytes, State]
-"""A full snapshot's bytes and its state (`load_full`), decoded ahead of need."""
+Decoded = tuple[Position, State]
+"""The state of the full snapshot at a position (`load_full`), decoded ahead of need."""
 
 
 def load_full(blob: bytes) -> State:
@@ -123,10 +123,9 @@ def load_snapshot(
     (`fetch` gets the base's bytes by position). Either way the state's bases are set
     (`State.base`, and `State.level` for a delta), so the next delta is taken from them.
 
-    `known`: a full snapshot decoded already; where the chain reaches the same bytes, its
-    state is taken instead of decoding them again (it is changed in place by the deltas)."""
-    if known is not None and blob == known[0]:
-        return known[1]
+    `known`: the full snapshot at a position, decoded already (the caller vouches that it
+    is the one `fetch` would get): a delta on it takes its state instead of fetching and
+    decoding it (and changes that state in place)."""
     header, matrices, columns = unpack(blob)
     if header.get("base") is None:
         state = full_state(header, matrices, columns)
@@ -136,12 +135,16 @@ def load_snapshot(
         raise CorruptSnapshot(
             f"delta snapshot at {header['position']} is more than {DEPTH} deltas from a full one"
         )
-    base_blob = fetch(Position.parse(header["base"]))
-    if base_blob is None:
-        raise CorruptSnapshot(
-            f"delta snapshot at {header['position']} lost its base {header['base']}"
-        )
-    state = load_snapshot(base_blob, fetch, depth - 1, known)
+    base = Position.parse(header["base"])
+    if known is not None and known[0] == base:
+        state = known[1]
+    else:
+        base_blob = fetch(base)
+        if base_blob is None:
+            raise CorruptSnapshot(
+                f"delta snapshot at {header['position']} lost its base {header['base']}"
+            )
+        state = load_snapshot(base_blob, fetch, depth - 1, known)
     try:
         _apply(state, header, matrices, columns)
     except (KeyError, TypeError, ValueError, IndexError) as exc:

@@ -75,6 +75,12 @@ def snapshot_bases_key(tenant: str) -> str:
     return f"{PREFIX}:{{{tenant}}}:snap_bases"
 
 
+def snapshot_digests_key(tenant: str) -> str:
+    """A hash: full snapshot position -> the SHA-256 of its bytes, which a local copy of it
+    is checked against (workers/snapshot_cache.py)."""
+    return f"{PREFIX}:{{{tenant}}}:snap_digests"
+
+
 def snapshot_folded_key(tenant: str) -> str:
     """A hash: snapshot position -> the log entries folded into it (the ladder's strides)."""
     return f"{PREFIX}:{{{tenant}}}:snap_folded"

@@ -11,13 +11,12 @@ from itertools import chain
 from assocmem.engine.event import Event
 from assocmem.engine.fold import fold
 from assocmem.engine.position import ZERO, Position
-from assocmem.engine.snapshot_delta import Decoded
 from assocmem.engine.state import State
 
 from .errors import PositionAhead
 from .heap import collection_paused
 from .rebuild import fold_entries, starting_state
-from .snapshot_cache import SnapshotCache, latest_state
+from .snapshot_cache import Copy, SnapshotCache, latest_state
 from .stores import Appended, EventLog, SnapshotStore, iter_entries
 
 log = logging.getLogger(__name__)
@@ -220,7 +219,7 @@ def latest_loaded(
     store: SnapshotStore,
     tenant: str,
     cache: SnapshotCache | None = None,
-    early: Decoded | None = None,
+    early: Copy | None = None,
 ) -> Loaded:
     """The epoch first: an erasure that rewrites the log after it makes it stale, and the
     state is loaded again (`_reload_if_rewritten`). With `cache` (the tenant's local copy)

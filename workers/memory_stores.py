@@ -16,7 +16,15 @@ from assocmem.engine.fold import Rejection
 from assocmem.engine.position import ZERO, Position
 
 from .archive import Segment, archived_entries, archived_holds, decode_segment, encode_segment
-from .stores import DEFAULT_BATCH, DEFAULT_LADDER, Appended, Entry, Ladder, key_conflict
+from .stores import (
+    DEFAULT_BATCH,
+    DEFAULT_LADDER,
+    Appended,
+    Entry,
+    Ladder,
+    key_conflict,
+    snapshot_digest,
+)
 
 
 class InMemoryEventLog:
@@ -240,6 +248,11 @@ class InMemorySnapshotStore:
 
     def folded(self, tenant: str, position: Position) -> int:
         return self._folded.get(tenant, {}).get(position, 0)
+
+    def digest(self, tenant: str, position: Position) -> str | None:
+        blob = self.load(tenant, position)
+        full = blob is not None and position not in self._bases.get(tenant, {})
+        return snapshot_digest(blob) if full else None  # type: ignore[arg-type]
 
     def publish(
         self,

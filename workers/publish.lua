@@ -2,11 +2,12 @@
 -- still points where the publisher started from (compare-and-set); then trim the
 -- ladder of kept snapshots by the rule of stores.Ladder.retained.
 -- KEYS[1] blob key, KEYS[2] latest pointer, KEYS[3] ladder list, KEYS[4] bases hash,
--- KEYS[5] events-folded hash
+-- KEYS[5] events-folded hash, KEYS[6] digests hash
 -- ARGV[1] blob, ARGV[2] new position, ARGV[3] expected old position ("" = none),
 -- ARGV[4] blob key prefix, ARGV[5] the base this snapshot is a delta of ("" = full),
 -- ARGV[6] recent kept, ARGV[7] hours kept, ARGV[8] days kept,
--- ARGV[9] events folded into it, ARGV[10] events a stride (0 = none), ARGV[11] strides kept
+-- ARGV[9] events folded into it, ARGV[10] events a stride (0 = none), ARGV[11] strides kept,
+-- ARGV[12] the SHA-256 of a full snapshot ("" for a delta)
 -- Returns 1 when published, 0 when another publisher moved the pointer first.
 local current = redis.call('GET', KEYS[2]) or ''
 if current ~= ARGV[3] then
@@ -19,6 +20,9 @@ if ARGV[5] ~= '' then
   redis.call('HSET', KEYS[4], ARGV[2], ARGV[5])
 end
 redis.call('HSET', KEYS[5], ARGV[2], ARGV[9])
+if ARGV[12] ~= '' then
+  redis.call('HSET', KEYS[6], ARGV[2], ARGV[12])
+end
 
 local all = redis.call('LRANGE', KEYS[3], 0, -1)
 local n = #all
@@ -64,6 +68,7 @@ for i = 1, n do
     redis.call('DEL', ARGV[4] .. all[i])
     redis.call('HDEL', KEYS[4], all[i])
     redis.call('HDEL', KEYS[5], all[i])
+    redis.call('HDEL', KEYS[6], all[i])
   end
 end
 return 1

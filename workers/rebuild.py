@@ -122,8 +122,10 @@ def starting_state(
 ) -> State:
     """The newest snapshot (at or before `upto`) decoded, or an empty state. `keep_base`:
     for a publisher, which takes its next delta from it; others drop it (it holds the
-    base's counts matrix, tens of MB). `known`: a full snapshot decoded ahead, used if
-    the snapshot is, or loads on, the same bytes (workers/snapshot_cache.py)."""
+    base's counts matrix, tens of MB). `known`: the store's full snapshot at a position,
+    decoded ahead (workers/snapshot_cache.py): taken if it is the latest or its base."""
+    if known is not None and upto is None and store.latest_position(tenant) == known[0]:
+        return _marked(known[1], keep_base)
     found = (
         latest_snapshot(store, tenant)
         if upto is None
@@ -140,6 +142,10 @@ def starting_state(
             "snapshot %s of %s is unreadable (%s); folding from zero", position, tenant, exc
         )
         return State()
+    return _marked(state, keep_base)
+
+
+def _marked(state: State, keep_base: bool) -> State:
     if not keep_base:
         state.drop_marks()
     return state

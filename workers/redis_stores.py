@@ -30,6 +30,7 @@ from .keys import (
     latest_snapshot_key,
     log_key,
     snapshot_bases_key,
+    snapshot_digests_key,
     snapshot_folded_key,
     snapshot_key,
     snapshot_ladder_key,
@@ -37,7 +38,15 @@ from .keys import (
 )
 from .redis_archive import RedisArchive
 from .redis_rewrite import RedisRewriter
-from .stores import DEFAULT_BATCH, DEFAULT_LADDER, Appended, Entry, Ladder, key_conflict
+from .stores import (
+    DEFAULT_BATCH,
+    DEFAULT_LADDER,
+    Appended,
+    Entry,
+    Ladder,
+    key_conflict,
+    snapshot_digest,
+)
 
 T = TypeVar("T")
 
@@ -320,6 +329,11 @@ class RedisSnapshotStore:
         with translated(f"read the snapshots of {tenant!r}"):
             return int(self._client.hget(snapshot_folded_key(tenant), str(position)) or 0)
 
+    def digest(self, tenant: str, position: Position) -> str | None:
+        with translated(f"read the snapshots of {tenant!r}"):
+            found = self._client.hget(snapshot_digests_key(tenant), str(position))
+        return found.decode() if found else None
+
     def publish(
         self,
         tenant: str,
@@ -335,6 +349,7 @@ class RedisSnapshotStore:
             snapshot_ladder_key(tenant),
             snapshot_bases_key(tenant),
             snapshot_folded_key(tenant),
+            snapshot_digests_key(tenant),
         ]
         args = [
             blob,
@@ -348,6 +363,7 @@ class RedisSnapshotStore:
             folded,
             self._rule.stride,
             self._rule.strides,
+            snapshot_digest(blob) if base is None else "",
         ]
         with translated(f"publish a snapshot of {tenant!r}"):
             return bool(self._publish(keys=keys, args=args))
@@ -360,6 +376,7 @@ class RedisSnapshotStore:
                 snapshot_ladder_key(tenant),
                 snapshot_bases_key(tenant),
                 snapshot_folded_key(tenant),
+                snapshot_digests_key(tenant),
                 *blobs,
             )
 

@@ -1,12 +1,13 @@
 """A local copy of the API tenant's newest full snapshot, so that a starting API decodes it
 while Redis is still loading its data.
 
-Redis answers nothing until it has loaded its files (3 s at a million events), and the API
-then needed about as long again to fetch and decode the latest snapshot. With a copy on
-local disk the API decodes the copy meanwhile; once Redis answers, it fetches the snapshot
-as before and takes the decoded copy only if Redis holds the very same bytes (a comparison,
-not a decode). A copy that is stale, comes from another Redis or predates an erasure is
-never served: it is replaced.
+Redis answers nothing until it has loaded its files (3 to 4 s at a million events), and the
+API then needed about as long again to fetch and decode the latest snapshot. With a copy
+on local disk the API decodes the copy meanwhile; once Redis answers, the copy is used
+only if it is the snapshot Redis holds at its position: the same SHA-256 as the one
+published with it (`SnapshotStore.digest`), or, for a snapshot published before digests
+were kept, the same bytes. A copy that is stale, comes from another Redis or predates an
+erasure is never served: it is replaced.
 
 Written on every full snapshot published through `CachingSnapshotStore` (the workers' fold
 job, an erasure's republish) and by the API's preload when the copy is missing or stale;
@@ -17,21 +18,30 @@ what users wrote: the directory is its owner's only.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import os
 from pathlib import Path
 
 from assocmem.engine.errors import CorruptSnapshot
 from assocmem.engine.position import Position
-from assocmem.engine.snapshot_delta import Decoded, load_full
+from assocmem.engine.snapshot_delta import load_full
 from assocmem.engine.state import State
 
 from .rebuild import starting_state
-from .stores import SnapshotStore
+from .stores import SnapshotStore, snapshot_digest
 
 log = logging.getLogger(__name__)
 
-MAGIC = b"assocmem-snapshot-copy 1"
+MAGIC = b"assocmem-snapshot-copy 2"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Copy:
+    position: Position
+    digest: str
+    """`snapshot_digest` of the bytes it was decoded from."""
+    state: State
 
 
 class SnapshotCache:
@@ -42,30 +52,30 @@ class SnapshotCache:
         self.tenant = tenant
         self.path = directory / f"{tenant}.snapshot"
 
-    def read(self) -> tuple[Position, bytes] | None:
-        """The copy's position and bytes; None if there is none or it is not whole."""
+    def read(self) -> tuple[Position, str, bytes] | None:
+        """The copy's position, digest and bytes; None if there is none or it is not whole."""
         try:
             raw = self.path.read_bytes()
         except FileNotFoundError:
             return None
         header, _, blob = raw.partition(b"\n")
         try:
-            magic, position, size = header.rsplit(b" ", 2)
+            magic, position, size, digest = header.rsplit(b" ", 3)
             if magic == MAGIC and int(size) == len(blob):
-                return Position.parse(position.decode()), blob
+                return Position.parse(position.decode()), digest.decode(), blob
         except ValueError:
             pass
         log.warning("the snapshot copy %s is not whole; ignored", self.path)
         return None
 
-    def decoded(self) -> Decoded | None:
-        """The copy's bytes and state, or None (a copy that does not decode is removed)."""
+    def decoded(self) -> Copy | None:
+        """The copy decoded, or None (a copy that does not decode is removed)."""
         found = self.read()
         if found is None:
             return None
-        blob = found[1]
+        position, digest, blob = found
         try:
-            return blob, load_full(blob)
+            return Copy(position, digest, load_full(blob))
         except CorruptSnapshot as exc:
             log.warning("the snapshot copy %s does not decode (%s); removed", self.path, exc)
             self.remove()
@@ -73,12 +83,18 @@ class SnapshotCache:
 
     def write(self, position: Position, blob: bytes) -> None:
         """Replace the copy; never half-written (a temporary file renamed over it)."""
+        header = b"%s %s %d %s\n" % (
+            MAGIC,
+            str(position).encode(),
+            len(blob),
+            snapshot_digest(blob).encode(),
+        )
         self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         self._remove_orphans()
         temporary = self.directory / f".{self.tenant}.{os.getpid()}.tmp"
         try:
             with open(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as f:
-                f.write(b"%s %s %d\n" % (MAGIC, str(position).encode(), len(blob)))
+                f.write(header)
                 f.write(blob)
             temporary.replace(self.path)
         except OSError as exc:  # a full disk costs a slower start, never a publish
@@ -90,7 +106,7 @@ class SnapshotCache:
         self.path.unlink(missing_ok=True)
 
     def _remove_orphans(self) -> None:
-        """Temporary files of writers killed mid-write (tens of MB each at scale)."""
+        """Temporary files of writers killed mid-write (hundreds of MB each at scale)."""
         for orphan in self.directory.glob(f".{self.tenant}.*.tmp"):
             with contextlib.suppress(ValueError, OSError):
                 pid = int(orphan.name.rsplit(".", 2)[-2])
@@ -106,6 +122,33 @@ def _alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def latest_state(store: SnapshotStore, cache: SnapshotCache, early: Copy | None) -> State:
+    """The cache's tenant's latest snapshot decoded (as `starting_state` decodes it), on
+    `early` (the copy, decoded ahead) if that is the store's snapshot at its position;
+    else the copy is replaced by the snapshot's full base, or removed if there is none."""
+    tenant = cache.tenant
+    usable = early is not None and _same(store, tenant, early)
+    known = (early.position, early.state) if early is not None and usable else None
+    state = starting_state(store, tenant, None, keep_base=True, known=known)
+    if known is None or state is not known[1]:
+        base = state.base.position if state.base else None
+        blob = store.load(tenant, base) if base else None
+        if base and blob:
+            cache.write(base, blob)
+        else:
+            cache.remove()
+    state.drop_marks()
+    return state
+
+
+def _same(store: SnapshotStore, tenant: str, copy: Copy) -> bool:
+    published = store.digest(tenant, copy.position)
+    if published is None:  # published before digests were kept, or gone: the bytes tell
+        blob = store.load(tenant, copy.position)
+        return blob is not None and snapshot_digest(blob) == copy.digest
+    return published == copy.digest
 
 
 class CachingSnapshotStore:
@@ -130,6 +173,9 @@ class CachingSnapshotStore:
     def folded(self, tenant: str, position: Position) -> int:
         return self.inner.folded(tenant, position)
 
+    def digest(self, tenant: str, position: Position) -> str | None:
+        return self.inner.digest(tenant, position)
+
     def publish(
         self,
         tenant: str,
@@ -153,19 +199,3 @@ class CachingSnapshotStore:
 def cached_store(store: SnapshotStore, directory: Path | None, tenant: str) -> SnapshotStore:
     """`store`, keeping a copy of `tenant`'s newest full snapshot in `directory` if set."""
     return CachingSnapshotStore(store, SnapshotCache(directory, tenant)) if directory else store
-
-
-def latest_state(store: SnapshotStore, cache: SnapshotCache, early: Decoded | None) -> State:
-    """The cache's tenant's latest snapshot decoded (as `starting_state` decodes it), from
-    `early` (the copy, decoded ahead) if Redis holds the same bytes; else the copy is
-    replaced by the snapshot's full base, or removed if there is none."""
-    state = starting_state(store, cache.tenant, None, keep_base=True, known=early)
-    if early is None or state is not early[1]:
-        base = state.base.position if state.base else None
-        blob = store.load(cache.tenant, base) if base else None
-        if base and blob:
-            cache.write(base, blob)
-        else:
-            cache.remove()
-    state.drop_marks()
-    return state

@@ -8,6 +8,7 @@ Each has a Redis implementation (redis_stores.py) and an in-memory twin
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Protocol
 
@@ -182,9 +183,20 @@ class SnapshotStore(Protocol):
         """The `folded` count the snapshot at `position` was published with (0 if none)."""
         ...
 
+    def digest(self, tenant: str, position: Position) -> str | None:
+        """`snapshot_digest` of the full snapshot at `position`; None for a delta, for none,
+        and for one published before digests were kept."""
+        ...
+
     def drop(self, tenant: str) -> None:
         """Forget every snapshot of `tenant` (the next fold starts from zero)."""
         ...
+
+
+def snapshot_digest(blob: bytes) -> str:
+    """What tells two snapshots' bytes apart without comparing them: SHA-256 (0.16 s for
+    the 258 MB of a million memories' full snapshot here)."""
+    return hashlib.sha256(blob).hexdigest()
 
 
 HOUR_MS = 3_600_000

@@ -10,7 +10,13 @@ import pytest
 from assocmem.engine.fold import Rejection
 from assocmem.engine.position import ZERO, Position
 from assocmem.workers.runtime import Runtime
-from assocmem.workers.stores import Ladder, iter_entries, latest_snapshot, snapshot_at_or_before
+from assocmem.workers.stores import (
+    Ladder,
+    iter_entries,
+    latest_snapshot,
+    snapshot_at_or_before,
+    snapshot_digest,
+)
 
 from ..stores import KINDS, Clock, make_runtime, note, write
 
@@ -184,3 +190,20 @@ def test_a_kept_small_delta_keeps_the_delta_it_is_of_and_that_ones_full_snapshot
     assert snapshots.positions("default") == [full, delta, smaller]
     assert snapshots.load("default", small) is None
     assert snapshots.load("default", full) == b"full"
+
+
+def test_a_full_snapshot_is_published_with_the_digest_of_its_bytes_and_loses_it_with_them(
+    runtime: Runtime,
+) -> None:
+    snapshots = runtime.snapshots
+    snapshots._rule = Ladder(recent=1, hourly=0, daily=0)  # type: ignore[attr-defined]
+    full, delta, newer = (Position(n, 0) for n in (1, 2, 3))
+    assert snapshots.publish("default", b"full", full, None)
+    assert snapshots.publish("default", b"delta", delta, full, full)
+    assert snapshots.digest("default", full) == snapshot_digest(b"full")
+    assert snapshots.digest("default", delta) is None  # a delta is checked by its base
+    assert snapshots.publish("default", b"newer", newer, delta)  # full: the others go
+    assert snapshots.digest("default", full) is None
+    assert snapshots.digest("default", newer) == snapshot_digest(b"newer")
+    snapshots.drop("default")
+    assert snapshots.digest("default", newer) is None

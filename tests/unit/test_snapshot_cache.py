@@ -3,6 +3,7 @@ store's, served only when the store holds the very same bytes, never half-read."
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +18,7 @@ from assocmem.workers.rebuild import Rebuild, rebuild, starting_state
 from assocmem.workers.runtime import Runtime
 from assocmem.workers.settings import Settings
 from assocmem.workers.snapshot_cache import CachingSnapshotStore, SnapshotCache, latest_state
+from assocmem.workers.stores import snapshot_digest
 
 from ..stores import Clock, write
 
@@ -49,7 +51,8 @@ def test_a_full_snapshot_published_is_copied_and_its_deltas_are_not(
     full = publish(runtime, *MANY)
     copied = cache.read()
     assert copied is not None and str(copied[0]) == full
-    assert copied[1] == runtime.snapshots.load("default", copied[0])
+    assert copied[2] == runtime.snapshots.load("default", copied[0])
+    assert copied[1] == runtime.snapshots.digest("default", copied[0])
     publish(runtime, ["retry", "jitter"])  # a delta of the full one
     assert runtime.snapshots.latest_position("default") != copied[0]
     assert cache.read() == copied
@@ -76,11 +79,33 @@ def test_the_copy_decoded_ahead_is_the_state_served_when_the_store_holds_its_byt
     early = cache.decoded()
     assert early is not None
     state = latest_state(runtime.snapshots, cache, early)
-    assert state is early[1]  # not decoded a second time
+    assert state is early.state  # not decoded a second time
     assert content_hash(state) == content_hash(starting_state(runtime.snapshots, "default", None))
     assert (
         len(state.memories) == len(MANY) + 1 and state.base is None
     )  # marks dropped, as a reader's
+
+
+class UndigestedStore(InMemorySnapshotStore):
+    """Snapshots published before digests were kept."""
+
+    def digest(self, tenant: str, position: Position) -> str | None:
+        return None
+
+
+@pytest.mark.parametrize("digested", [True, False])
+def test_a_copy_of_the_latest_snapshot_itself_is_served_by_its_digest_or_else_its_bytes(
+    cache: SnapshotCache, digested: bool
+) -> None:
+    inner = InMemorySnapshotStore() if digested else UndigestedStore()
+    store = CachingSnapshotStore(inner, cache)
+    runtime = Runtime(Settings(snapshot_every=1), InMemoryEventLog(), store, None, Clock())
+    position = publish(runtime, *MANY)
+    assert str(store.latest_position("default")) == position  # the full one is the latest
+    early = cache.decoded()
+    assert early is not None and latest_state(store, cache, early) is early.state
+    other_bytes = dataclasses.replace(early, digest=snapshot_digest(b"other bytes"))
+    assert latest_state(store, cache, other_bytes) is not early.state
 
 
 def test_a_stale_copy_is_never_served_and_is_replaced_by_the_store_s_full_snapshot(
@@ -94,15 +119,15 @@ def test_a_stale_copy_is_never_served_and_is_replaced_by_the_store_s_full_snapsh
     early = cache.decoded()
     assert early is not None
     state = latest_state(runtime.snapshots, cache, early)
-    assert state is not early[1] and "erased" not in state.concept_index
+    assert state is not early.state and "erased" not in state.concept_index
     assert content_hash(state) == content_hash(starting_state(runtime.snapshots, "default", None))
     copied = cache.read()
-    assert copied is not None and str(copied[0]) == position and copied[1] != stale
+    assert copied is not None and str(copied[0]) == position and copied[2] != stale
 
 
 def test_a_copy_of_a_store_without_snapshots_is_removed(cache: SnapshotCache) -> None:
     cache.write(Position(5, 0), b"x")
-    assert cache.read() == (Position(5, 0), b"x")
+    assert cache.read() == (Position(5, 0), snapshot_digest(b"x"), b"x")
     state = latest_state(InMemorySnapshotStore(), cache, None)
     assert len(state.memories) == 0 and not cache.path.exists()
 
@@ -112,8 +137,9 @@ def test_a_copy_of_a_store_without_snapshots_is_removed(cache: SnapshotCache) ->
     [
         b"",
         b"no header at all",
-        b"assocmem-snapshot-copy 1 1-0 100\ncut short",
-        b"assocmem-snapshot-copy 1 not-a-position 3\nabc",
+        b"assocmem-snapshot-copy 2 1-0 100 00\ncut short",
+        b"assocmem-snapshot-copy 2 not-a-position 3 00\nabc",
+        b"assocmem-snapshot-copy 1 1-0 3\nabc",  # another format
     ],
 )
 def test_a_copy_that_is_not_whole_is_not_read(cache: SnapshotCache, contents: bytes) -> None:
@@ -124,7 +150,7 @@ def test_a_copy_that_is_not_whole_is_not_read(cache: SnapshotCache, contents: by
 
 def test_a_whole_copy_whose_bytes_do_not_decode_is_removed(cache: SnapshotCache) -> None:
     cache.directory.mkdir()
-    cache.path.write_bytes(b"assocmem-snapshot-copy 1 1-0 7\ngarbage")
+    cache.path.write_bytes(b"assocmem-snapshot-copy 2 1-0 7 00\ngarbage")
     assert cache.read() is not None
     assert cache.decoded() is None and not cache.path.exists()
 
