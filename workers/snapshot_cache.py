@@ -58,6 +58,9 @@ class SnapshotCache:
             raw = self.path.read_bytes()
         except FileNotFoundError:
             return None
+        except OSError as exc:
+            log.warning("cannot read the snapshot copy %s: %s", self.path, exc)
+            return None
         header, _, blob = raw.partition(b"\n")
         try:
             magic, position, size, digest = header.rsplit(b" ", 3)
@@ -89,20 +92,22 @@ class SnapshotCache:
             len(blob),
             snapshot_digest(blob).encode(),
         )
-        self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-        self._remove_orphans()
         temporary = self.directory / f".{self.tenant}.{os.getpid()}.tmp"
         try:
+            self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+            self._remove_orphans()
             with open(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as f:
                 f.write(header)
                 f.write(blob)
             temporary.replace(self.path)
         except OSError as exc:  # a full disk costs a slower start, never a publish
             log.warning("cannot write the snapshot copy %s: %s", self.path, exc)
-            temporary.unlink(missing_ok=True)
-            self.remove()
+            with contextlib.suppress(OSError):  # one left is stale, and never served so
+                temporary.unlink(missing_ok=True)
+                self.remove()
 
     def remove(self) -> None:
+        """Raises if the copy cannot be removed: an erasure must not end while it remains."""
         self.path.unlink(missing_ok=True)
 
     def _remove_orphans(self) -> None:

@@ -166,3 +166,12 @@ def test_a_writer_killed_mid_write_leaves_no_file_behind_after_the_next_write(
     cache.write(Position(5, 0), b"whole")
     assert not orphan.exists()
     assert [p.name for p in cache.directory.iterdir()] == ["default.snapshot"]
+
+
+def test_a_copy_that_cannot_be_written_costs_no_publish(tmp_path: Path) -> None:
+    (tmp_path / "a-file").write_bytes(b"")
+    cache = SnapshotCache(tmp_path / "a-file" / "snapshot-cache", "default")  # no such dir
+    store = CachingSnapshotStore(InMemorySnapshotStore(), cache)
+    runtime = Runtime(Settings(snapshot_every=1), InMemoryEventLog(), store, None, Clock())
+    publish(runtime, ["timeout", "jitter"])
+    assert store.latest_position("default") is not None and cache.read() is None
