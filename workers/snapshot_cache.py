@@ -29,6 +29,7 @@ from assocmem.engine.snapshot_delta import load_full
 from assocmem.engine.state import State
 
 from .rebuild import starting_state
+from .redis_server import is_alive
 from .stores import SnapshotStore, snapshot_digest
 
 log = logging.getLogger(__name__)
@@ -115,18 +116,8 @@ class SnapshotCache:
         for orphan in self.directory.glob(f".{self.tenant}.*.tmp"):
             with contextlib.suppress(ValueError, OSError):
                 pid = int(orphan.name.rsplit(".", 2)[-2])
-                if pid != os.getpid() and not _alive(pid):
+                if pid != os.getpid() and not is_alive(pid):
                     orphan.unlink(missing_ok=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def latest_state(store: SnapshotStore, cache: SnapshotCache, early: Copy | None) -> State:
