@@ -1,7 +1,7 @@
 """A local copy of the API tenant's newest full snapshot, so that a starting API decodes it
 while Redis is still loading its data.
 
-Redis answers nothing until it has loaded its files (3 to 4 s at a million events), and the
+Redis answers nothing until it has loaded its files (4 s at a million events), and the
 API then needed about as long again to fetch and decode the latest snapshot. With a copy
 on local disk the API decodes the copy meanwhile; once Redis answers, the copy is used
 only if it is the snapshot Redis holds at its position: the same SHA-256 as the one
@@ -37,12 +37,13 @@ log = logging.getLogger(__name__)
 MAGIC = b"assocmem-snapshot-copy 2"
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@dataclasses.dataclass(slots=True)
 class Copy:
     position: Position
     digest: str
     """`snapshot_digest` of the bytes it was decoded from."""
-    state: State
+    state: State | None
+    """None once `latest_state` found the copy stale and let its state go."""
 
 
 class SnapshotCache:
@@ -125,8 +126,9 @@ def latest_state(store: SnapshotStore, cache: SnapshotCache, early: Copy | None)
     `early` (the copy, decoded ahead) if that is the store's snapshot at its position;
     else the copy is replaced by the snapshot's full base, or removed if there is none."""
     tenant = cache.tenant
-    usable = early is not None and _same(store, tenant, early)
-    known = (early.position, early.state) if early is not None and usable else None
+    if early is not None and not _same(store, tenant, early):
+        early.state = None  # let go first: two states at once, 1.5 GB each at a million
+    known = (early.position, early.state) if early is not None and early.state is not None else None
     state = starting_state(store, tenant, None, keep_base=True, known=known)
     if known is None or state is not known[1]:
         base = state.base.position if state.base else None
