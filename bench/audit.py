@@ -2,7 +2,7 @@
 log of `--notes` commit messages with a feedback every `--feedback-every`, from the
 encoded entries as the workers read them (the filter on the entries' bytes, the ratings
 among those kept decoded to tell which memories the fold must hold, the decoding of the
-kept, the fold of the link's events). Medians of `--rounds`.
+other kept ones, the fold of the link's events). Medians of `--rounds`.
 
     .venv/bin/python bench/audit.py ../shared/data/corpus_en.jsonl --notes 30000
 """
@@ -51,7 +51,8 @@ def main() -> None:
         kept = [(p, raw) for p, raw in entries if keep(p, raw)]
         ratings = [decode_event(raw, p) for p, raw in kept if may_rate(raw)]
         rated = rated_memories(ratings, source, target)
-        events = (decode_event(raw, p) for p, raw in kept)
+        decoded = {event.position: event for event in ratings}  # as History.link: once
+        events = (decoded.get(p) or decode_event(raw, p) for p, raw in kept)
         return len(link_history(events, source, target, rated).changes)
 
     seconds, changes = [], 0

@@ -125,13 +125,14 @@ class History:
         for chunk in iter_entries(log_, tenant, ZERO):
             entries.extend(entry for entry in chunk if keep(*entry))
             read(chunk[-1][0])
-        rated = rated_memories(
-            decode_entries([entry for entry in entries if may_rate(entry[1])])[0], *names
-        )
+        ratings = decode_entries([entry for entry in entries if may_rate(entry[1])])[0]
+        rated = rated_memories(ratings, *names)
+        # Decoded once: a rating's event is folded as it was read (a tenth of an audit)
+        decoded = {event.position: event for event in ratings}
         events: Iterator[Event] = (
             event
             for start in range(0, len(entries), DEFAULT_BATCH)
-            for event in decode_entries(entries[start : start + DEFAULT_BATCH])[0]
+            for event in _decoded(entries[start : start + DEFAULT_BATCH], decoded)
         )
         folded = log_share(log_, tenant, None, lambda share: report(0.5 + share / 2))
         return link_history(_reporting(events, folded), *names, rated)
@@ -218,6 +219,16 @@ class History:
         )
         found = self.runtime.log.entries(tenant, before, position, 1)
         return found[0][1] if found and found[0][0] == position else None
+
+
+def _decoded(entries: list[Entry], decoded: dict[Position, Event]) -> list[Event]:
+    """The events of `entries` that decode, in order, taking those in `decoded` as they are."""
+    fresh = decode_entries([e for e in entries if e[0] not in decoded])[0]
+    if len(fresh) == len(entries):
+        return fresh
+    by_position = {event.position: event for event in fresh}
+    found = (decoded.get(position) or by_position.get(position) for position, _ in entries)
+    return [event for event in found if event is not None]
 
 
 def _unreported(share: float) -> None:
