@@ -108,7 +108,15 @@ Decoded = tuple[Position, State]
 def load_full(blob: bytes) -> State:
     """The state of a full snapshot, marked as the base of deltas as `load_snapshot` marks
     it (CorruptSnapshot for a delta)."""
-    state = full_state(*unpack(blob))
+    return _base_state(*unpack(blob))
+
+
+def _base_state(
+    header: dict[str, Any],
+    matrices: dict[str, scipy.sparse.csr_array],
+    columns: dict[str, np.ndarray],
+) -> State:
+    state = full_state(header, matrices, columns)
     state.mark_base()
     return state
 
@@ -128,9 +136,7 @@ def load_snapshot(
     decoding it (and changes that state in place)."""
     header, matrices, columns = unpack(blob)
     if header.get("base") is None:
-        state = full_state(header, matrices, columns)
-        state.mark_base()
-        return state
+        return _base_state(header, matrices, columns)
     if depth == 0:
         raise CorruptSnapshot(
             f"delta snapshot at {header['position']} is more than {DEPTH} deltas from a full one"
