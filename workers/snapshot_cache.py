@@ -86,14 +86,22 @@ class SnapshotCache:
             self.remove()
             return None
 
-    def write(self, position: Position, blob: bytes) -> None:
+    def keep(
+        self, store: SnapshotStore, position: Position, blob: bytes, digest: str | None = None
+    ) -> None:
+        """Make the copy `store`'s full snapshot at `position` (`blob`, whose digest the store
+        may have given), and remove it again if the store no longer holds that snapshot once
+        it is written: an erasure that dropped it meanwhile. (Its drop removes the copy after
+        Redis's keys, so whatever the order, one of the two removes a copy of what it erased.)"""
+        digest = digest or snapshot_digest(blob)
+        self.write(position, blob, digest)
+        held = store.digest(self.tenant, position)
+        if store.size(self.tenant, position) == 0 or held not in (None, digest):
+            self.remove()
+
+    def write(self, position: Position, blob: bytes, digest: str) -> None:
         """Replace the copy; never half-written (a temporary file renamed over it)."""
-        header = b"%s %s %d %s\n" % (
-            MAGIC,
-            str(position).encode(),
-            len(blob),
-            snapshot_digest(blob).encode(),
-        )
+        header = b"%s %s %d %s\n" % (MAGIC, str(position).encode(), len(blob), digest.encode())
         temporary = self.directory / f".{self.tenant}.{os.getpid()}.tmp"
         try:
             self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -134,7 +142,7 @@ def latest_state(store: SnapshotStore, cache: SnapshotCache, early: Copy | None)
         base = state.base.position if state.base else None
         blob = store.load(tenant, base) if base else None
         if base and blob:
-            cache.write(base, blob)
+            cache.keep(store, base, blob, store.digest(tenant, base))
         else:
             cache.remove()
     state.drop_marks()
@@ -185,13 +193,14 @@ class CachingSnapshotStore:
     ) -> bool:
         published = self.inner.publish(tenant, blob, position, expected, base, folded)
         if published and base is None and tenant == self.cache.tenant:
-            self.cache.write(position, blob)
+            # The digest the store made as it published: the blob is not hashed twice
+            self.cache.keep(self.inner, position, blob, self.inner.digest(tenant, position))
         return published
 
     def drop(self, tenant: str) -> None:
-        if tenant == self.cache.tenant:
-            self.cache.remove()  # first: an erasure's subject must not outlive the drop
         self.inner.drop(tenant)
+        if tenant == self.cache.tenant:
+            self.cache.remove()  # after the keys: a copy written meanwhile goes too (`keep`)
 
 
 def cached_store(store: SnapshotStore, directory: Path | None, tenant: str) -> SnapshotStore:

@@ -117,7 +117,8 @@ def test_a_stale_copy_is_never_served_and_is_replaced_by_the_store_s_full_snapsh
     other = Runtime.in_memory(Settings(snapshot_every=1), Clock())
     write(other, ["erased", "words"])  # another history, copied under the same position
     stale = dump_state(rebuild(other.log, other.snapshots, "default", Rebuild()))
-    cache.write(runtime.snapshots.latest_position("default"), stale)  # type: ignore[arg-type]
+    at = runtime.snapshots.latest_position("default")
+    cache.write(at, stale, snapshot_digest(stale))  # type: ignore[arg-type]
     early = cache.decoded()
     assert early is not None
     decoded_ahead = early.state
@@ -129,7 +130,7 @@ def test_a_stale_copy_is_never_served_and_is_replaced_by_the_store_s_full_snapsh
 
 
 def test_a_copy_of_a_store_without_snapshots_is_removed(cache: SnapshotCache) -> None:
-    cache.write(Position(5, 0), b"x")
+    cache.write(Position(5, 0), b"x", snapshot_digest(b"x"))
     assert cache.read() == (Position(5, 0), snapshot_digest(b"x"), b"x")
     state = latest_state(InMemorySnapshotStore(), cache, None)
     assert len(state.memories) == 0 and not cache.path.exists()
@@ -166,7 +167,7 @@ def test_a_writer_killed_mid_write_leaves_no_file_behind_after_the_next_write(
     cache.directory.mkdir()
     orphan = cache.directory / f".default.{int(gone.stdout)}.tmp"
     orphan.write_bytes(b"half a snapshot")
-    cache.write(Position(5, 0), b"whole")
+    cache.write(Position(5, 0), b"whole", snapshot_digest(b"whole"))
     assert not orphan.exists()
     assert [p.name for p in cache.directory.iterdir()] == ["default.snapshot"]
 
@@ -178,3 +179,20 @@ def test_a_copy_that_cannot_be_written_costs_no_publish(tmp_path: Path) -> None:
     runtime = Runtime(Settings(snapshot_every=1), InMemoryEventLog(), store, None, Clock())
     publish(runtime, ["timeout", "jitter"])
     assert store.latest_position("default") is not None and cache.read() is None
+
+
+def test_a_copy_of_a_snapshot_the_store_dropped_while_it_was_written_is_not_kept(
+    runtime: Runtime, cache: SnapshotCache
+) -> None:
+    publish(runtime, *MANY)
+    copied = cache.read()
+    assert copied is not None
+    position, _, blob = copied
+    runtime.snapshots.drop("default")  # an erasure, between a publish and its copy
+    cache.keep(runtime.snapshots, position, blob)
+    assert cache.read() is None and not cache.path.exists()
+    publish(runtime, *MANY)  # republished: a copy of the old bytes at its place goes too
+    latest = runtime.snapshots.latest_position("default")
+    assert latest is not None
+    cache.keep(runtime.snapshots, latest, blob)
+    assert cache.read() is None
