@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 
 PREFIX = "am"
@@ -32,7 +33,17 @@ def dead_letter_key(tenant: str) -> str:
 
 
 def idempotency_key(tenant: str, key: str) -> str:
+    """Where an idempotency key was kept before buckets (workers/append.lua still reads it)."""
     return f"{PREFIX}:{{{tenant}}}:idem:{key}"
+
+
+def seen_key(tenant: str, key: str) -> tuple[str, str]:
+    """Where workers/append.lua keeps an idempotency key: the name of its bucket, a hash
+    per generation (the script adds ":<generation>"), and its field there. Both come from
+    a digest of the key: one of 65,536 buckets, small enough to stay compact in Redis
+    (at most 128 fields of at most 64 bytes each) up to millions of keys."""
+    digest = hashlib.blake2b(key.encode(), digest_size=16).hexdigest()
+    return f"{PREFIX}:{{{tenant}}}:seen:{digest[:4]}", digest[4:]
 
 
 def fold_wanted_key(tenant: str) -> str:
@@ -136,3 +147,7 @@ def tenant_pattern(tenant: str) -> str:
 
 def idempotency_pattern(tenant: str) -> str:
     return f"{PREFIX}:{{{tenant}}}:idem:*"
+
+
+def seen_keys_pattern(tenant: str) -> str:
+    return f"{PREFIX}:{{{tenant}}}:seen:*"

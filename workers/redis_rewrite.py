@@ -20,6 +20,7 @@ from .keys import (
     log_key,
     rewrite_key,
     rewriting_key,
+    seen_keys_pattern,
     tenant_pattern,
     tenants_key,
 )
@@ -81,7 +82,13 @@ class RedisRewriter:
         for start in range(0, len(positions), COPY_BATCH):
             ids = [str(p) for p in positions[start : start + COPY_BATCH]]
             self._client.xdel(dead_letter_key(tenant), *ids)
-        for keys in _scanned(self._client, idempotency_pattern(tenant)):
+        for buckets in _scanned(self._client, seen_keys_pattern(tenant)):
+            for bucket in buckets:
+                seen = self._client.hgetall(bucket)
+                stale = [f for f, v in seen.items() if v.split(b" ", 1)[0].decode() in gone]
+                if stale:
+                    self._client.hdel(bucket, *stale)
+        for keys in _scanned(self._client, idempotency_pattern(tenant)):  # kept before buckets
             values = self._client.mget(keys)
             stale = [
                 k

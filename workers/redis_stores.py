@@ -29,6 +29,7 @@ from .keys import (
     idempotency_key,
     latest_snapshot_key,
     log_key,
+    seen_key,
     snapshot_bases_key,
     snapshot_digests_key,
     snapshot_folded_key,
@@ -91,11 +92,12 @@ class RedisEventLog:
         keys = [log_key(tenant), fold_wanted_key(tenant), tenants_key()]
         args: list[str | bytes | int] = [len(events), self._ttl, tenant]
         for event in events:
-            slot = 0
+            slot, field = 0, ""
             if event.key:
-                keys.append(idempotency_key(tenant, event.key))
-                slot = len(keys) - 3
-            args += [encode_event(event), slot, event.fingerprint or "-"]
+                bucket, field = seen_key(tenant, event.key)
+                keys += [bucket, idempotency_key(tenant, event.key)]
+                slot = len(keys) - 4
+            args += [encode_event(event), slot, event.fingerprint or "-", field]
         try:
             with translated(f"append to the log of {tenant!r}"):
                 rows = self._append(keys=keys, args=args)

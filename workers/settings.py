@@ -36,7 +36,8 @@ share times the last publish's time on other work. At 50,000 memories a delta ta
 of milliseconds to a few tenths of a second; one every 1,000 events of a burst was more
 than half of a worker's time."""
 DEFAULT_IDEMPOTENCY_TTL = 7 * 24 * 3600
-"""Seconds an idempotency key is remembered."""
+"""Seconds an idempotency key is remembered at least (at most twice as long: see
+workers/append.lua)."""
 DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024
 """Bytes of one request body: a batch of 1,000 commit messages is about 1 MB. A larger body
 is refused (413) from its Content-Length, or as soon as it grows past the limit."""

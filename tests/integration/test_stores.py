@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import math
 import threading
+import time
 from collections.abc import Iterator
 
 import pytest
+import redis
 
 from assocmem.engine.fold import Rejection
 from assocmem.engine.position import ZERO, Position
+from assocmem.workers.errors import KeyConflict
+from assocmem.workers.keys import idempotency_key
 from assocmem.workers.runtime import Runtime
+from assocmem.workers.settings import Settings
 from assocmem.workers.stores import (
     Ladder,
     iter_entries,
@@ -69,6 +75,17 @@ def test_the_same_idempotency_key_is_stored_once(runtime: Runtime) -> None:
     assert [a.position for a in again] == [first.position, first.position]
     assert not first.is_duplicate and all(a.is_duplicate for a in again)
     assert runtime.log.length("default") == 1
+
+
+def test_a_key_of_a_forgotten_position_appends_again_and_the_others_stay(
+    runtime: Runtime,
+) -> None:
+    [first] = runtime.log.append("default", [note(["a"], key="k1")])
+    [second] = runtime.log.append("default", [note(["b"], key="k2")])
+    runtime.log.forget_positions("default", [first.position])
+    again = runtime.log.append("default", [note(["a"], key="k1"), note(["b"], key="k2")])
+    assert not again[0].is_duplicate and again[0].position > second.position
+    assert again[1].is_duplicate and again[1].position == second.position
 
 
 def test_each_stored_event_names_the_entry_before_it(runtime: Runtime) -> None:
@@ -207,3 +224,53 @@ def test_a_full_snapshot_is_published_with_the_digest_of_its_bytes_and_loses_it_
     assert snapshots.digest("default", newer) == snapshot_digest(b"newer")
     snapshots.drop("default")
     assert snapshots.digest("default", newer) is None
+
+
+def redis_runtime(redis_url: str, idempotency_ttl: int) -> Runtime:
+    return Runtime.connect(Settings(redis_url=redis_url, idempotency_ttl=idempotency_ttl))
+
+
+def test_redis_keeps_keys_in_expiring_buckets_at_least_the_ttl_and_at_most_twice_it(
+    redis_url: str,
+) -> None:
+    runtime = redis_runtime(redis_url, idempotency_ttl=1)
+    client = redis.Redis.from_url(redis_url)
+    try:
+        began = time.time()  # the clock of the redis-server this test started
+        [first] = runtime.log.append("default", [note(["a"], key="k1")])
+        runtime.log.append("default", [note([str(n)], key=f"other-{n}") for n in range(300)])
+        names = client.keys("*")
+        assert not [n for n in names if b":idem:" in n]  # no key of its own per event
+        buckets = [n for n in names if b":seen:" in n]
+        assert 0 < len(buckets) <= 301
+        assert all(0 < client.ttl(b) <= 2 for b in buckets)
+        _sleep_until(math.floor(began) + 1.2)  # the next generation: still known
+        [again] = runtime.log.append("default", [note(["a"], key="k1")])
+        assert again.is_duplicate and again.position == first.position
+        _sleep_until(math.floor(began) + 2.2)  # its bucket expired
+        [later] = runtime.log.append("default", [note(["a"], key="k1")])
+        assert not later.is_duplicate
+    finally:
+        runtime.close()
+        client.close()
+
+
+def test_redis_honours_a_key_an_earlier_version_kept_as_a_string(redis_url: str) -> None:
+    runtime = redis_runtime(redis_url, idempotency_ttl=3600)
+    client = redis.Redis.from_url(redis_url)
+    try:
+        [first] = runtime.log.append("default", [note(["a"])])
+        event = note(["a"], key="old-key")
+        client.set(idempotency_key("default", "old-key"), f"{first.position} -", ex=3600)
+        [again] = runtime.log.append("default", [event])
+        assert again.is_duplicate and again.position == first.position
+        with pytest.raises(KeyConflict):
+            client.set(idempotency_key("default", "old-key"), f"{first.position} other")
+            runtime.log.append("default", [event])
+    finally:
+        runtime.close()
+        client.close()
+
+
+def _sleep_until(moment: float) -> None:
+    time.sleep(max(0.0, moment - time.time()))
