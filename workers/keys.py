@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import hashlib
 import re
+import zlib
 
 PREFIX = "am"
 FOLD_QUEUE = "assocmem-fold"
@@ -37,13 +37,17 @@ def idempotency_key(tenant: str, key: str) -> str:
     return f"{PREFIX}:{{{tenant}}}:idem:{key}"
 
 
-def seen_key(tenant: str, key: str) -> tuple[str, str]:
-    """Where workers/append.lua keeps an idempotency key: the name of its bucket, a hash
-    per generation (the script adds ":<generation>"), and its field there. Both come from
-    a digest of the key: one of 65,536 buckets, small enough to stay compact in Redis
-    (at most 128 fields of at most 64 bytes each) up to millions of keys."""
-    digest = hashlib.blake2b(key.encode(), digest_size=16).hexdigest()
-    return f"{PREFIX}:{{{tenant}}}:seen:{digest[:4]}", digest[4:]
+def seen_key(tenant: str, key: str) -> str:
+    """The bucket workers/append.lua keeps an idempotency key in: a hash per generation
+    (the script adds ":<generation>"), one of 65,536 by a checksum of the key: few enough
+    that a million keys are not a million Redis keys, enough that each bucket stays a
+    compact listpack (Redis's default: up to 128 fields) up to millions of keys a week."""
+    return f"{PREFIX}:{{{tenant}}}:seen:{zlib.crc32(key.encode()) & 0xFFFF:04x}"
+
+
+def seen_since_key(tenant: str) -> str:
+    """Since when (Unix seconds) the tenant's idempotency keys are kept in buckets."""
+    return f"{PREFIX}:{{{tenant}}}:seen_since"
 
 
 def fold_wanted_key(tenant: str) -> str:

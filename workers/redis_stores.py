@@ -30,6 +30,7 @@ from .keys import (
     latest_snapshot_key,
     log_key,
     seen_key,
+    seen_since_key,
     snapshot_bases_key,
     snapshot_digests_key,
     snapshot_folded_key,
@@ -89,15 +90,14 @@ class RedisEventLog:
     def append(self, tenant: str, events: list[Event]) -> list[Appended]:
         if not events:
             return []
-        keys = [log_key(tenant), fold_wanted_key(tenant), tenants_key()]
+        keys = [log_key(tenant), fold_wanted_key(tenant), tenants_key(), seen_since_key(tenant)]
         args: list[str | bytes | int] = [len(events), self._ttl, tenant]
         for event in events:
-            slot, field = 0, ""
+            slot = 0
             if event.key:
-                bucket, field = seen_key(tenant, event.key)
-                keys += [bucket, idempotency_key(tenant, event.key)]
-                slot = len(keys) - 4
-            args += [encode_event(event), slot, event.fingerprint or "-", field]
+                keys += [seen_key(tenant, event.key), idempotency_key(tenant, event.key)]
+                slot = len(keys) - 5
+            args += [encode_event(event), slot, event.fingerprint or "-", event.key or ""]
         try:
             with translated(f"append to the log of {tenant!r}"):
                 rows = self._append(keys=keys, args=args)

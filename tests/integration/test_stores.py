@@ -10,6 +10,7 @@ from collections.abc import Iterator
 import pytest
 import redis
 
+from assocmem.engine.event import encode_event
 from assocmem.engine.fold import Rejection
 from assocmem.engine.position import ZERO, Position
 from assocmem.workers.errors import KeyConflict
@@ -259,13 +260,14 @@ def test_redis_honours_a_key_an_earlier_version_kept_as_a_string(redis_url: str)
     runtime = redis_runtime(redis_url, idempotency_ttl=3600)
     client = redis.Redis.from_url(redis_url)
     try:
-        [first] = runtime.log.append("default", [note(["a"])])
+        # The log and key as an earlier version left them (no bucket yet)
+        first = runtime.log.append_raw("default", encode_event(note(["a"])))
         event = note(["a"], key="old-key")
-        client.set(idempotency_key("default", "old-key"), f"{first.position} -", ex=3600)
+        client.set(idempotency_key("default", "old-key"), f"{first} -", ex=3600)
         [again] = runtime.log.append("default", [event])
-        assert again.is_duplicate and again.position == first.position
+        assert again.is_duplicate and again.position == first
         with pytest.raises(KeyConflict):
-            client.set(idempotency_key("default", "old-key"), f"{first.position} other")
+            client.set(idempotency_key("default", "old-key"), f"{first} other")
             runtime.log.append("default", [event])
     finally:
         runtime.close()
