@@ -35,6 +35,8 @@ from .stores import SnapshotStore, snapshot_digest
 log = logging.getLogger(__name__)
 
 MAGIC = b"assocmem-snapshot-copy 2"
+HEADER_AT_MOST = 1024
+"""Bytes of the header line: magic, position, size and digest."""
 
 
 @dataclasses.dataclass(slots=True)
@@ -57,13 +59,15 @@ class SnapshotCache:
     def read(self) -> tuple[Position, str, bytes] | None:
         """The copy's position, digest and bytes; None if there is none or it is not whole."""
         try:
-            raw = self.path.read_bytes()
+            # Unbuffered: a buffered reader joins what it buffered with the rest, a second
+            # copy of the blob (a tenth of a second and 258 MB at a million events)
+            with self.path.open("rb", buffering=0) as file:
+                header, blob = file.readline(HEADER_AT_MOST).rstrip(b"\n"), file.read()
         except FileNotFoundError:
             return None
         except OSError as exc:
             log.warning("cannot read the snapshot copy %s: %s", self.path, exc)
             return None
-        header, _, blob = raw.partition(b"\n")
         try:
             magic, position, size, digest = header.rsplit(b" ", 3)
             if magic == MAGIC and int(size) == len(blob):
