@@ -237,7 +237,10 @@ def test_redis_keeps_keys_in_expiring_buckets_at_least_the_ttl_and_at_most_twice
     runtime = redis_runtime(redis_url, idempotency_ttl=1)
     client = redis.Redis.from_url(redis_url)
     try:
-        began = time.time()  # the clock of the redis-server this test started
+        # Just after a second begins (the clock of the redis-server this test started),
+        # so that the key is written in the generation of that second
+        began = math.floor(time.time()) + 1
+        _sleep_until(began + 0.02)
         [first] = runtime.log.append("default", [note(["a"], key="k1")])
         runtime.log.append("default", [note([str(n)], key=f"other-{n}") for n in range(300)])
         names = client.keys("*")
@@ -245,10 +248,10 @@ def test_redis_keeps_keys_in_expiring_buckets_at_least_the_ttl_and_at_most_twice
         buckets = [n for n in names if b":seen:" in n]
         assert 0 < len(buckets) <= 301
         assert all(0 < client.ttl(b) <= 2 for b in buckets)
-        _sleep_until(math.floor(began) + 1.2)  # the next generation: still known
+        _sleep_until(began + 1.2)  # the next generation: still known
         [again] = runtime.log.append("default", [note(["a"], key="k1")])
         assert again.is_duplicate and again.position == first.position
-        _sleep_until(math.floor(began) + 2.2)  # its bucket expired
+        _sleep_until(began + 2.2)  # its bucket expired
         [later] = runtime.log.append("default", [note(["a"], key="k1")])
         assert not later.is_duplicate
     finally:
