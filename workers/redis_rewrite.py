@@ -83,11 +83,15 @@ class RedisRewriter:
             ids = [str(p) for p in positions[start : start + COPY_BATCH]]
             self._client.xdel(dead_letter_key(tenant), *ids)
         for buckets in _scanned(self._client, seen_keys_pattern(tenant)):
-            for bucket in buckets:
-                seen = self._client.hgetall(bucket)
-                stale = [f for f, v in seen.items() if v.split(b" ", 1)[0].decode() in gone]
-                if stale:
-                    self._client.hdel(bucket, *stale)
+            with self._client.pipeline(transaction=False) as pipe:
+                for bucket in buckets:
+                    pipe.hgetall(bucket)
+                held = pipe.execute()
+                for bucket, seen in zip(buckets, held, strict=True):
+                    stale = [f for f, v in seen.items() if v.split(b" ", 1)[0].decode() in gone]
+                    if stale:
+                        pipe.hdel(bucket, *stale)
+                pipe.execute()
         for keys in _scanned(self._client, idempotency_pattern(tenant)):  # kept before buckets
             values = self._client.mget(keys)
             stale = [
