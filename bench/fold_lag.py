@@ -86,6 +86,8 @@ def main() -> None:
             sampler.join()
             lags, published = found["lag"]
             redis_memory = runtime.queue_connection.info("memory")["used_memory"]  # type: ignore[union-attr]
+            cpu = runtime.queue_connection.info("cpu")  # type: ignore[union-attr]
+            redis_cpu = cpu["used_cpu_user"] + cpu["used_cpu_sys"]
             runtime.close()
         finally:
             process.terminate()
@@ -96,7 +98,10 @@ def main() -> None:
         f"appended {sent:,} events in {elapsed:.1f} s ({sent / elapsed:,.0f}/s, asked"
         f" {args.rate:,.0f}/s); {len(published) - 1} snapshots published"
     )
-    print(f"Redis memory {redis_memory / 1e6:,.0f} MB; data directory {on_disk / 1e6:,.0f} MB")
+    print(
+        f"Redis memory {redis_memory / 1e6:,.0f} MB, CPU {redis_cpu:.1f} s"
+        f" ({redis_cpu / sent * 1e6:.0f} us an event); data directory {on_disk / 1e6:,.0f} MB"
+    )
     print(
         f"fold lag (oldest event no snapshot holds), {len(values)} samples:"
         f" p50 {np.percentile(values, 50):.2f} s, p99 {np.percentile(values, 99):.2f} s,"
