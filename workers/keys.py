@@ -42,12 +42,17 @@ def seen_key(tenant: str, key: str) -> str:
     (the script adds ":<generation>"), one of 65,536 by a checksum of the key: few enough
     that a million keys are not a million Redis keys, enough that each bucket stays a
     compact listpack (Redis's default: up to 128 fields) up to millions of keys a week."""
-    return f"{PREFIX}:{{{tenant}}}:seen:{zlib.crc32(key.encode()) & 0xFFFF:04x}"
+    return f"{seen_keys_prefix(tenant)}{zlib.crc32(key.encode()) & 0xFFFF:04x}"
 
 
-def seen_since_key(tenant: str) -> str:
-    """Since when (Unix seconds) the tenant's idempotency keys are kept in buckets."""
-    return f"{PREFIX}:{{{tenant}}}:seen_since"
+def seen_keys_prefix(tenant: str) -> str:
+    return f"{PREFIX}:{{{tenant}}}:seen:"
+
+
+def seen_keys_state_key(tenant: str) -> str:
+    """Since when (Unix seconds) the tenant's idempotency keys are kept in buckets, the
+    newest generation written and how far the removal of older ones has got."""
+    return f"{PREFIX}:{{{tenant}}}:seen_state"
 
 
 def fold_wanted_key(tenant: str) -> str:
@@ -154,4 +159,4 @@ def idempotency_pattern(tenant: str) -> str:
 
 
 def seen_keys_pattern(tenant: str) -> str:
-    return f"{PREFIX}:{{{tenant}}}:seen:*"
+    return f"{seen_keys_prefix(tenant)}*"

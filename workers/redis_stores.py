@@ -30,7 +30,8 @@ from .keys import (
     latest_snapshot_key,
     log_key,
     seen_key,
-    seen_since_key,
+    seen_keys_prefix,
+    seen_keys_state_key,
     snapshot_bases_key,
     snapshot_digests_key,
     snapshot_folded_key,
@@ -90,8 +91,13 @@ class RedisEventLog:
     def append(self, tenant: str, events: list[Event]) -> list[Appended]:
         if not events:
             return []
-        keys = [log_key(tenant), fold_wanted_key(tenant), tenants_key(), seen_since_key(tenant)]
-        args: list[str | bytes | int] = [len(events), self._ttl, tenant]
+        keys = [
+            log_key(tenant),
+            fold_wanted_key(tenant),
+            tenants_key(),
+            seen_keys_state_key(tenant),
+        ]
+        args: list[str | bytes | int] = [len(events), self._ttl, tenant, seen_keys_prefix(tenant)]
         for event in events:
             slot = 0
             if event.key:
