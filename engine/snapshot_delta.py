@@ -29,6 +29,7 @@ from .snapshot import (
     full_state,
     learned_rows,
     load_scoped_parts,
+    load_state,
     pack,
     scoped_parts,
     unpack,
@@ -108,15 +109,7 @@ Decoded = tuple[Position, State]
 def load_full(blob: bytes) -> State:
     """The state of a full snapshot, marked as the base of deltas as `load_snapshot` marks
     it (CorruptSnapshot for a delta)."""
-    return _base_state(*unpack(blob))
-
-
-def _base_state(
-    header: dict[str, Any],
-    matrices: dict[str, scipy.sparse.csr_array],
-    columns: dict[str, np.ndarray],
-) -> State:
-    state = full_state(header, matrices, columns)
+    state = load_state(blob)
     state.mark_base()
     return state
 
@@ -136,7 +129,9 @@ def load_snapshot(
     decoding it (and changes that state in place)."""
     header, matrices, columns = unpack(blob)
     if header.get("base") is None:
-        return _base_state(header, matrices, columns)
+        state = full_state(header, matrices, columns)
+        state.mark_base()
+        return state
     if depth == 0:
         raise CorruptSnapshot(
             f"delta snapshot at {header['position']} is more than {DEPTH} deltas from a full one"
