@@ -19,8 +19,9 @@ from collections.abc import Callable, Iterable, Iterator
 
 from .cooccurrence import Cooccurrence
 from .event import Event
-from .events import IMPORTANCE_SET, LINKS_CONSOLIDATED, MEMORY_ACCESSED, SUBJECT_FORGOTTEN
+from .events import LINKS_CONSOLIDATED
 from .fold import fold
+from .link_index import NEVER_MOVE, LinkIndex
 from .link_rule import link_weight
 from .position import Position
 from .state import State
@@ -99,10 +100,6 @@ class _CountingPair(Cooccurrence):
     def _pair(self) -> tuple[int, int] | None:
         at = [self._state.concept_index.get(n) for n in self._names]
         return None if at[0] is None or at[1] is None else (at[0], at[1])
-
-
-NEVER_MOVE = frozenset({MEMORY_ACCESSED.name, IMPORTANCE_SET.name, SUBJECT_FORGOTTEN.name})
-"""Event types that change no link."""
 
 
 NOTES = frozenset({"memory.written", "activity.logged", "document.ingested"})
@@ -202,7 +199,11 @@ def _units(event: Event) -> list[list[str]]:
 
 
 def link_history(
-    events: Iterable[Event], source: str, target: str, rated: frozenset[str] | None = None
+    events: Iterable[Event],
+    source: str,
+    target: str,
+    rated: frozenset[str] | None = None,
+    since: LinkIndex | None = None,
 ) -> LinkHistory:
     """Every event that changed the link source -- target, with the weight after it.
 
@@ -212,10 +213,14 @@ def link_history(
     `rated`: the memories that must be held whatever they name (`rated_memories` of these
     events). A note naming only one of the concepts moves the link only if it is rated
     later, so the others are not folded: at 240,000 commit messages they were 95% of the
-    fold of a frequent concept's link. Their words still count towards the labels."""
+    fold of a frequent concept's link. Their words still count towards the labels.
+
+    `since`: the link's index in a state folded up to a position (engine/link_index.py),
+    `events` up to there being those it names and the rated notes: the words written up to
+    there are the state's, and only later notes count more."""
     state = State()
     counter = state.counts = _CountingPair(state, (source, target))
-    words = _Words(source, target)
+    words = _Words(source, target, since)
     changes: list[LinkChange] = []
     last = [0, 0.0]  # count and learned delta after the last change
 
@@ -249,7 +254,8 @@ def link_history(
             kind = _bearing(event, source, target)
             if kind == IGNORED:
                 continue
-            words.note(event)
+            if since is None or not since.covers(event.position):  # type: ignore[arg-type]
+                words.note(event)
             if kind == BATCHED and rated is not None and str(event.position) not in rated:
                 continue
             yield event
@@ -264,10 +270,14 @@ class _Words:
     """The words written for two concepts, counted as the fold counts them
     (`State.note_surfaces`, one use at a time), for their labels."""
 
-    def __init__(self, source: str, target: str) -> None:
+    def __init__(self, source: str, target: str, since: LinkIndex | None = None) -> None:
         self._names = (source, target)
         self._state = State()
         self._at = [self._state.intern(source), self._state.intern(target)]
+        if since is not None:  # the counts up to the index's state, as it had them
+            for at, surfaces, label in zip(self._at, since.surfaces, since.labels, strict=True):
+                self._state.surfaces[at] = dict(surfaces)
+                self._state.set_label(at, label)
 
     def note(self, event: Event) -> None:
         if event.type not in NOTES:

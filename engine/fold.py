@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from .errors import InvalidEvent
 from .event import Event, check_time
 from .event_type import event_type
+from .link_index import indexed
 from .position import Position
 from .state import State
 
@@ -46,6 +47,8 @@ def fold(state: State, events: Iterable[Event], checked: bool = False) -> list[R
                 check_time(event.ts)
                 record.check(event.data)
             record.apply(state, event)
+            if indexed(record.name):
+                state.link_events.append(event.position)
         except InvalidEvent as exc:
             rejections.append(Rejection(event.position, str(exc)))
         state.position = event.position

@@ -6,10 +6,10 @@ the latest such delta (`State.level`), so that a publish every thousand events a
 million memories does not write a quarter of the state each time. A small delta loads
 on its delta, that on the full snapshot: never more than two apply.
 
-A delta holds the concepts and memories added since the base, the base's memories and
-concepts that changed (tracked by `State.base` as the fold changes them), the counts
-matrix minus the base's, and what is small whole (taught links and the scopes' shares of
-them, scoped document units, what consolidation took off). Base + delta decodes to the same state as a full snapshot of it: same content hash.
+A delta holds the concepts, memories and link events (`State.link_events`) added since
+the base, the base's memories and concepts that changed (tracked by `State.base` as the
+fold changes them), the counts matrix minus the base's, and what is small whole (taught
+links and the scopes' shares of them, scoped document units, what consolidation took off). Base + delta decodes to the same state as a full snapshot of it: same content hash.
 """
 
 from __future__ import annotations
@@ -26,11 +26,13 @@ from .position import Position
 from .snapshot import (
     SNAPSHOT_FORMAT,
     compress_snapshot,
+    flat_positions,
     full_state,
     learned_rows,
     load_scoped_parts,
     load_state,
     pack,
+    positions_of,
     scoped_parts,
     unpack,
 )
@@ -85,6 +87,7 @@ def encode_delta(state: State, base: Base | None = None) -> bytes:
             for r in sorted(base.touched_rows)
         ],
         "learned": learned_rows(state),
+        "link_events": flat_positions(state.link_events[base.link_events :]),
     } | scoped_parts(state)
     header["memories"], arrays = encode_memories(state, base.rows, len(state.rows))
     size = len(state.concepts)
@@ -182,6 +185,8 @@ def _apply(
     state.position = Position.parse(header["position"])
     state.documents = header["documents"]
     state.consolidated_at = header["consolidated_at"]
+    del state.link_events[base.link_events :]
+    state.link_events += positions_of(header["link_events"])
     if base is state.base:
         state.mark_level()
 

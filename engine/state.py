@@ -68,6 +68,7 @@ class Base:
     position: Position
     rows: int
     concepts: int
+    link_events: int
     counts: Any
     """The base's counts matrix (scipy CSR; the fold never mutates one in place)."""
     reduction: Any
@@ -194,6 +195,10 @@ class State:
         self.documents = 0
         self.consolidated_at = 0.0
         """Unix time the last links.consolidated event decided at (0: never consolidated)."""
+        self.link_events: list[Position] = []
+        """Positions of the folded events that may move a link and are not memory rows
+        (ratings, consolidations, documents), ascending: where an audit finds them
+        (engine/link_index.py)."""
         self.base: Base | None = None
         """Set when the state is published or loaded as a full snapshot (engine/snapshot_delta.py)."""
         self.level: Base | None = None
@@ -445,6 +450,7 @@ class State:
             self.position,
             len(self.rows),
             len(self.concepts),
+            len(self.link_events),
             self.counts.matrix(),
             self.counts.reduction(),
         )

@@ -16,10 +16,11 @@ from assocmem.engine.audit import (
 from assocmem.engine.event import Event, decode_event, encode_event
 from assocmem.engine.event_type import EventType, register, unregister
 from assocmem.engine.fold import fold, fold_from_zero
+from assocmem.engine.link_index import link_index, rated_positions
 from assocmem.engine.position import Position
 from assocmem.engine.state import State
 
-from .events import acceptance_notes, accessed, feedback, importance_set, written
+from .events import acceptance_notes, accessed, document, feedback, importance_set, written
 from .test_fold_properties import histories
 
 
@@ -175,3 +176,41 @@ def test_the_entries_a_memory_audit_leaves_undecoded_change_nothing_in_its_histo
     keep = memory_filter(memory_id)
     kept = [e for e in events if keep(e.position, encode_event(e))]
     assert memory_history(kept, memory_id) == memory_history(events, memory_id)
+
+
+@given(
+    histories(),
+    st.sampled_from(["a", "b", "c"]),
+    st.sampled_from(["d", "e", "f"]),
+    st.integers(0, 40),
+)
+@settings(max_examples=120, deadline=None)
+def test_a_link_s_history_from_a_state_s_index_and_the_log_after_it_is_the_whole_log_s(
+    events: list[Event], source: str, target: str, split: int
+) -> None:
+    earlier, later = events[:split], events[split:]
+    index = link_index(fold_from_zero(earlier), source, target)
+    by_position = {e.position: e for e in earlier}
+    named = [by_position[p] for p in index.positions]
+    rated = rated_memories(named + later, source, target)
+    assert rated is not None  # every type here is known to the audit
+    fetched = named + [by_position[p] for p in rated_positions(index, rated)]
+    chosen = sorted(fetched, key=lambda e: e.position) + later  # type: ignore[arg-type,return-value]
+    assert link_history(chosen, source, target, rated, since=index) == link_history(
+        events, source, target
+    )
+
+
+def test_the_fold_indexes_ratings_consolidations_and_documents_not_notes_or_reads() -> None:
+    events = [
+        written(1, ["a", "d"]),
+        feedback(2, ["1-0"], 1.0, ["a"]),
+        accessed(3, ["1-0"]),
+        importance_set(4, "1-0", 5),
+        document(5, [["a", "d"]]),
+    ]
+    state = fold_from_zero(events)
+    assert state.link_events == [Position(2, 0), Position(5, 0)]
+    index = link_index(state, "a", "d")
+    assert index.positions == (Position(1, 0), Position(2, 0), Position(5, 0))
+    assert link_index(state, "a", "x").positions == (Position(2, 0), Position(5, 0))
