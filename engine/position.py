@@ -40,3 +40,10 @@ class Position(NamedTuple):
 
 ZERO = Position(0, 0)
 """The position before the first event."""
+
+
+def just_before(position: Position) -> Position:
+    """The greatest position below `position` (a read "after" it starts at `position`)."""
+    if position.seq:
+        return Position(position.ms, position.seq - 1)
+    return Position(position.ms - 1, MAX_PART)

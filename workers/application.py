@@ -34,6 +34,7 @@ from assocmem.engine.events import (
 )
 from assocmem.engine.extraction import Extraction, given_terms
 from assocmem.engine.graph import neighbourhood
+from assocmem.engine.link_index import LinkIndex, link_index
 from assocmem.engine.links import links_of
 from assocmem.engine.payload import check_text
 from assocmem.engine.position import Position
@@ -107,7 +108,7 @@ class Application:
         self.zone = zone_of(runtime.settings.timezone)
         self.accesses = AccessRecorder(self.append)
         self.rebuilds = RebuildCache(runtime.log, runtime.snapshots)
-        self.history = History(runtime)
+        self.history = History(runtime, self._served_index)
         """How links got their weight, memory histories, replays, diffs, dead letters."""
         self.appended: Counter[str] = Counter()
         """Events this process appended, by type (duplicates not counted): for metrics."""
@@ -433,6 +434,11 @@ class Application:
         """Every event that changed the link between two concepts, with the weight after."""
         require(principal, READ)
         return self.history.link(principal, source, target)
+
+    def _served_index(self, tenant: str, source: str, target: str) -> LinkIndex:
+        """A link's index in the served state (a link audit reads the log after it only)."""
+        with self.live(tenant).served() as state:
+            return link_index(state, source, target)
 
     def audit_memory(self, principal: Principal, memory_id: str) -> list[MemoryEvent]:
         """A memory's history, for a reader who may see the memory (else it is unknown)."""

@@ -200,6 +200,15 @@ def _snapshot_of(runtime: Runtime, tenant: str, state: State) -> tuple[bytes, Po
     return encode_delta(state), base.position, "delta"
 
 
+def current_fold(runtime: Runtime, tenant: str) -> State | None:
+    """The state this process folded last for `tenant`, if the log has not been rewritten
+    since: for a job of this worker to read (jobs run one at a time, folds among them)."""
+    folded = runtime.folded.get(tenant)
+    if folded is None or folded.epoch != runtime.log.epoch(tenant):
+        return None
+    return folded.state if _in_log(runtime, tenant, folded) else None
+
+
 def _in_log(runtime: Runtime, tenant: str, folded: _Folded) -> bool:
     """Whether the log still holds the last event folded (it is not a log rewritten since)."""
     position = folded.state.position

@@ -22,6 +22,7 @@ from assocmem.engine.event import Event, decode_event
 from assocmem.engine.event_type import event_type
 from assocmem.engine.extraction import given_terms
 from assocmem.engine.fold import Rejection
+from assocmem.engine.link_index import LinkIndex, link_index, rated_positions
 from assocmem.engine.link_rule import link_weight
 from assocmem.engine.position import ZERO, Position
 from assocmem.engine.principal import ADMIN, Principal
@@ -29,6 +30,7 @@ from assocmem.engine.snapshot import content_hash
 from assocmem.engine.state import State
 
 from .errors import InvalidRequest, UnknownMemory
+from .fold_job import current_fold
 from .heap import collection_held
 from .permissions import require
 from .rebuild import Rebuild, decode_entries, events_of, log_share, rebuild
@@ -101,23 +103,69 @@ def check_link_names(source: str, target: str) -> list[str]:
     return names
 
 
+IndexOf = Callable[[str, str, str], LinkIndex | None]
+"""(tenant, source, target) -> the link's index in a state at hand (engine/link_index.py),
+None without one."""
+
+
 class History:
-    def __init__(self, runtime: Runtime) -> None:
+    def __init__(self, runtime: Runtime, index_of: IndexOf | None = None) -> None:
         self.runtime = runtime
+        self._index_of = index_of or self._folded_index
 
     def link(
         self, principal: Principal, source: str, target: str, progress: Share | None = None
     ) -> LinkHistory:
         """Every event that changed the link between two concepts (either form).
 
-        The entries that may concern it are read once; the ratings among them are decoded
-        first, to tell which memories naming one concept the fold must hold
-        (`rated_memories`); then all are decoded and folded. Progress: half each."""
+        With a state at hand (the API's served one, a worker's last fold), the entries its
+        index names are fetched by position and only the log after it is read; else the
+        whole log is. The ratings among the entries are decoded first, to tell which
+        memories naming one concept the fold must hold (`rated_memories`); then all are
+        decoded and folded."""
         names = check_link_names(source, target)
         with collection_held():
             return self._link(principal.tenant, names, progress or _unreported)
 
     def _link(self, tenant: str, names: list[str], report: Share) -> LinkHistory:
+        index = self._index_of(tenant, *names)
+        if index is not None:
+            found = self._indexed_link(tenant, names, index, report)
+            if found is not None:
+                return found
+        return self._read_link(tenant, names, report)
+
+    def _indexed_link(
+        self, tenant: str, names: list[str], index: LinkIndex, report: Share
+    ) -> LinkHistory | None:
+        """The history from the entries a state's index names and the log after the state;
+        None if a rating names a type the audit does not know (then every note counts)."""
+        log_, keep = self.runtime.log, link_filter(*names)
+        named = [e for e in log_.entries_at(tenant, list(index.positions)) if keep(*e)]
+        report(0.25)
+        later: list[Entry] = []
+        for chunk in iter_entries(log_, tenant, index.position):
+            later.extend(entry for entry in chunk if keep(*entry))
+        report(0.5)
+        ratings = decode_entries([e for e in named + later if may_rate(e[1])])[0]
+        rated = rated_memories(ratings, *names)
+        if rated is None:
+            return None
+        held = log_.entries_at(tenant, rated_positions(index, rated))
+        entries = sorted(named + held) + later
+        decoded = {event.position: event for event in ratings}
+        history = link_history(iter(_decoded(entries, decoded)), *names, rated, index)
+        report(1.0)
+        return history
+
+    def _folded_index(self, tenant: str, source: str, target: str) -> LinkIndex | None:
+        """From the state this worker process folded last, if it still continues the log
+        (a job runs between folds, never during one)."""
+        state = current_fold(self.runtime, tenant)
+        return link_index(state, source, target) if state is not None else None
+
+    def _read_link(self, tenant: str, names: list[str], report: Share) -> LinkHistory:
+        """The history from the whole log, read and filtered."""
         log_ = self.runtime.log
         keep = link_filter(*names)
         read = log_share(log_, tenant, None, lambda share: report(share / 2))
@@ -211,14 +259,8 @@ class History:
         return resent
 
     def _raw(self, tenant: str, rejection: Rejection) -> bytes | None:
-        position = rejection.position
-        before = (
-            Position(position.ms, position.seq - 1)
-            if position.seq
-            else Position(position.ms - 1, 2**64 - 1)
-        )
-        found = self.runtime.log.entries(tenant, before, position, 1)
-        return found[0][1] if found and found[0][0] == position else None
+        found = self.runtime.log.entries_at(tenant, [rejection.position])
+        return found[0][1] if found else None
 
 
 def _decoded(entries: list[Entry], decoded: dict[Position, Event]) -> list[Event]:

@@ -13,7 +13,7 @@ import orjson
 
 from assocmem.engine.event import Event, encode_event
 from assocmem.engine.fold import Rejection
-from assocmem.engine.position import ZERO, Position
+from assocmem.engine.position import ZERO, Position, just_before
 
 from .archive import Segment, archived_entries, archived_holds, decode_segment, encode_segment
 from .stores import (
@@ -86,6 +86,9 @@ class InMemoryEventLog:
             start = bisect.bisect_right(log, after, key=lambda entry: entry[0])
             chunk = log[start : start + count - len(found)]
         return found + [e for e in chunk if upto is None or e[0] <= upto]
+
+    def entries_at(self, tenant: str, positions: list[Position]) -> list[Entry]:
+        return [e for p in positions for e in self.entries(tenant, just_before(p), p, 1)]
 
     def wait_for_entries(self, tenant: str, after: Position, timeout: float) -> bool:
         def arrived() -> bool:

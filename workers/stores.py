@@ -58,6 +58,11 @@ class EventLog(Protocol):
         """Up to `count` entries strictly after `after`, up to and including `upto`."""
         ...
 
+    def entries_at(self, tenant: str, positions: list[Position]) -> list[Entry]:
+        """The entries at `positions` (ascending) that the log holds, in order: an erased
+        or unknown position has none."""
+        ...
+
     def wait_for_entries(self, tenant: str, after: Position, timeout: float) -> bool:
         """Block until the log has an entry after `after` or `timeout` seconds pass."""
         ...

@@ -1,10 +1,17 @@
-"""`History.link` reads the log once, decodes ratings once, and lists exactly what a fold of
-every event would: the same changes in log order, whatever malformed entries lie between."""
+"""`History.link` reads the log once (or, from a state's index, the entries it names and the
+log after it), decodes ratings once, and lists exactly what a fold of every event would: the
+same changes in log order, whatever malformed entries lie between."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
+import pytest
+
 from assocmem.engine.audit import link_history
 from assocmem.engine.event import Event
+from assocmem.engine.fold import fold_from_zero
+from assocmem.engine.link_index import link_index
 from assocmem.engine.position import ZERO
 from assocmem.engine.principal import Principal
 from assocmem.workers.history import History
@@ -12,7 +19,9 @@ from assocmem.workers.rebuild import events_of
 from assocmem.workers.runtime import Runtime
 from assocmem.workers.settings import Settings
 
-from ..stores import Clock, note
+from ..stores import KINDS, Clock, make_runtime, note
+
+PRINCIPAL = Principal("default", "auditor")
 
 
 def rating(memory_id: str, outcome: float, concepts: list[str]) -> Event:
@@ -41,3 +50,35 @@ def test_a_link_audit_lists_ratings_and_writes_in_log_order_past_malformed_entri
     ]
     assert [c.position for c in audited.changes] == sorted(c.position for c in audited.changes)
     assert audited.changes[0].position > ZERO
+
+
+@pytest.fixture(params=KINDS)
+def runtime(request: pytest.FixtureRequest) -> Iterator[Runtime]:
+    yield from make_runtime(request, request.param, Clock())
+
+
+def test_a_link_audit_from_a_state_s_index_fetches_what_it_names_and_reads_only_the_log_after(
+    runtime: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log_ = runtime.log
+    [first] = log_.append("default", [note(["timeout", "jitter"])])
+    [one] = log_.append("default", [note(["jitter", "retry"])])  # names one: rated below
+    log_.append("default", [note(["retry", "backoff"]), note(["timeout", "other"])])
+    log_.append_raw("default", b"{broken")
+    log_.append("default", [rating(str(one.position), 1.0, ["timeout"])])
+    assert log_.archive("default", first.position, 100) is not None  # the head is archived
+    state = fold_from_zero(events_of(log_, "default"))  # the state at hand ends here
+    log_.append("default", [note(["timeout", "jitter", "backoff"])])
+    log_.append("default", [rating(str(first.position), -0.5, ["jitter"])])
+    log_.append("default", [note(["jitter", "x"])])  # a word of jitter, after the state
+    everything = link_history(events_of(log_, "default"), "timeout", "jitter")
+    read_whole = History(runtime, lambda *_: None)
+    assert read_whole.link(PRINCIPAL, "timeout", "jitter") == everything
+
+    def never(*_: object) -> None:
+        raise AssertionError("the whole log was read")
+
+    monkeypatch.setattr(History, "_read_link", never)
+    indexed = History(runtime, lambda tenant, a, b: link_index(state, a, b))
+    assert indexed.link(PRINCIPAL, "timeout", "jitter") == everything
+    assert [c.type for c in everything.changes] == ["memory.written", "feedback.given"] * 2

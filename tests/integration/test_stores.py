@@ -104,6 +104,19 @@ def test_entries_are_read_after_a_position_exclusively_and_in_batches(runtime: R
     assert [len(b) for b in batches] == [2, 2, 1]
 
 
+def test_entries_are_read_at_positions_archived_or_not_and_missing_ones_are_left_out(
+    runtime: Runtime,
+) -> None:
+    positions = write(runtime, *([str(i)] for i in range(6)))
+    assert runtime.log.archive("default", positions[2], 100) is not None
+    wanted = [positions[0], positions[2], Position(positions[3].ms, positions[3].seq + 99)]
+    wanted += [positions[5]]
+    found = runtime.log.entries_at("default", sorted(wanted))
+    everything = dict(runtime.log.entries("default", ZERO))
+    assert found == [(p, everything[p]) for p in (positions[0], positions[2], positions[5])]
+    assert runtime.log.entries_at("default", []) == []
+
+
 def test_tenants_keep_their_own_logs(runtime: Runtime) -> None:
     write(runtime, ["a"], tenant="acme")
     write(runtime, ["b"], ["c"], tenant="globex")
