@@ -5,7 +5,8 @@ the time of what people auditing it run, each against the running pipeline throu
 - ingest: each block of 100,000 appends (batches of `--batch` through HTTP), to see that
   the cost per event does not grow with the log (2nd half of 200,000 ≤ 1.2x the 1st);
 - `as_of` reads at 50% and 90% of the log, twice each (a rebuild, then the cached one);
-- `audit link` of the link the most feedback taught;
+- `audit link` of the link the most feedback taught, through the API's route (from the
+  served state's index), then as the job the CLI runs (from the worker's folded state);
 - consolidation (`assocmem consolidate --now`), as the queued job, start to end;
 - `replay --verify` (a rebuild from zero compared with the served hash), as the job;
 - cold start: a new `up` on the data directory, to its first read;
@@ -226,6 +227,8 @@ def report(client: Client, info, blocks: list[float], positions: list[str], link
     if link:
         took, audit = timed(client.audit_link, *link)
         print(f"audit link {link[0]} - {link[1]}: {took:.2f} s, {len(audit['changes']):,} changes")
+        took, result = job_seconds(client, client.start_audit_link(*link))
+        print(f"audit link as the job (the CLI's): {took:.2f} s, same: {result == audit}")
     took, result = job_seconds(client, client.consolidate())
     print(f"consolidation job: {took:.2f} s; its report: " + orjson.dumps(
         {k: v for k, v in result.items() if not isinstance(v, (list, dict))}).decode())  # fmt: skip

@@ -1,7 +1,8 @@
 """Replays and link audits as jobs on the replay queue.
 
-Both fold the whole log (a minute and more at a million events): longer than an HTTP
-request should wait, and work a worker should do rather than the API. The job's metadata
+A replay folds the whole log (a minute and more at a million events), and an audit reads
+it whole when the worker has no folded state of the tenant: longer than an HTTP request
+should wait, and work a worker should do rather than the API. The job's metadata
 holds how far it has got, its result the same record the API's direct routes answer.
 """
 
