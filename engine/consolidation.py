@@ -148,8 +148,8 @@ def apply_decision(state: State, decision: Decision) -> None:
             lowest = -float(state.counts.count(i, j))
             if learned < lowest:
                 state.rescale_learned(i, j, lowest)
-    for old, new in decision.merged:
-        row = state.memories.row_of(old)
+    rows = state.memories.rows_of([old for old, _ in decision.merged])
+    for (old, new), row in zip(decision.merged, rows, strict=True):
         if row is not None and new in state.memories and old != new and state.alive.values[row]:
             state.supersede_row(row, new)
     state.consolidated_at = max(state.consolidated_at, rule.at)

@@ -288,6 +288,11 @@ class MemoryIds(Mapping[str, "Memory"]):
         an object."""
         return self._row(memory_id)
 
+    def rows_of(self, memory_ids: list[str]) -> list[int | None]:
+        """`row_of` of each id, in one pass in C (a consolidation merges up to millions)."""
+        self._row("")  # indexes the loaded blocks
+        return list(map(self._by_id.get, memory_ids))
+
     def add(self, memory: Memory) -> None:
         self._by_id[memory.id] = memory.row
 

@@ -68,6 +68,12 @@ def _all_text(items: Any) -> bool:
     return _joined(items) is not None
 
 
+def are_ids(items: list[Any]) -> bool:
+    """Whether every item is a non-empty string: two passes in C, where a loop of
+    `check_ids` took a second over the million merged memories of one consolidation."""
+    return _all_text(items) and all(items)
+
+
 def _joined(items: Any) -> str | None:
     """The items joined, if every one is a string."""
     try:

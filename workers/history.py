@@ -30,7 +30,7 @@ from assocmem.engine.snapshot import content_hash
 from assocmem.engine.state import State
 
 from .errors import InvalidRequest, UnknownMemory
-from .fold_job import current_fold
+from .fold_job import current_fold, fold_and_publish
 from .heap import collection_held
 from .permissions import require
 from .rebuild import Rebuild, decode_entries, events_of, log_share, rebuild
@@ -159,8 +159,11 @@ class History:
         return history
 
     def _folded_index(self, tenant: str, source: str, target: str) -> LinkIndex | None:
-        """From the state this worker process folded last, if it still continues the log
-        (a job runs between folds, never during one)."""
+        """From the state this worker process folds, brought to the log's end first as a
+        fold job would (a job runs between folds, never during one): a worker that has not
+        folded the tenant yet loads its latest snapshot, seconds where reading the whole log
+        took ten at a million events."""
+        fold_and_publish(self.runtime, tenant)
         state = current_fold(self.runtime, tenant)
         return link_index(state, source, target) if state is not None else None
 

@@ -82,3 +82,19 @@ def test_a_link_audit_from_a_state_s_index_fetches_what_it_names_and_reads_only_
     indexed = History(runtime, lambda tenant, a, b: link_index(state, a, b))
     assert indexed.link(PRINCIPAL, "timeout", "jitter") == everything
     assert [c.type for c in everything.changes] == ["memory.written", "feedback.given"] * 2
+
+
+def test_a_worker_s_link_audit_folds_the_tenant_first_then_reads_from_that_state_s_index(
+    runtime: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log_ = runtime.log
+    first, _ = log_.append("default", [note(["timeout", "jitter"]), note(["jitter", "x"])])
+    log_.append("default", [rating(str(first.position), 1.0, ["timeout"])])
+    everything = link_history(events_of(log_, "default"), "timeout", "jitter")
+
+    def never(*_: object) -> None:
+        raise AssertionError("the whole log was read")
+
+    monkeypatch.setattr(History, "_read_link", never)
+    assert History(runtime).link(PRINCIPAL, "timeout", "jitter") == everything
+    assert runtime.folded["default"].state.position == log_.last_position("default")

@@ -6,12 +6,15 @@ from __future__ import annotations
 import dataclasses
 import re
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from assocmem.engine.audit import link_history, memory_history
 from assocmem.engine.consolidation import DAY, Rule, _words, decide
+from assocmem.engine.errors import InvalidEvent
 from assocmem.engine.event import Event
+from assocmem.engine.events import LINKS_CONSOLIDATED
 from assocmem.engine.fold import fold, fold_from_zero
 from assocmem.engine.links import links_of
 from assocmem.engine.position import Position
@@ -212,3 +215,16 @@ def test_with_decay_off_the_counts_are_the_recount_at_full_weight() -> None:
     full_weight = Rule(NOW, min_cooccurrence=0, window_days=36_500.0, written_half_life_days=1.0)
     recounted, _ = consolidate(events, full_weight)
     assert content_hash(off) == content_hash(recounted)
+
+
+@pytest.mark.parametrize(
+    "merged",
+    [[["1-0"]], [["1-0", "2-0", "3-0"]], [["1-0", ""]], [["1-0", 2]], ["1-0"], [None], {}],
+)
+def test_a_consolidation_whose_merged_memories_are_not_pairs_of_ids_is_rejected(
+    merged: object,
+) -> None:
+    event = consolidated(2, fold_from_zero([written(1, ["a", "b"])]), Rule(at=NOW))
+    LINKS_CONSOLIDATED.check(event.data)  # as decided, it passes
+    with pytest.raises(InvalidEvent, match="merged"):
+        LINKS_CONSOLIDATED.check({**event.data, "merged": merged})
