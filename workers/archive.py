@@ -110,12 +110,25 @@ def archived_entries(
 def archived_holds(
     segments: list[Segment], load: Callable[[Segment], list[Entry]], position: Position
 ) -> bool:
-    at = bisect.bisect_left([s.last for s in segments], position)
-    if at == len(segments) or segments[at].first > position:
-        return False
-    entries = load(segments[at])
-    found = bisect.bisect_left(entries, position, key=lambda entry: entry[0])
-    return found < len(entries) and entries[found][0] == position
+    return bool(archived_at(segments, load, [position]))
+
+
+def archived_at(
+    segments: list[Segment], load: Callable[[Segment], list[Entry]], positions: list[Position]
+) -> list[Entry]:
+    """The archived entries at `positions` (ascending), in order; a position archived in no
+    segment, or erased from one, has none."""
+    lasts = [s.last for s in segments]
+    found: list[Entry] = []
+    for position in positions:
+        at = bisect.bisect_left(lasts, position)
+        if at == len(segments) or segments[at].first > position:
+            continue
+        entries = load(segments[at])
+        index = bisect.bisect_left(entries, position, key=lambda entry: entry[0])
+        if index < len(entries) and entries[index][0] == position:
+            found.append(entries[index])
+    return found
 
 
 def next_position(position: Position) -> Position:

@@ -14,7 +14,7 @@ import logging
 import time
 from collections.abc import Callable
 
-from assocmem.engine.position import MAX_PART, Position
+from assocmem.engine.position import MAX_PART, Position, just_before
 
 from .job_progress import Report, job_progress
 from .jobs import enqueue_once
@@ -91,7 +91,7 @@ def archivable_upto(runtime: Runtime, tenant: str, now: float) -> Position | Non
         return None
     upto = min(cutoff, snapshot)
     if upto >= last:
-        upto = Position(last.ms, last.seq - 1) if last.seq else Position(last.ms - 1, MAX_PART)
+        upto = just_before(last)
     return upto if upto.ms > 0 else None
 
 

@@ -13,9 +13,15 @@ import orjson
 
 from assocmem.engine.event import Event, encode_event
 from assocmem.engine.fold import Rejection
-from assocmem.engine.position import ZERO, Position, just_before
+from assocmem.engine.position import ZERO, Position
 
-from .archive import Segment, archived_entries, archived_holds, decode_segment, encode_segment
+from .archive import (
+    Segment,
+    archived_at,
+    archived_entries,
+    decode_segment,
+    encode_segment,
+)
 from .stores import (
     DEFAULT_BATCH,
     DEFAULT_LADDER,
@@ -88,7 +94,14 @@ class InMemoryEventLog:
         return found + [e for e in chunk if upto is None or e[0] <= upto]
 
     def entries_at(self, tenant: str, positions: list[Position]) -> list[Entry]:
-        return [e for p in positions for e in self.entries(tenant, just_before(p), p, 1)]
+        with self._changed:
+            found = archived_at(self.segments(tenant), self._load(tenant), positions)
+            log = self._logs.get(tenant, [])
+            for position in positions:
+                at = bisect.bisect_left(log, position, key=lambda entry: entry[0])
+                if at < len(log) and log[at][0] == position:
+                    found.append(log[at])
+        return found
 
     def wait_for_entries(self, tenant: str, after: Position, timeout: float) -> bool:
         def arrived() -> bool:
@@ -104,11 +117,7 @@ class InMemoryEventLog:
         return log[-1][0] if log else segments[-1].last if segments else None
 
     def has(self, tenant: str, position: Position) -> bool:
-        log = self._logs.get(tenant, [])
-        at = bisect.bisect_left(log, position, key=lambda entry: entry[0])
-        if at < len(log) and log[at][0] == position:
-            return True
-        return archived_holds(self.segments(tenant), self._load(tenant), position)
+        return bool(self.entries_at(tenant, [position]))
 
     def length(self, tenant: str) -> int:
         return len(self._logs.get(tenant, [])) + sum(s.count for s in self.segments(tenant))

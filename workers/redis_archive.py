@@ -16,7 +16,14 @@ import redis
 
 from assocmem.engine.position import Position
 
-from .archive import Segment, archived_entries, archived_holds, decode_segment, encode_segment
+from .archive import (
+    Segment,
+    archived_at,
+    archived_entries,
+    archived_holds,
+    decode_segment,
+    encode_segment,
+)
 from .errors import StoreError
 from .keys import (
     archive_manifest_key,
@@ -97,6 +104,9 @@ class RedisArchive:
         return archived_entries(
             self.segments(tenant), lambda s: self._load(tenant, s), after, upto, count
         )
+
+    def at(self, tenant: str, positions: list[Position]) -> list[Entry]:
+        return archived_at(self.segments(tenant), lambda s: self._load(tenant, s), positions)
 
     def holds(self, tenant: str, position: Position) -> bool:
         return archived_holds(self.segments(tenant), lambda s: self._load(tenant, s), position)

@@ -17,7 +17,7 @@ import redis
 
 from assocmem.engine.event import Event, encode_event
 from assocmem.engine.fold import Rejection
-from assocmem.engine.position import Position, just_before
+from assocmem.engine.position import Position
 
 from .archive import Segment, next_position
 from .errors import StoreError, StoreUnavailable
@@ -149,16 +149,12 @@ class RedisEventLog:
 
     def entries_at(self, tenant: str, positions: list[Position]) -> list[Entry]:
         """Pipelined, an XRANGE of one position each (a round trip each was most of a link
-        audit's fetch); archived positions are read from the archive one by one."""
+        audit's fetch); archived positions from their segments."""
         key = log_key(tenant)
         with translated(f"read the log of {tenant!r}"):
             archived_upto = self._archive.upto(tenant) if positions else None
             split = bisect.bisect_right(positions, archived_upto) if archived_upto else 0
-            found = [
-                entry
-                for position in positions[:split]
-                for entry in self._archive.read(tenant, just_before(position), position, 1)
-            ]
+            found = self._archive.at(tenant, positions[:split]) if split else []
             for start in range(split, len(positions), DEFAULT_BATCH):
                 with self._reader.pipeline(transaction=False) as pipe:
                     for position in positions[start : start + DEFAULT_BATCH]:
