@@ -1,7 +1,7 @@
 """Where a link's history is in the log, read off a folded state instead of the whole log.
 
 A link's history (engine/audit.py) needs the notes naming both its concepts, the notes
-ratings of it name, and the events of other types that may move a link (ratings,
+that ratings of it name, and the events of other types that may move a link (ratings,
 consolidations, documents). A state knows the first two: every note is a memory row, its
 id is its position and the postings name its concepts. The fold keeps the positions of the
 third (`State.link_events`), so an audit fetches those entries by position and reads only

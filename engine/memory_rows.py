@@ -290,8 +290,7 @@ class MemoryIds(Mapping[str, "Memory"]):
 
     def rows_of(self, memory_ids: list[str]) -> list[int | None]:
         """`row_of` of each id, in one pass in C (a consolidation merges up to millions)."""
-        self._row("")  # indexes the loaded blocks
-        return list(map(self._by_id.get, memory_ids))
+        return list(map(self._indexed().get, memory_ids))
 
     def add(self, memory: Memory) -> None:
         self._by_id[memory.id] = memory.row
@@ -300,9 +299,13 @@ class MemoryIds(Mapping[str, "Memory"]):
         self._unindexed.append(block)
 
     def _row(self, memory_id: object) -> int | None:
+        return self._indexed().get(memory_id)  # type: ignore[call-overload]
+
+    def _indexed(self) -> dict[str, int]:
+        """Id -> row, the loaded blocks' ids indexed first."""
         if self._unindexed:
             for block in self._unindexed:
                 rows = range(block.start, block.start + len(block))
                 self._by_id.update(zip(block.ids, rows, strict=True))
             self._unindexed.clear()
-        return self._by_id.get(memory_id)  # type: ignore[call-overload]
+        return self._by_id
