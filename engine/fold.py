@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from .errors import InvalidEvent
 from .event import Event, check_time
 from .event_type import event_type
-from .link_index import indexed
+from .link_index import UNINDEXED
 from .position import Position
 from .state import State
 
@@ -47,7 +47,7 @@ def fold(state: State, events: Iterable[Event], checked: bool = False) -> list[R
                 check_time(event.ts)
                 record.check(event.data)
             record.apply(state, event)
-            if indexed(record.name):
+            if record.name not in UNINDEXED:
                 state.link_events.append(event.position)
         except InvalidEvent as exc:
             rejections.append(Rejection(event.position, str(exc)))

@@ -23,10 +23,9 @@ NEVER_MOVE = frozenset({"memory.accessed", "memory.importance_set", "subject.for
 """Event types that change no link."""
 
 
-def indexed(event_type: str) -> bool:
-    """Whether the fold records an event of this type in `State.link_events`: any type
-    that is neither a row nor known to leave links alone (a type added later included)."""
-    return event_type not in ROW_TYPES and event_type not in NEVER_MOVE
+UNINDEXED = ROW_TYPES | NEVER_MOVE
+"""The fold records an event in `State.link_events` unless its type is one of these: a type
+added later is recorded."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
