@@ -148,8 +148,8 @@ class RedisEventLog:
             return found
 
     def entries_at(self, tenant: str, positions: list[Position]) -> list[Entry]:
-        """Pipelined, an XRANGE of one position each (a round trip each was most of a link
-        audit's fetch); archived positions from their segments."""
+        """An XRANGE of one position each, pipelined a thousand at a time; archived
+        positions from their segments."""
         key = log_key(tenant)
         with translated(f"read the log of {tenant!r}"):
             archived_upto = self._archive.upto(tenant) if positions else None
