@@ -64,6 +64,7 @@ def test_a_link_audit_from_a_state_s_index_fetches_what_it_names_and_reads_only_
     [first] = log_.append("default", [note(["timeout", "jitter"])])
     [one] = log_.append("default", [note(["jitter", "retry"])])  # names one: rated below
     log_.append("default", [note(["retry", "backoff"]), note(["timeout", "other"])])
+    log_.append("default", [note(["other", str(n)]) for n in range(6)])  # the index: 2 of 12
     log_.append_raw("default", b"{broken")
     log_.append("default", [rating(str(one.position), 1.0, ["timeout"])])
     assert log_.archive("default", first.position, 100) is not None  # the head is archived
@@ -90,6 +91,7 @@ def test_a_worker_s_link_audit_folds_the_tenant_first_then_reads_from_that_state
     log_ = runtime.log
     first, _ = log_.append("default", [note(["timeout", "jitter"]), note(["jitter", "x"])])
     log_.append("default", [rating(str(first.position), 1.0, ["timeout"])])
+    log_.append("default", [note(["other", str(n)]) for n in range(6)])  # the index: 2 of 9
     everything = link_history(events_of(log_, "default"), "timeout", "jitter")
 
     def never(*_: object) -> None:
@@ -98,3 +100,21 @@ def test_a_worker_s_link_audit_folds_the_tenant_first_then_reads_from_that_state
     monkeypatch.setattr(History, "_read_link", never)
     assert History(runtime).link(PRINCIPAL, "timeout", "jitter") == everything
     assert runtime.folded["default"].state.position == log_.last_position("default")
+
+
+def test_a_link_audit_reads_the_whole_log_when_the_index_names_most_of_it(
+    runtime: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log_ = runtime.log
+    first, _ = log_.append("default", [note(["timeout", "jitter"]), note(["timeout", "x"])])
+    for outcome in (1.0, -0.5, 0.25):  # ratings: every one of them is in the index
+        log_.append("default", [rating(str(first.position), outcome, ["timeout"])])
+    state = fold_from_zero(events_of(log_, "default"))
+    everything = link_history(events_of(log_, "default"), "timeout", "jitter")
+
+    def never(*_: object) -> None:
+        raise AssertionError("fetched by position what a whole read costs less for")
+
+    monkeypatch.setattr(History, "_indexed_link", never)
+    indexed = History(runtime, lambda tenant, a, b: link_index(state, a, b))
+    assert indexed.link(PRINCIPAL, "timeout", "jitter") == everything
