@@ -12,7 +12,6 @@ About a minute per million events.
 from __future__ import annotations
 
 import argparse
-import re
 import statistics
 import tempfile
 import time
@@ -20,6 +19,7 @@ import uuid
 from pathlib import Path
 
 import redis
+from cold_start import redis_load  # bench/ is on sys.path when a script here runs
 
 from assocmem.engine.event import Event
 from assocmem.workers.redis_server import start_redis
@@ -38,20 +38,6 @@ def keyed_batch() -> list[Event]:
     ]
 
 
-def rewrite_aof(client: redis.Redis) -> None:
-    client.bgrewriteaof()
-    while True:
-        persistence = client.info("persistence")
-        if not (persistence["aof_rewrite_in_progress"] or persistence["aof_rewrite_scheduled"]):
-            return
-        time.sleep(0.2)
-
-
-def load_seconds(log_path: Path) -> str:
-    loaded = re.findall(r"DB loaded from append only file: ([\d.]+) seconds", log_path.read_text())
-    return f"{float(loaded[-1]):.2f} s" if loaded else "not reported"
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -59,7 +45,8 @@ def main() -> None:
     parser.add_argument("--events", type=int, default=1_000_000)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="assocmem-idem-") as directory:
-        server = start_redis(Path(directory))
+        home = Path(directory)
+        server = start_redis(home / "redis")  # where cold_start.redis_load reads its log
         try:
             client = redis.Redis.from_url(server.url)
             log = RedisEventLog(client)
@@ -79,16 +66,14 @@ def main() -> None:
                 f" a batch of {BATCH:,}: script {script:.2f} ms in Redis,"
                 f" append {statistics.median(seconds) * 1000:.2f} ms (median)"
             )
-            rewrite_aof(client)
+            log.compact()  # as a running pipeline's AOF is rewritten
             client.close()
         finally:
             server.stop(120)
         for n in range(2):
-            server = start_redis(Path(directory))
+            server = start_redis(home / "redis")
             server.stop(120)
-            print(
-                f"restart {n + 1}: Redis loaded its data in {load_seconds(server.data_dir / 'redis.log')}"
-            )
+            print(f"restart {n + 1}: Redis: {redis_load(home)}")
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ from .cooccurrence import Cooccurrence
 from .event import Event
 from .events import LINKS_CONSOLIDATED
 from .fold import fold
-from .link_index import NEVER_MOVE, LinkIndex
+from .link_index import NEVER_MOVE, ROW_TYPES, LinkIndex
 from .link_rule import link_weight
 from .position import Position
 from .state import State
@@ -102,7 +102,7 @@ class _CountingPair(Cooccurrence):
         return None if at[0] is None or at[1] is None else (at[0], at[1])
 
 
-NOTES = frozenset({"memory.written", "activity.logged", "document.ingested"})
+NOTES = ROW_TYPES | {"document.ingested"}
 NAMING = NOTES | {"feedback.given"}
 """Event types that concern a link only when they name one of its concepts."""
 _ESCAPED = re.compile(r'["\\\x00-\x1f]')

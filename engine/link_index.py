@@ -52,7 +52,7 @@ def link_index(state: State, source: str, target: str) -> LinkIndex:
         together = [Position.parse(state.rows.id_of(row)) for row in rows.tolist()]
     return LinkIndex(
         state.position,
-        tuple(sorted(set(together).union(state.link_events))),
+        tuple(sorted(together + state.link_events)),  # two ascending runs, no position twice
         (_surfaces(state, at[0]), _surfaces(state, at[1])),
         (state.label(source), state.label(target)),
     )

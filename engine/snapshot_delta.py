@@ -9,7 +9,8 @@ on its delta, that on the full snapshot: never more than two apply.
 A delta holds the concepts, memories and link events (`State.link_events`) added since
 the base, the base's memories and concepts that changed (tracked by `State.base` as the
 fold changes them), the counts matrix minus the base's, and what is small whole (taught
-links and the scopes' shares of them, scoped document units, what consolidation took off). Base + delta decodes to the same state as a full snapshot of it: same content hash.
+links and the scopes' shares of them, scoped document units, what consolidation took off).
+Base + delta decodes to the same state as a full snapshot of it: same content hash.
 """
 
 from __future__ import annotations

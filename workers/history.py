@@ -133,12 +133,14 @@ class History:
 
     def _link(self, tenant: str, names: list[str], report: Share) -> LinkHistory:
         index = self._index_of(tenant, *names)
-        log_length = self.runtime.log.length(tenant)
-        if index is not None and len(index.positions) <= FETCHED_AT_MOST * log_length:
+        if index is not None and self._fetching_pays(tenant, index):
             found = self._indexed_link(tenant, names, index, report)
             if found is not None:
                 return found
         return self._read_link(tenant, names, report)
+
+    def _fetching_pays(self, tenant: str, index: LinkIndex) -> bool:
+        return len(index.positions) <= FETCHED_AT_MOST * self.runtime.log.length(tenant)
 
     def _indexed_link(
         self, tenant: str, names: list[str], index: LinkIndex, report: Share
