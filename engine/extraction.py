@@ -14,11 +14,12 @@ import dataclasses
 import functools
 import math
 import re
+import threading
 from collections import Counter
 from collections.abc import Callable
 from itertools import compress, repeat
 from operator import itemgetter, mul
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import Stemmer
@@ -94,7 +95,25 @@ def _jieba():  # type: ignore[no-untyped-def]
     return jieba
 
 
-@functools.cache
+_Table = TypeVar("_Table")
+
+
+def _loaded_once(load: Callable[[], _Table]) -> Callable[[], _Table]:
+    """`load`, cached, and run once even when threads ask at once: an API warms its tables
+    up in a thread while the first writes already extract (each building them too made the
+    first batch of a fresh API take 2 s instead of 0.1)."""
+    cached = functools.cache(load)
+    lock = threading.Lock()
+
+    @functools.wraps(load)
+    def loaded() -> _Table:
+        with lock:
+            return cached()
+
+    return loaded
+
+
+@_loaded_once
 def _english_frequencies() -> WordTable:
     """wordfreq's English frequencies, as its get_frequency_dict gives them: a word in
     several of its bands keeps the last (rarest) one."""
@@ -106,7 +125,7 @@ def _english_frequencies() -> WordTable:
     )
 
 
-@functools.cache
+@_loaded_once
 def _chinese_idf() -> tuple[WordTable, float]:
     """jieba's IDF table and its median, read as jieba.analyse reads them.
 

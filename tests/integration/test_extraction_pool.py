@@ -30,20 +30,36 @@ def test_a_large_batch_extracted_by_helpers_is_what_one_process_extracts(
 ) -> None:
     texts = sample_texts()
     assert len(texts) >= POOLED_TEXTS
-    assert pool.extract_many(texts) == [extract(t) for t in texts]
-    assert pool._executor is not None  # helpers did take part
+    expected = [extract(t) for t in texts]
+    assert pool.extract_many(texts) == expected  # here, while the helper starts
+    assert pool.ready(timeout=60)
+    assert pool.extract_many(texts) == expected  # with the helper
+
+
+def test_the_first_large_batch_does_not_wait_for_helpers_to_start() -> None:
+    texts = sample_texts()
+    extract(texts[0])  # this process's tables loaded, as the API loads them at start
+    pool = ExtractionPool(helpers=1)
+    try:
+        pool.extract_many(texts)
+        # Answered before the helper could have loaded its tables (about a second): had it
+        # waited for the helper, the helper would be ready by now
+        assert not pool.ready(timeout=0)
+    finally:
+        pool.close()
 
 
 def test_a_helper_that_died_is_replaced_and_the_batch_still_answered(
     pool: ExtractionPool,
 ) -> None:
     texts = sample_texts()
-    pool.extract_many(texts)
+    assert pool.ready(timeout=60)
     assert pool._executor is not None
     for pid in list(pool._executor._processes):  # type: ignore[attr-defined]
         os.kill(pid, signal.SIGKILL)
     assert pool.extract_many(texts) == [extract(t) for t in texts]
-    assert pool.extract_many(texts) == [extract(t) for t in texts]  # a new helper
+    assert pool.ready(timeout=60)  # a new helper
+    assert pool.extract_many(texts) == [extract(t) for t in texts]
 
 
 def test_small_batches_and_no_helpers_stay_in_this_process() -> None:
@@ -66,6 +82,7 @@ def test_helpers_end_when_the_process_that_started_them_is_killed(tmp_path: Path
         "from assocmem.workers.extraction_pool import ExtractionPool\n"
         "if __name__ == '__main__':\n"
         "    pool = ExtractionPool(helpers=1)\n"
+        "    pool.ready(timeout=60)\n"
         "    pool.extract_many(sample_texts())\n"
         "    print(*pool._executor._processes, flush=True)\n"
         "    time.sleep(600)\n"

@@ -1,5 +1,9 @@
 from __future__ import annotations
 
+import concurrent.futures
+import threading
+import time
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -12,6 +16,7 @@ from assocmem.engine.extraction import (
     _ascii_terms,
     _chinese_idf,
     _english_frequencies,
+    _loaded_once,
     _terms_by_token,
     extract,
     extract_concepts,
@@ -174,3 +179,25 @@ def test_what_extraction_remembers_changes_nothing_it_gives(
     [extraction.extract(t) for t in texts]  # every token and word seen before from here
     assert [extraction.extract(t) for t in texts] == fresh
     assert [extraction.extract_terms(t) for t in texts] == fresh_terms
+
+
+def test_a_table_asked_for_by_threads_at_once_is_loaded_once() -> None:
+    """The API warms its tables up in a thread while its first writes extract already."""
+    loads: list[int] = []
+    started = threading.Barrier(4)
+
+    def load() -> object:
+        loads.append(1)
+        time.sleep(0.2)  # long enough for every thread to ask meanwhile
+        return object()
+
+    table = _loaded_once(load)
+
+    def ask() -> object:
+        started.wait()
+        return table()
+
+    with concurrent.futures.ThreadPoolExecutor(4) as threads:
+        tables = list(threads.map(lambda _: ask(), range(4)))
+    assert len(loads) == 1
+    assert all(t is tables[0] for t in tables)
