@@ -17,7 +17,7 @@ import re
 import threading
 from collections import Counter
 from collections.abc import Callable
-from itertools import compress, repeat
+from itertools import chain, compress, repeat
 from operator import itemgetter, mul
 from typing import Any, TypeVar
 
@@ -120,8 +120,9 @@ def _english_frequencies() -> WordTable:
     import wordfreq
 
     bands = wordfreq.read_cBpack(wordfreq.available_languages("best")["en"])
+    frequencies = [wordfreq.cB_to_freq(-band) for band in range(len(bands))]
     return WordTable(
-        (word, wordfreq.cB_to_freq(-band)) for band, words in enumerate(bands) for word in words
+        list(chain.from_iterable(bands)), np.repeat(frequencies, list(map(len, bands)))
     )
 
 
@@ -134,8 +135,12 @@ def _chinese_idf() -> tuple[WordTable, float]:
     """
     from importlib.resources import files
 
-    with (files(_jieba().__name__) / "analyse" / "idf.txt").open(encoding="utf-8") as lines:
-        table = WordTable((word, float(idf)) for word, idf in map(str.split, lines))
+    text = (files(_jieba().__name__) / "analyse" / "idf.txt").read_text(encoding="utf-8")
+    fields = text.split()  # each line is a word and its IDF
+    if len(fields) % 2:
+        raise ValueError("jieba's idf.txt has a line that is not a word and its IDF")
+    idfs = np.fromiter(map(float, fields[1::2]), dtype=np.float64, count=len(fields) // 2)
+    table = WordTable(fields[0::2], idfs)
     return table, float(np.sort(table.values())[len(table) // 2])
 
 
