@@ -8,57 +8,22 @@ STAGED_AT_MOST notes and at its end, so no reader ever sees a staged note.
 
 from __future__ import annotations
 
-import dataclasses
-from array import array
-from collections.abc import Sequence
+from collections import Counter
+from itertools import chain, compress
 from typing import TYPE_CHECKING
-
-import numpy as np
 
 if TYPE_CHECKING:
     from .state import Memory, State
 
 
-class _Numbers(dict[str, int]):
-    """Each key's number, given in order of first look-up."""
-
-    def __missing__(self, key: str) -> int:
-        number = self[key] = len(self)
-        return number
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class Uses:
-    """Uses of words for concepts, in order: each one's concept index and its word (the
-    surface), as a number into `words`."""
-
-    indices: np.ndarray
-    numbers: np.ndarray
-    words: list[str]
-
-    @classmethod
-    def of(cls, indices: Sequence[int], surfaces: Sequence[str]) -> Uses:
-        if len(indices) != len(surfaces):
-            raise ValueError(f"{len(indices)} indices but {len(surfaces)} surfaces")
-        numbers = _Numbers()
-        counted = np.fromiter(map(numbers.__getitem__, surfaces), np.int64, len(surfaces))
-        return cls(np.fromiter(indices, np.int64, len(indices)), counted, list(numbers))
-
-
 class StagedNotes:
-    __slots__ = ("memories", "indices", "_flat", "_numbers", "_words")
+    __slots__ = ("memories", "indices", "surfaces")
 
     def __init__(self) -> None:
         self.memories: list[Memory] = []
         self.indices: list[list[int]] = []
-        self._flat = array("q")
-        """Every use's concept index, note after note."""
-        self._numbers = array("q")
-        """Every use's word (its label, else the concept), numbered in `_words`: looked up
-        as each note is staged, while its strings are in the CPU's cache. Counted at the
-        flush as (index, word) tuples, the uses took a third of the fold of commit
-        messages, most of it fetching a million strings from memory again."""
-        self._words = _Numbers()
+        self.surfaces: list[list[str] | tuple[str, ...]] = []
+        """Per note, the word written for each concept (its label, else the concept)."""
 
     def __len__(self) -> int:
         return len(self.memories)
@@ -67,24 +32,21 @@ class StagedNotes:
         concepts = memory.concepts
         self.memories.append(memory)
         self.indices.append(indices)
-        self._flat.extend(indices)
-        words = map(labels.get, concepts, concepts) if labels else concepts
-        self._numbers.extend(map(self._words.__getitem__, words))
+        self.surfaces.append(list(map(labels.get, concepts, concepts)) if labels else concepts)
 
-    def take(self) -> tuple[list[Memory], list[list[int]], Uses]:
-        """The staged memories, their indices and their uses of words; empties."""
-        uses = Uses(
-            np.frombuffer(self._flat, dtype=np.int64),
-            np.frombuffer(self._numbers, dtype=np.int64),
-            list(self._words),
+    def take(self) -> tuple[list[Memory], list[list[int]], list[str], list[int]]:
+        """The staged memories and indices, and every (surface, index) flattened; empties."""
+        taken = (
+            self.memories,
+            self.indices,
+            list(chain.from_iterable(self.surfaces)),
+            list(chain.from_iterable(self.indices)),
         )
-        taken = self.memories, self.indices, uses
-        self.memories, self.indices = [], []
-        self._flat, self._numbers, self._words = array("q"), array("q"), _Numbers()
+        self.memories, self.indices, self.surfaces = [], [], []
         return taken
 
 
-def count_surfaces(state: State, uses: Uses) -> None:
+def count_surfaces(state: State, surfaces: list[str], indices: list[int]) -> None:
     """`State.note_surfaces` for many uses at once, with the same counts, labels and order.
 
     One use at a time, a concept's label is always the first of its surfaces to reach the
@@ -93,11 +55,11 @@ def count_surfaces(state: State, uses: Uses) -> None:
     """
     labels, words = state.labels, state.surfaces
     # In order of first use, so new surfaces enter each concept's counts in that order too
-    added = _counted(uses)
+    added = Counter(zip(indices, surfaces, strict=True))
     moved: dict[int, None] = {}
-    for (index, surface), count in added.items():
+    for (index, surface), uses in added.items():
         counts = words[index]
-        counts[surface] = counts.get(surface, 0) + count
+        counts[surface] = counts.get(surface, 0) + uses
         if surface != labels[index]:
             moved[index] = None
     state.touch_concepts(i for i, _ in added)
@@ -114,26 +76,14 @@ def count_surfaces(state: State, uses: Uses) -> None:
         else:  # the use of each that reached `top`: the first of them wins
             ties[index] = {s: top - (counts[s] - added[index, s]) for s in leaders}
     if ties:
-        _break_ties(state, uses, ties)
+        _break_ties(state, indices, surfaces, ties)
 
 
-def _counted(uses: Uses) -> dict[tuple[int, str], int]:
-    """The count of each (index, surface) pair, in order of first use, as a Counter of the
-    pairs would give it: each pair as one number (index x words + word), counted by numpy."""
-    index, number = uses.indices, uses.numbers
-    pairs = index * max(1, len(uses.words)) + number
-    _, first, counts = np.unique(pairs, return_index=True, return_counts=True)
-    in_order = np.argsort(first)  # no two pairs were first used at once
-    first, counts = first[in_order], counts[in_order]
-    words = map(uses.words.__getitem__, number[first].tolist())
-    return dict(zip(zip(index[first].tolist(), words, strict=True), counts.tolist(), strict=True))
-
-
-def _break_ties(state: State, uses: Uses, ties: dict[int, dict[str, int]]) -> None:
-    picked = np.flatnonzero(np.isin(uses.indices, list(ties)))
-    indices = uses.indices[picked].tolist()
-    surfaces = map(uses.words.__getitem__, uses.numbers[picked].tolist())
-    for index, surface in zip(indices, surfaces, strict=True):
+def _break_ties(
+    state: State, indices: list[int], surfaces: list[str], ties: dict[int, dict[str, int]]
+) -> None:
+    picked = list(map(ties.__contains__, indices))
+    for index, surface in zip(compress(indices, picked), compress(surfaces, picked), strict=True):
         needed = ties.get(index)
         if needed is None or surface not in needed:
             continue

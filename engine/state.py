@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -281,9 +282,9 @@ class State:
     def flush(self) -> None:
         """Index the staged memories and count their words (engine/staged_notes.py)."""
         if self.staged:
-            memories, indices, uses = self.staged.take()
-            self._index(memories, indices, uses.indices)
-            count_surfaces(self, uses)
+            memories, indices, surfaces, flat = self.staged.take()
+            self._index(memories, indices)
+            count_surfaces(self, surfaces, flat)
 
     def seal(self) -> None:
         """Keep the rows folded since the last block as columns once they are SEALED_ROWS.
@@ -333,15 +334,15 @@ class State:
         if memory.user is not None or memory.session is not None or memory.namespace is not None:
             self.scoped_rows.append(memory.row)
 
-    def _index(
-        self, memories: list[Memory], indices: list[list[int]], concepts: np.ndarray
-    ) -> None:
-        """Postings and columns of `memories`, the last rows, in bulk (`concepts`: their
-        `indices` one after the other)."""
+    def _index(self, memories: list[Memory], indices: list[list[int]]) -> None:
+        """Postings and columns of `memories`, the last rows, in bulk."""
         if not memories:
             return
         first = memories[0].row
         lengths = np.fromiter(map(len, indices), dtype=np.int64, count=len(indices))
+        concepts = np.fromiter(
+            chain.from_iterable(indices), dtype=np.int64, count=int(lengths.sum())
+        )
         rows = np.repeat(np.arange(first, first + len(memories), dtype=np.int64), lengths)
         core = np.array([m.core for m in memories], dtype=np.int64)
         matched = np.array([m.matched for m in memories], dtype=np.int64)
