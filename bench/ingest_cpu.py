@@ -1,8 +1,9 @@
 """Where the CPU of a write burst goes: `--notes` commit messages written through HTTP in
 batches of `--batch` to a fresh pipeline (`up`, as `bench/recall.py` writes them), then the
 CPU seconds each process of the pipeline used (the API, its extraction helper, the worker,
-cron, Redis) and this client's, and the rate of the second half of the burst alone (the
-first holds the processes' start-up: imports, extraction tables, the helper's spawn). On a
+cron, Redis) and this client's, the rate of the second half of the burst alone (the
+first holds the processes' start-up: imports, extraction tables, the helper's spawn) and
+how long the first batch took (what a fresh API makes its first writer wait). On a
 shared machine the rate moves with the neighbours; the CPU seconds move far less, so two
 versions compare better by them (run each with its own checkout's packages first on the
 path, alternating):
@@ -75,12 +76,15 @@ def main() -> None:
             with Client(banner_url(banner), api_key=read_key_file(home) or "") as client:
                 mine, start = time.process_time(), time.perf_counter()
                 halfway = (0, start)  # (notes written, when): moved on at the middle batch
+                first_batch = 0.0
                 for n in range(0, len(rows), args.batch):
                     items = [
                         {"text": r["text"][:2000], "ts": float(r["ts"]), "key": r["id"]}
                         for r in rows[n : n + args.batch]
                     ]
+                    sent = time.perf_counter()
                     client.write_many(items)
+                    first_batch = first_batch or time.perf_counter() - sent
                     if n < len(rows) // 2 <= n + args.batch:
                         halfway = (n + len(items), time.perf_counter())
                 wall = time.perf_counter() - start
@@ -94,7 +98,8 @@ def main() -> None:
     print(
         f"{len(rows):,} notes in batches of {args.batch}: {len(rows) / wall:,.0f}/s"
         f" (the second half alone {second_half:,.0f}/s: the first holds the start-up of the"
-        " processes, their imports and extraction tables);"
+        " processes, their imports and extraction tables; the first batch took"
+        f" {first_batch * 1000:,.0f} ms);"
         f" CPU s: "
         + ", ".join(f"{name} {seconds:.1f}" for name, seconds in sorted(used.items()))
         + f"; total {sum(used.values()):.1f} ({sum(used.values()) / len(rows) * 1e6:,.0f} us a note)"
