@@ -52,7 +52,7 @@ def link_index(state: State, source: str, target: str) -> LinkIndex:
         together = [Position.parse(state.rows.id_of(row)) for row in rows.tolist()]
     return LinkIndex(
         state.position,
-        tuple(sorted(together + state.link_events)),  # two ascending runs, no position twice
+        tuple(sorted(together + list(state.link_events))),  # two ascending runs, none twice
         (_surfaces(state, at[0]), _surfaces(state, at[1])),
         (state.label(source), state.label(target)),
     )

@@ -7,6 +7,8 @@ on it compares as a pair of integers and prints back as "<ms>-<seq>".
 from __future__ import annotations
 
 import re
+from array import array
+from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
 from .errors import quoted
@@ -47,3 +49,51 @@ def just_before(position: Position) -> Position:
     if position.seq:
         return Position(position.ms, position.seq - 1)
     return Position(position.ms - 1, MAX_PART)
+
+
+class Positions:
+    """An append-only run of positions, kept as numbers: 16 bytes a position, where a list
+    of `Position` tuples took 132 (a tenant of a million ratings: 132 MB in every process
+    holding its state, and 0.7 s of each snapshot's decoding to make the tuples)."""
+
+    __slots__ = ("_parts",)
+
+    def __init__(self, flat: Iterable[int] = ()) -> None:
+        """From `[ms, seq, ms, seq, ...]` (`flat()`); ValueError unless that is what it is."""
+        try:
+            self._parts = array("Q", flat)
+        except OverflowError as exc:
+            raise ValueError(f"positions out of range: {exc}") from exc
+        if len(self._parts) % 2:
+            raise ValueError(f"{len(self._parts)} numbers: expected a pair for each position")
+
+    def append(self, position: Position) -> None:
+        self._parts.extend(position)
+
+    def __len__(self) -> int:
+        return len(self._parts) // 2
+
+    def __iter__(self) -> Iterator[Position]:
+        return map(Position, self._parts[::2], self._parts[1::2])
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Positions):
+            return self._parts == other._parts
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # mutable
+
+    def __repr__(self) -> str:
+        return f"Positions({[str(p) for p in self]})"
+
+    def flat(self, start: int = 0) -> list[int]:
+        """`[ms, seq, ...]` of the positions from the `start`-th on: numbers orjson writes
+        and reads in C."""
+        return self._parts[2 * start :].tolist()
+
+    def extend(self, other: Positions) -> None:
+        self._parts.extend(other._parts)
+
+    def truncate(self, count: int) -> None:
+        """Keep the first `count` positions."""
+        del self._parts[2 * count :]

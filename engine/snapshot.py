@@ -23,7 +23,7 @@ import zstandard
 from .cooccurrence import COUNT_DTYPE
 from .errors import CorruptSnapshot
 from .memory_columns import ARRAYS, decode_memories, encode_memories
-from .position import Position
+from .position import Position, Positions
 from .state import State
 
 SNAPSHOT_FORMAT = 7
@@ -44,7 +44,7 @@ def encode_state(state: State) -> bytes:
         "documents": state.documents,
         "consolidated_at": state.consolidated_at,
         "learned": learned_rows(state),
-        "link_events": flat_positions(state.link_events),
+        "link_events": state.link_events.flat(),
     } | scoped_parts(state)
     memories, arrays = encode_memories(state, 0, len(state.rows))
     header["memories"] = memories
@@ -76,15 +76,6 @@ def load_scoped_parts(state: State, header: dict[str, Any]) -> None:
         ((namespace, user, session), units)
         for namespace, user, session, units in header.get("private_units", [])
     ]
-
-
-def flat_positions(positions: list[Position]) -> list[int]:
-    """[ms, seq, ms, seq, ...]: a list of numbers orjson writes and reads in C."""
-    return [part for position in positions for part in position]
-
-
-def positions_of(flat: list[int]) -> list[Position]:
-    return list(map(Position, flat[::2], flat[1::2]))
 
 
 def _scope_key(scope: tuple[str | None, ...]) -> list[str]:
@@ -242,7 +233,7 @@ def _state_from(
     state.position = Position.parse(header["position"])
     state.documents = header["documents"]
     state.consolidated_at = header["consolidated_at"]
-    state.link_events = positions_of(header["link_events"])
+    state.link_events = Positions(header["link_events"])
     state.intern_all(header["concepts"])
     for index, surfaces in header["surfaces"]:
         state.surfaces[index] = dict(surfaces)

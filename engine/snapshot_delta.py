@@ -23,17 +23,15 @@ import scipy.sparse
 
 from .errors import CorruptSnapshot
 from .memory_columns import decode_memories, encode_memories
-from .position import Position
+from .position import Position, Positions
 from .snapshot import (
     SNAPSHOT_FORMAT,
     compress_snapshot,
-    flat_positions,
     full_state,
     learned_rows,
     load_scoped_parts,
     load_state,
     pack,
-    positions_of,
     scoped_parts,
     unpack,
 )
@@ -88,7 +86,7 @@ def encode_delta(state: State, base: Base | None = None) -> bytes:
             for r in sorted(base.touched_rows)
         ],
         "learned": learned_rows(state),
-        "link_events": flat_positions(state.link_events[base.link_events :]),
+        "link_events": state.link_events.flat(base.link_events),
     } | scoped_parts(state)
     header["memories"], arrays = encode_memories(state, base.rows, len(state.rows))
     size = len(state.concepts)
@@ -186,8 +184,8 @@ def _apply(
     state.position = Position.parse(header["position"])
     state.documents = header["documents"]
     state.consolidated_at = header["consolidated_at"]
-    del state.link_events[base.link_events :]
-    state.link_events += positions_of(header["link_events"])
+    state.link_events.truncate(base.link_events)
+    state.link_events.extend(Positions(header["link_events"]))
     if base is state.base:
         state.mark_level()
 

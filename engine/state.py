@@ -21,7 +21,7 @@ import numpy as np
 from .cooccurrence import Cooccurrence
 from .link_rule import is_taught, link_weight
 from .memory_rows import LoadedMemories, MemoryIds, MemoryRows
-from .position import ZERO, Position
+from .position import ZERO, Position, Positions
 from .postings import Postings
 from .staged_notes import StagedNotes, count_surfaces
 
@@ -195,7 +195,7 @@ class State:
         self.documents = 0
         self.consolidated_at = 0.0
         """Unix time the last links.consolidated event decided at (0: never consolidated)."""
-        self.link_events: list[Position] = []
+        self.link_events = Positions()
         """Positions of the folded events that may move a link and are not memory rows
         (ratings, consolidations, documents), ascending: where an audit finds them
         (engine/link_index.py)."""

@@ -210,7 +210,7 @@ def test_the_fold_indexes_ratings_consolidations_and_documents_not_notes_or_read
         document(5, [["a", "d"]]),
     ]
     state = fold_from_zero(events)
-    assert state.link_events == [Position(2, 0), Position(5, 0)]
+    assert list(state.link_events) == [Position(2, 0), Position(5, 0)]
     index = link_index(state, "a", "d")
     assert index.positions == (Position(1, 0), Position(2, 0), Position(5, 0))
     assert link_index(state, "a", "x").positions == (Position(2, 0), Position(5, 0))

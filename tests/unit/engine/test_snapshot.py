@@ -1,12 +1,15 @@
 from __future__ import annotations
 
+import struct
 import zlib
 
+import orjson
 import pytest
 import zstandard
 
 from assocmem.engine.errors import CorruptSnapshot
 from assocmem.engine.fold import fold_from_zero
+from assocmem.engine.position import Position, Positions
 from assocmem.engine.snapshot import content_hash, dump_state, encode_state, load_state
 
 from .events import acceptance_notes, feedback
@@ -44,3 +47,35 @@ def test_a_snapshot_compressed_with_zlib_before_zstd_still_loads() -> None:
     old = zlib.compress(encode_state(state), 1)
     assert dump_state(state)[:4] == b"\x28\xb5\x2f\xfd"  # zstd now
     assert content_hash(load_state(old)) == content_hash(state)
+
+
+def test_link_events_are_kept_as_numbers_and_read_back_as_positions() -> None:
+    positions = Positions()
+    positions.append(Position(5, 1))
+    positions.append(Position(2**64 - 1, 0))
+    assert list(positions) == [Position(5, 1), Position(2**64 - 1, 0)]
+    assert Positions(positions.flat()) == positions
+    assert positions.flat(1) == [2**64 - 1, 0]
+    positions.truncate(1)
+    assert list(positions) == [Position(5, 1)]
+
+
+@pytest.mark.parametrize("flat", [[1], [1, -2], ["1", "2"], [1.5, 2]])
+def test_link_events_that_are_not_pairs_of_numbers_are_refused(flat: list[object]) -> None:
+    with pytest.raises((ValueError, TypeError)):
+        Positions(flat)  # type: ignore[arg-type]
+
+
+def test_a_snapshot_whose_link_events_are_not_positions_is_corrupt() -> None:
+    state = fold_from_zero([*acceptance_notes(), feedback(99, ["1-0"], 1.0, ["timeout"])])
+    raw = encode_state(state)
+    (size,) = struct.unpack_from("<Q", raw, 0)
+    header = orjson.loads(raw[8 : 8 + size])
+    assert header["link_events"] == [99, 0]
+    header["link_events"] = [99, -1]
+    edited = orjson.dumps(header)
+    blob = zstandard.ZstdCompressor().compress(
+        struct.pack("<Q", len(edited)) + edited + raw[8 + size :]
+    )
+    with pytest.raises(CorruptSnapshot, match="out of range"):
+        load_state(blob)
