@@ -231,10 +231,12 @@ def _idfs(words: list[str]) -> list[float]:
     if None not in values:
         return values  # type: ignore[return-value]
     missing = [w for w, v in zip(words, values, strict=True) if v is None]
-    table, median = _chinese_idf()
     chinese = [w for w in missing if _CJK.match(w)]
     english = [w for w in missing if not _CJK.match(w)]
-    fresh = dict(zip(chinese, map(float, table.get_many(chinese, median)), strict=True))
+    fresh: dict[str, float] = {}
+    if chinese:  # English text does not wait for the Chinese table to load
+        table, median = _chinese_idf()
+        fresh.update(zip(chinese, map(float, table.get_many(chinese, median)), strict=True))
     frequencies = _english_frequencies().get_many(english, 0.0)
     fresh.update(zip(english, map(_rarity, frequencies), strict=True))
     if len(known) + len(fresh) > ENGLISH_TERMS_KEPT:
