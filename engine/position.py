@@ -53,8 +53,9 @@ def just_before(position: Position) -> Position:
 
 class Positions:
     """An append-only run of positions, kept as numbers: 16 bytes a position, where a list
-    of `Position` tuples took 132 (a tenant of a million ratings: 132 MB in every process
-    holding its state, and 0.7 s of each snapshot's decoding to make the tuples)."""
+    of `Position` tuples took 104 (a tenant of a million ratings: 104 MB in every process
+    holding its state, and half a second of each snapshot's decoding to make the tuples,
+    against 0.02 s for these numbers)."""
 
     __slots__ = ("_parts",)
 

@@ -74,7 +74,9 @@ class ExtractionPool:
         self._warm()
         warming = self._warming
         assert warming is not None
-        with contextlib.suppress(concurrent.futures.TimeoutError):
+        with contextlib.suppress(
+            concurrent.futures.TimeoutError, concurrent.futures.CancelledError
+        ):
             warming.exception(timeout)  # a helper that died counts as an answer
         return self._warm() is not None
 
