@@ -145,10 +145,14 @@ def _chinese_idf() -> tuple[WordTable, float]:
 
 
 def warm_up() -> None:
-    """Load the dictionaries now (about 2 s) rather than on the first write."""
+    """Load the word tables now rather than on the first write: wordfreq's and jieba's IDF
+    (a quarter of a second). jieba's dictionary (0.4 s and 69 MB) is left to the first
+    text with Han in it: a process that never sees Chinese never loads it, and English
+    writes right after a start no longer wait behind its load, which holds the interpreter
+    for a third of a second at once (50,000 commit messages written to a fresh pipeline:
+    4,870-4,990 notes/s with it loaded at start, 4,950-5,400 without)."""
     _english_frequencies()
     _chinese_idf()
-    _jieba().lcut("预热")
 
 
 def extract_concepts(text: str, limit: int = DEFAULT_LIMIT) -> tuple[str, ...]:

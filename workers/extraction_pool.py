@@ -2,9 +2,9 @@
 
 Extraction is most of what a batch of long notes costs the API, and it holds the GIL: a
 batch of at least POOLED_TEXTS texts is cut into parts, one extracted here and the rest
-in helper processes at the same time. Helpers start on the first such batch (each loads
-the stemmer, wordfreq and jieba tables once, about a second); until one has, batches are
-extracted here rather than wait for it (the first batch of a fresh API took 1.8 s where
+in helper processes at the same time. Helpers start on the first such batch (each imports
+and loads its word tables once, about a second); until one has, batches are extracted
+here rather than wait for it (the first batch of a fresh API took 1.8 s where
 the next took 0.1). Extraction is a pure function, so where it ran changes nothing in
 what is appended.
 """
