@@ -16,6 +16,7 @@ import contextlib
 import multiprocessing
 import os
 import threading
+import time
 
 from assocmem.engine.extraction import Extraction, extract, warm_up
 
@@ -24,10 +25,25 @@ from .heap import collect_young_less_often
 
 POOLED_TEXTS = 64
 """Texts in a batch from which it is worth sending some to helpers (fewer: all here)."""
+SHARE_SMOOTHING = 0.3
+"""Weight of the latest batch in the share of characters extracted here (`Balance`)."""
+SHARE_BOUNDS = (0.05, 0.95)
 
 
 def extract_all(texts: list[str]) -> list[Extraction]:
     return [extract(text) for text in texts]
+
+
+def _timed(texts: list[str]) -> tuple[list[Extraction], float]:
+    """The extractions and the seconds they took (in a helper: its own time, not the
+    time its texts and results spent in transit)."""
+    start = time.perf_counter()
+    extracted = extract_all(texts)
+    return extracted, time.perf_counter() - start
+
+
+def _characters(texts: list[str]) -> int:
+    return sum(map(len, texts))
 
 
 def _warmed() -> bool:
@@ -41,9 +57,32 @@ def _start_helper(parent: int) -> None:
     warm_up()
 
 
+class Balance:
+    """The share of a batch's characters to extract here so that this process and its
+    helpers end together: this process also serves requests and folds, so it extracts
+    more slowly than a helper, by as much as its load makes it. Each batch measures the
+    characters each side extracted a second and moves the share towards what would have
+    made them end together. With an even split the API's part ended last: the second half
+    of 50,000 commit messages written to a fresh pipeline went at 5,000-5,400 notes/s,
+    against 5,600-6,300 with the share measured (3 runs each, alternating)."""
+
+    def __init__(self, parts: int) -> None:
+        self.here = 1 / parts
+
+    def measured(self, here_rate: float, away_rate: float) -> None:
+        """Characters a second extracted here, and by all helpers together (each in its
+        own time: they work at once)."""
+        if here_rate <= 0 or away_rate <= 0:
+            return
+        ideal = here_rate / (here_rate + away_rate)
+        share = self.here + SHARE_SMOOTHING * (ideal - self.here)
+        self.here = min(max(share, SHARE_BOUNDS[0]), SHARE_BOUNDS[1])
+
+
 class ExtractionPool:
     def __init__(self, helpers: int) -> None:
         self.helpers = helpers
+        self.balance = Balance(helpers + 1)
         self._executor: concurrent.futures.ProcessPoolExecutor | None = None
         self._warming: concurrent.futures.Future[bool] | None = None
         self._lock = threading.Lock()
@@ -55,18 +94,27 @@ class ExtractionPool:
         executor = self._warm()
         if executor is None:
             return extract_all(texts)
-        parts = _split(texts, self.helpers + 1)
+        parts = _split(texts, self.helpers + 1, self.balance.here)
         try:
-            away = [executor.submit(extract_all, part) for part in parts[1:]]
+            away = [executor.submit(_timed, part) for part in parts[1:]]
         except concurrent.futures.BrokenExecutor:  # a helper died: start anew next time
             self._forget(executor)
             return extract_all(texts)
-        here = extract_all(parts[0])
+        here, here_took = _timed(parts[0])
         try:
-            return here + [e for future in away for e in future.result()]
+            done = [future.result() for future in away]
         except concurrent.futures.BrokenExecutor:
             self._forget(executor)
             return here + extract_all([t for part in parts[1:] for t in part])
+        rates = [
+            _characters(part) / took
+            for part, (_, took) in zip(parts[1:], done, strict=True)
+            if took > 0
+        ]
+        self.balance.measured(
+            _characters(parts[0]) / here_took if here_took > 0 else 0.0, sum(rates)
+        )
+        return here + [e for extracted, _ in done for e in extracted]
 
     def ready(self, timeout: float) -> bool:
         """Start the helpers if they are not, and wait up to `timeout` seconds for one to
@@ -110,13 +158,15 @@ class ExtractionPool:
         executor.shutdown(wait=False, cancel_futures=True)
 
 
-def _split(texts: list[str], parts: int) -> list[list[str]]:
-    """`texts` in `parts` runs of about as many characters each, in order."""
+def _split(texts: list[str], parts: int, first: float) -> list[list[str]]:
+    """`texts` in `parts` runs, in order: the first of about `first` of the characters, the
+    others of about as many each."""
     total = sum(map(len, texts))
+    rest = (1 - first) / max(1, parts - 1)
     runs: list[list[str]] = [[]]
     filled = 0
     for text in texts:
-        if filled >= total * len(runs) / parts and len(runs) < parts:
+        if filled >= total * (first + (len(runs) - 1) * rest) and len(runs) < parts:
             runs.append([])
         runs[-1].append(text)
         filled += len(text)

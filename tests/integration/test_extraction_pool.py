@@ -13,7 +13,13 @@ from pathlib import Path
 import pytest
 
 from assocmem.engine.extraction import extract
-from assocmem.workers.extraction_pool import POOLED_TEXTS, ExtractionPool
+from assocmem.workers.extraction_pool import (
+    POOLED_TEXTS,
+    SHARE_BOUNDS,
+    Balance,
+    ExtractionPool,
+    _split,
+)
 
 from ..texts import sample_texts
 
@@ -106,3 +112,24 @@ def alive(pid: int) -> bool:
         return False
     with open(f"/proc/{pid}/stat") as stat:  # a zombie is gone for this purpose
         return stat.read().split(") ")[-1][0] != "Z"
+
+
+def test_the_share_extracted_here_moves_to_where_both_sides_end_together() -> None:
+    balance = Balance(parts=2)
+    assert balance.here == 0.5
+    for _ in range(30):  # this process extracts at a third of a helper's speed
+        balance.measured(here_rate=1_000.0, away_rate=3_000.0)
+    assert abs(balance.here - 0.25) < 0.01
+    balance.measured(here_rate=0.0, away_rate=3_000.0)  # nothing measured: unchanged
+    assert abs(balance.here - 0.25) < 0.01
+    for _ in range(100):
+        balance.measured(here_rate=1.0, away_rate=1e9)
+    assert balance.here == SHARE_BOUNDS[0]  # every batch keeps a part here
+
+
+def test_a_batch_is_split_by_characters_at_the_share_asked_for() -> None:
+    texts = ["x" * 10] * 100
+    here, away = _split(texts, 2, 0.3)
+    assert (len(here), len(away)) == (30, 70)
+    assert here + away == texts
+    assert [len(run) for run in _split(texts, 3, 0.5)] == [50, 25, 25]
