@@ -28,6 +28,8 @@ POOLED_TEXTS = 64
 SHARE_SMOOTHING = 0.3
 """Weight of the latest batch in the share of characters extracted here (`Balance`)."""
 SHARE_BOUNDS = (0.05, 0.95)
+"""The least and most of a batch extracted here: each side keeps a part, so that each
+goes on being measured."""
 
 
 def extract_all(texts: list[str]) -> list[Extraction]:
