@@ -14,7 +14,7 @@ import dataclasses
 
 import numpy as np
 
-from .position import Position
+from .position import Position, Positions
 from .state import State
 
 ROW_TYPES = frozenset({"memory.written", "activity.logged"})
@@ -33,14 +33,25 @@ class LinkIndex:
     """What a state folded up to `position` tells of a link's history up to there."""
 
     position: Position
-    positions: tuple[Position, ...]
-    """Ascending: the notes naming both concepts, and every event in `State.link_events`."""
+    together: tuple[Position, ...]
+    """Ascending: the notes naming both concepts."""
+    events: Positions
+    """A copy of `State.link_events`: kept as numbers until `positions` is asked for, which
+    a caller does only if it fetches them (a log of ratings mostly is read whole instead)."""
     surfaces: tuple[dict[str, int], dict[str, int]]
     """The words written for each concept up to `position`, in the state's order."""
     labels: tuple[str, str]
 
     def covers(self, position: Position) -> bool:
         return position <= self.position
+
+    def __len__(self) -> int:
+        return len(self.together) + len(self.events)
+
+    @property
+    def positions(self) -> tuple[Position, ...]:
+        """Ascending: the notes naming both concepts and every link event."""
+        return tuple(sorted([*self.together, *self.events]))  # two runs, no position twice
 
 
 def link_index(state: State, source: str, target: str) -> LinkIndex:
@@ -52,7 +63,8 @@ def link_index(state: State, source: str, target: str) -> LinkIndex:
         together = [Position.parse(state.rows.id_of(row)) for row in rows.tolist()]
     return LinkIndex(
         state.position,
-        tuple(sorted(together + list(state.link_events))),  # two ascending runs, none twice
+        tuple(together),
+        state.link_events.copy(),
         (_surfaces(state, at[0]), _surfaces(state, at[1])),
         (state.label(source), state.label(target)),
     )

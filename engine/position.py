@@ -92,6 +92,11 @@ class Positions:
         and reads in C."""
         return self._parts[2 * start :].tolist()
 
+    def copy(self) -> Positions:
+        copied = Positions()
+        copied._parts = self._parts[:]  # one copy of the numbers, no Position made
+        return copied
+
     def extend(self, other: Positions) -> None:
         self._parts.extend(other._parts)
 

@@ -140,7 +140,7 @@ class History:
         return self._read_link(tenant, names, report)
 
     def _fetching_pays(self, tenant: str, index: LinkIndex) -> bool:
-        return len(index.positions) <= FETCHED_AT_MOST * self.runtime.log.length(tenant)
+        return len(index) <= FETCHED_AT_MOST * self.runtime.log.length(tenant)
 
     def _indexed_link(
         self, tenant: str, names: list[str], index: LinkIndex, report: Share
