@@ -232,6 +232,25 @@ def _count_in(matrix: scipy.sparse.csr_array, i: int, j: int) -> int:
     return 0
 
 
+def grown_sum(
+    base: scipy.sparse.csr_array, delta: scipy.sparse.csr_array, size: int
+) -> scipy.sparse.csr_array:
+    """`base + delta`, both grown to `size` x `size`: canonical, without zeros, and `base`
+    itself (grown, its arrays shared) when `delta` is empty, as it is in a delta snapshot
+    that records only reads. `base` is never changed, and the delta takes the base's index
+    type first: with mixed types scipy copied the whole base to 64-bit indices and back
+    (a third of applying a delta to 50,000 memories)."""
+    if delta.nnz == 0:
+        return _resized(base, size)
+    delta = delta.tocsr()
+    if delta.indices.dtype != base.indices.dtype and delta.nnz < 2**31 - 1:
+        delta = _compact(delta.copy())
+    total = (_resized(base, size) + _resized(delta, size)).tocsr()
+    total.eliminate_zeros()
+    total.sort_indices()
+    return total
+
+
 def _compact(matrix: scipy.sparse.csr_array) -> scipy.sparse.csr_array:
     """32-bit indices and index pointers while they fit (scipy wants both of one type)."""
     dtype = np.int32 if matrix.nnz < 2**31 - 1 else np.int64

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse
 
+from .cooccurrence import grown_sum
 from .errors import CorruptSnapshot
 from .memory_columns import decode_memories, encode_memories
 from .position import Position, Positions
@@ -173,10 +174,7 @@ def _apply(
     for r, importance, valence, accesses, superseded_by in header["changed"]:
         state.restore_row(r, importance, valence, accesses, superseded_by)
     size = len(state.concepts)
-    counts = (_sized(base.counts, size) + matrices["counts"]).tocsr()
-    counts.eliminate_zeros()
-    counts.sort_indices()
-    state.counts.load(counts, matrices["reduction"])
+    state.counts.load(grown_sum(base.counts, matrices["counts"], size), matrices["reduction"])
     state.learned, state.learned_at = {}, {}
     for i, j, value, position in header["learned"]:
         state.set_learned(i, j, value, Position.parse(position))

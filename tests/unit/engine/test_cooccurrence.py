@@ -4,6 +4,7 @@ merged into the matrix (as feedback in a fold asks) and after."""
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -79,3 +80,39 @@ def test_symmetric_counts_count_each_pair_both_ways_in_canonical_rows(pairs: lis
     for row in range(10):  # each row's columns ascending, none twice: what readers search
         columns = counts.indices[counts.indptr[row] : counts.indptr[row + 1]]
         assert np.all(np.diff(columns) > 0)
+
+
+MATRICES = st.lists(
+    st.tuples(st.integers(0, 7), st.integers(0, 7), st.integers(-3, 3)), max_size=30
+)
+
+
+@given(MATRICES, MATRICES, st.integers(8, 11), st.booleans())
+@settings(max_examples=200, deadline=None)
+def test_a_delta_grown_onto_its_base_sums_them_and_leaves_the_base_as_it_was(
+    base_entries: list, delta_entries: list, size: int, wide_delta: bool
+) -> None:
+    """As a delta snapshot is applied: the delta as decoded (64-bit indices) or as folded
+    (32-bit), onto a base of fewer concepts; an empty delta gives the base's counts."""
+    base = _csr(base_entries, 8, np.int32)
+    delta = _csr(delta_entries, size, np.int64 if wide_delta else np.int32)
+    before = base.toarray()
+    total = cooccurrence.grown_sum(base, delta, size)
+    expected = np.zeros((size, size), dtype=np.int64)
+    expected[:8, :8] = before
+    expected += delta.toarray()
+    assert total.shape == (size, size)
+    assert (total.toarray() == expected).all()
+    assert total.has_canonical_format and 0 not in total.data
+    assert (base.toarray() == before).all()
+
+
+def _csr(entries: list, size: int, index_type: type) -> scipy.sparse.csr_array:
+    rows, columns, values = zip(*entries, strict=True) if entries else ((), (), ())
+    matrix = scipy.sparse.coo_array((values, (rows, columns)), shape=(size, size), dtype=np.int32)
+    matrix = matrix.tocsr()
+    matrix.eliminate_zeros()
+    matrix.sort_indices()
+    matrix.indices = matrix.indices.astype(index_type)
+    matrix.indptr = matrix.indptr.astype(index_type)
+    return matrix
