@@ -21,7 +21,13 @@ from pathlib import Path
 import urllib3
 
 from assocmem.workers.child_process import dies_with_parent
-from assocmem.workers.redis_server import RedisServer, free_port, start_redis, stored_password
+from assocmem.workers.redis_server import (
+    POLL,
+    RedisServer,
+    free_port,
+    start_redis,
+    stored_password,
+)
 from assocmem.workers.settings import Settings
 
 from .errors import ApiError
@@ -232,7 +238,7 @@ def _wait_healthy(url: str, api: Child, stop: StopRequest) -> None:
             raise ApiError(
                 f"the API did not answer at {url} within {READY_TIMEOUT:.0f} s; see {api.log_path}"
             )
-        time.sleep(0.05)
+        time.sleep(POLL)
 
 
 def _record(

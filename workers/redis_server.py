@@ -28,6 +28,9 @@ READY_TIMEOUT = 20.0
 LOAD_TIMEOUT = 600.0
 """Seconds to wait, once it answers, for it to load its data set (its AOF) into memory:
 about a second per million events here. Until then it refuses every command but a few."""
+POLL = 0.01
+"""Seconds between two asks of a starting server: a start waits for it in turn (Redis up,
+loaded, then the API ready), and at 50 ms each wait lost 25 ms on average of a 1.2 s start."""
 
 
 def find_redis_server() -> str:
@@ -173,7 +176,7 @@ def _wait_ready(server: RedisServer) -> None:
             pass
         except redis.ConnectionError:
             pass
-        time.sleep(0.05)
+        time.sleep(POLL)
     server.stop()
     raise RedisLaunchError(
         f"redis-server on port {server.port} did not answer within {READY_TIMEOUT:.0f} s"
@@ -191,7 +194,7 @@ def _wait_loaded(server: RedisServer) -> None:
                     f"redis-server on port {server.port} did not load its data within"
                     f" {LOAD_TIMEOUT:.0f} s: {_log_tail(server.data_dir / 'redis.log')}"
                 )
-            time.sleep(0.05)
+            time.sleep(POLL)
 
 
 def wait_while_loading(url: str, timeout: float = LOAD_TIMEOUT) -> None:
@@ -209,7 +212,7 @@ def wait_while_loading(url: str, timeout: float = LOAD_TIMEOUT) -> None:
                 pass
             except redis.RedisError:
                 return
-            time.sleep(0.05)
+            time.sleep(POLL)
     finally:
         client.close()
 

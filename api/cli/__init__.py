@@ -10,11 +10,44 @@ from __future__ import annotations
 
 import click
 
-from . import activity, audit, documents, history, keys, maintenance, mcp, memory, pipeline
-from .common import Group
+from .group import Group
+
+COMMANDS = {
+    "up": "pipeline.up",
+    "worker": "pipeline.worker",
+    "cron": "pipeline.cron",
+    "serve": "pipeline.serve",
+    "write": "memory.write",
+    "read": "memory.read",
+    "chain": "memory.chain",
+    "importance": "memory.importance",
+    "feedback": "memory.feedback",
+    "log": "activity.log_activity",
+    "activities": "activity.activities",
+    "summary": "activity.summary",
+    "ingest": "documents.ingest",
+    "graph": "audit.graph",
+    "state": "audit.state",
+    "audit": "history.audit",
+    "replay": "history.replay",
+    "diff": "history.diff",
+    "dead-letters": "history.dead_letters",
+    "jobs": "history.jobs",
+    "consolidate": "maintenance.consolidate",
+    "archive": "maintenance.archive",
+    "forget": "maintenance.forget",
+    "keys": "keys.keys",
+    "mcp": "mcp.mcp",
+}
+"""Each command's module and name in this package, imported when the command runs: the API
+and the workers, started by `up`, import none of the client commands' modules."""
 
 
-@click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(
+    cls=Group,
+    lazy=COMMANDS,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
 @click.version_option("0.1.0", prog_name="assocmem")
 def main() -> None:
     """Long-term associative memory for AI agents.
@@ -22,33 +55,3 @@ def main() -> None:
     Start the pipeline with `assocmem up`, then write, read and teach it from
     another terminal. Every command has --help with an example.
     """
-
-
-for _command in (
-    pipeline.up,
-    pipeline.worker,
-    pipeline.cron,
-    pipeline.serve,
-    memory.write,
-    memory.read,
-    memory.chain,
-    memory.importance,
-    memory.feedback,
-    activity.log_activity,
-    activity.activities,
-    activity.summary,
-    documents.ingest,
-    audit.graph,
-    audit.state,
-    history.audit,
-    history.replay,
-    history.diff,
-    history.dead_letters,
-    history.jobs,
-    maintenance.consolidate,
-    maintenance.archive,
-    maintenance.forget,
-    keys.keys,
-    mcp.mcp,
-):
-    main.add_command(_command)

@@ -10,10 +10,7 @@ from typing import Any
 import click
 import orjson
 
-from assocmem.workers.errors import StoreError
-
 from ..client import SCOPES, Client
-from ..errors import ApiError
 from ..run_file import api_key, service_url
 
 
@@ -36,14 +33,6 @@ def emit(ctx: click.Context, response: Any, human: Callable[[Any], str]) -> None
         click.echo(orjson.dumps(response, option=orjson.OPT_INDENT_2).decode())
     else:
         click.echo(human(response))
-
-
-class Group(click.Group):
-    def invoke(self, ctx: click.Context) -> Any:
-        try:
-            return super().invoke(ctx)
-        except (ApiError, StoreError) as exc:
-            raise click.ClickException(str(exc)) from exc
 
 
 def _keep(ctx: click.Context, param: click.Parameter, value: str | None) -> None:

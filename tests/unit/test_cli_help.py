@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 
@@ -12,7 +13,7 @@ from assocmem.api.cli import main
 README = (Path(__file__).parents[2] / "README.md").read_text()
 
 
-@pytest.mark.parametrize("name", sorted(main.commands))
+@pytest.mark.parametrize("name", main.list_commands(click.Context(main)))
 def test_command_has_help_with_an_example_and_is_in_the_readme(name: str) -> None:
     result = CliRunner().invoke(main, [name, "--help"])
     assert result.exit_code == 0
