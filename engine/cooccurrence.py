@@ -170,7 +170,7 @@ class Cooccurrence:
 
     def reduction(self) -> scipy.sparse.csr_array:
         """What consolidation took off the counts: the counts as written are matrix() + this."""
-        return _resized(self._reduction, self._size)
+        return grown(self._reduction, self._size)
 
     def written(self) -> scipy.sparse.csr_array:
         """Every co-occurrence ever counted, consolidation undone."""
@@ -197,16 +197,16 @@ class Cooccurrence:
 
     def _merge(self) -> None:
         """Everything into the whole matrix: the recent counts and the pending windows."""
-        base = _resized(self._matrix, self._size)
+        base = grown(self._matrix, self._size)
         if self._recent.nnz:
-            base = (base + _resized(self._recent, self._size)).tocsr()
+            base = (base + grown(self._recent, self._size)).tocsr()
             self._recent = _empty()
         self._matrix = self._plus_pending(base)
         self._marginals = np.asarray(self._matrix.sum(axis=1), dtype=np.int64).ravel()
 
     def _plus_pending(self, matrix: scipy.sparse.csr_array) -> scipy.sparse.csr_array:
         """`matrix` with the pending windows counted in, canonical; the windows let go."""
-        matrix = _resized(matrix, self._size)
+        matrix = grown(matrix, self._size)
         if self._pending:
             first, second, _ = window_pairs(self._pending, LINK_WINDOW)
             added = symmetric_counts(first, second, self._size)
@@ -241,11 +241,11 @@ def grown_sum(
     type first: with mixed types scipy copied the whole base to 64-bit indices and back
     (a third of applying a delta to 50,000 memories)."""
     if delta.nnz == 0:
-        return _resized(base, size)
+        return grown(base, size)
     delta = delta.tocsr()
     if delta.indices.dtype != base.indices.dtype and delta.nnz < 2**31 - 1:
         delta = _compact(delta.copy())
-    total = (_resized(base, size) + _resized(delta, size)).tocsr()
+    total = (grown(base, size) + grown(delta, size)).tocsr()
     total.eliminate_zeros()
     total.sort_indices()
     return total
@@ -259,7 +259,9 @@ def _compact(matrix: scipy.sparse.csr_array) -> scipy.sparse.csr_array:
     return matrix
 
 
-def _resized(matrix: scipy.sparse.csr_array, size: int) -> scipy.sparse.csr_array:
+def grown(matrix: scipy.sparse.csr_array, size: int) -> scipy.sparse.csr_array:
+    """`matrix` as `size` x `size` (more concepts, none of their counts yet): its arrays
+    shared, not copied (no one writes into a counts matrix: each change makes a new one)."""
     if matrix.shape[0] == size:
         return matrix
     indptr = np.concatenate(

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse
 
-from .cooccurrence import grown_sum
+from .cooccurrence import grown, grown_sum
 from .errors import CorruptSnapshot
 from .memory_columns import decode_memories, encode_memories
 from .position import Position, Positions
@@ -91,7 +91,7 @@ def encode_delta(state: State, base: Base | None = None) -> bytes:
     } | scoped_parts(state)
     header["memories"], arrays = encode_memories(state, base.rows, len(state.rows))
     size = len(state.concepts)
-    counts = (state.counts.matrix() - _sized(base.counts, size)).tocsr()
+    counts = (state.counts.matrix() - grown(base.counts, size)).tocsr()
     counts.eliminate_zeros()
     counts.sort_indices()
     return compress_snapshot(
@@ -195,11 +195,3 @@ def _base_named(state: State, header: dict[str, Any]) -> Base:
         if base is not None and (str(base.position), base.rows, base.concepts) == named:
             return base
     raise CorruptSnapshot(f"delta snapshot at {header['position']} is not of this base")
-
-
-def _sized(matrix: scipy.sparse.csr_array, size: int) -> scipy.sparse.csr_array:
-    if matrix.shape[0] == size:
-        return matrix
-    grown = matrix.copy()
-    grown.resize((size, size))
-    return grown
