@@ -10,6 +10,7 @@ stops everything and exits non-zero with the reason.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -19,8 +20,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import urllib3
+from redis import Redis, RedisError
 
 from assocmem.workers.child_process import dies_with_parent
+from assocmem.workers.idle_rewrite import IdleRewrite
 from assocmem.workers.redis_server import (
     POLL,
     RedisServer,
@@ -142,6 +145,13 @@ class EmbeddedRedis:
             )
         self.server = self._start(self.server.port)
         return f"embedded redis-server exited with code {code}; restarted"
+
+    def idle_rewrite(self, quiet: float) -> IdleRewrite | None:
+        """Its AOF rewritten once it has stood still `quiet` seconds (0: never)."""
+        if not quiet:
+            return None
+        client = Redis(port=self.server.port, password=self.password, socket_timeout=5.0)
+        return IdleRewrite(client, quiet)
 
     def stop(self) -> None:
         self.server.stop()
@@ -269,9 +279,13 @@ def _watch(
     stop: StopRequest,
     echo: Callable[[str], None],
 ) -> None:
+    rewrite = redis.idle_rewrite(settings.aof_rewrite_quiet) if redis else None
     while not stop.wait(0.5):
         restarted = [c.name for c in children if c.restart_if_dead()]
         said = redis.restart_if_dead() if redis else None
+        if rewrite is not None and not said:
+            with contextlib.suppress(RedisError):  # it is down: restart_if_dead says so
+                rewrite.check()
         if said:
             echo(said)
         if restarted:

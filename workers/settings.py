@@ -108,6 +108,9 @@ class Settings:
     """Directory of the local copy of `tenant`'s newest full snapshot (workers/snapshot_cache.py);
     None: no copy."""
     appendfsync: str = "everysec"
+    aof_rewrite_quiet: float = 60.0
+    """Seconds the embedded Redis's AOF must stay still before `up` has it rewritten
+    (workers/idle_rewrite.py); 0: never (Redis still rewrites it by itself)."""
     host: str = "127.0.0.1"
     port: int = DEFAULT_PORT
     fold_interval: float = DEFAULT_FOLD_INTERVAL
@@ -171,6 +174,7 @@ def load_settings(env: Mapping[str, str], **overrides: Any) -> Settings:
         "tenant": _read(env, "ASSOCMEM_TENANT", "default", check_tenant),
         "snapshot_cache": Path(cache) if (cache := env.get("ASSOCMEM_SNAPSHOT_CACHE")) else None,
         "appendfsync": _read(env, "ASSOCMEM_APPENDFSYNC", "everysec", _appendfsync),
+        "aof_rewrite_quiet": _read(env, "ASSOCMEM_AOF_REWRITE_QUIET", 60.0, _seconds),
         "port": _read(env, "ASSOCMEM_PORT", DEFAULT_PORT, _port),
         "fold_interval": _read(
             env, "ASSOCMEM_FOLD_INTERVAL", DEFAULT_FOLD_INTERVAL, _positive_float
@@ -329,6 +333,13 @@ def _positive_float(raw: str) -> float:
     value = float(raw)
     if value <= 0:
         raise ValueError("expected a number above 0")
+    return value
+
+
+def _seconds(raw: str) -> float:
+    value = float(raw)
+    if not 0 <= value < float("inf"):
+        raise ValueError("expected a number of seconds, 0 or more")
     return value
 
 
