@@ -54,17 +54,22 @@ def window_pairs(lists: list[list[int]], window: int) -> tuple[np.ndarray, np.nd
 def symmetric_counts(first: np.ndarray, second: np.ndarray, size: int) -> scipy.sparse.csr_array:
     """The canonical CSR matrix counting each pair (first[k], second[k]) both ways.
 
-    Two linear scatters instead of scipy's sort of every row: the pairs go into rows
-    unsummed and unsorted, and turning that into the rows of its transpose (the same
-    matrix: it is symmetric) lists each row's columns in order, so summing the repeats
-    is one more pass.
+    Each pair is counted once, in the lower triangle, and the matrix is that plus its
+    transpose: two linear scatters of the pairs (instead of scipy's sort of every row: the
+    pairs go into rows unsummed and unsorted, and turning that into the rows of its
+    transpose lists each row's columns in order, so summing the repeats is one more pass),
+    then one of the summed half only. Both halves scattered from the start took 1.7-5 times
+    as long (0.15-0.44 s against 0.084-0.088 s for the 4.5 million pairs of 60,000 commit
+    messages): most pairs of a run of notes repeat.
     """
-    rows, cols = np.concatenate([first, second]), np.concatenate([second, first])
-    ones = np.ones(len(rows), dtype=COUNT_DTYPE)
-    pairs = scipy.sparse.coo_array((ones, (rows, cols)), shape=(size, size))
+    low, high = np.minimum(first, second), np.maximum(first, second)
+    ones = np.ones(len(low), dtype=COUNT_DTYPE)
+    pairs = scipy.sparse.coo_array((ones, (low, high)), shape=(size, size))
     pairs.has_canonical_format = True  # not so: it stops tocsr summing (and sorting) here
-    counts = pairs.tocsr().T.tocsr()  # sorted: scipy marks it so
-    counts.sum_duplicates()
+    lower = pairs.tocsr().T.tocsr()  # sorted: scipy marks it so
+    lower.sum_duplicates()
+    counts = (lower + lower.T.tocsr()).tocsr()
+    counts.sum_duplicates()  # canonical already (the sum of two canonical halves): marks it
     return counts
 
 
