@@ -115,14 +115,24 @@ class RedisRewriter:
         return entries
 
     def compact(self) -> None:
+        """Have the AOF rewritten from the data as it is now, and wait for it. A rewrite
+        already running (Redis's own, or `up`'s once writes stop) forked before the deletes
+        this follows: its files would keep what they deleted, so it is waited for and the
+        rewrite asked again."""
         if not int(self._client.info("persistence").get("aof_enabled", 0)):
             return
-        try:
-            self._client.bgrewriteaof()
-        except redis.ResponseError as exc:  # one in progress: it is scheduled after it
-            if "already in progress" not in str(exc):
-                raise
         deadline = time.monotonic() + AOF_WAIT
+        while True:
+            try:
+                self._client.bgrewriteaof()  # or scheduled after another child: forks later
+                break
+            except redis.ResponseError as exc:
+                if "already in progress" not in str(exc):
+                    raise
+            self._wait_for_rewrite(deadline)
+        self._wait_for_rewrite(deadline)
+
+    def _wait_for_rewrite(self, deadline: float) -> None:
         while True:
             persistence = self._client.info("persistence")
             busy = persistence.get("aof_rewrite_in_progress") or persistence.get(

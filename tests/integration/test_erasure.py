@@ -4,7 +4,12 @@ snapshot is the fold of what is left; a whole tenant leaves nothing."""
 
 from __future__ import annotations
 
+import contextlib
+import time
+from pathlib import Path
+
 import pytest
+import redis
 
 from assocmem.engine.position import ZERO
 from assocmem.engine.principal import Principal
@@ -12,6 +17,9 @@ from assocmem.engine.snapshot import content_hash
 from assocmem.workers.application import Application
 from assocmem.workers.erasure import erase, is_subject_of, subject_of
 from assocmem.workers.rebuild import Rebuild, rebuild
+from assocmem.workers.redis_archive import RedisArchive
+from assocmem.workers.redis_rewrite import RedisRewriter
+from assocmem.workers.redis_server import start_redis
 from assocmem.workers.requests import Note, Rating
 from assocmem.workers.runtime import Runtime
 from assocmem.workers.stores import iter_entries
@@ -73,3 +81,42 @@ def test_erasing_a_tenant_leaves_nothing_of_it(anywhere: Runtime) -> None:
     assert report.events == 1 and report.memories == 1
     assert positions(anywhere) == [] and anywhere.snapshots.latest_position("default") is None
     assert "default" not in anywhere.log.tenants() and anywhere.log.length("other") == 1
+
+
+def kept(directory: Path, secret: bytes, wait: float = 5.0) -> bool:
+    """Whether a file of `directory` holds `secret` (Redis removes the files a rewrite
+    replaced in the background: they are given `wait` seconds to go)."""
+    deadline = time.monotonic() + wait
+    while any(secret in _bytes_of(path) for path in directory.iterdir()):
+        if time.monotonic() > deadline:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def _bytes_of(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:  # removed since it was listed
+        return b""
+
+
+def test_an_erasure_s_rewrite_asked_during_another_keeps_nothing_erased(
+    tmp_path: Path,
+) -> None:
+    """A rewrite already running (Redis's own, or the one `up` asks for once writes stop)
+    forked before the erasure deleted anything: its files would keep what was erased, so
+    the erasure's waits for it and then asks again."""
+    server = start_redis(tmp_path / "redis")
+    client = redis.Redis(port=server.port)
+    try:
+        client.set("subject", b"erase-me-" * 1000)
+        client.set("bulk", b"b" * (200 << 20))  # a rewrite long enough to still run below
+        with contextlib.suppress(redis.ResponseError):  # Redis's own may have begun
+            client.bgrewriteaof()  # forks now, with the subject in it
+        client.delete("subject")
+        RedisRewriter(client, RedisArchive(client)).compact()
+        assert not kept(tmp_path / "redis" / "appendonlydir", b"erase-me-erase-me")
+    finally:
+        client.close()
+        server.stop()
