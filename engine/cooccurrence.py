@@ -68,9 +68,7 @@ def symmetric_counts(first: np.ndarray, second: np.ndarray, size: int) -> scipy.
     pairs.has_canonical_format = True  # not so: it stops tocsr summing (and sorting) here
     lower = pairs.tocsr().T.tocsr()  # sorted: scipy marks it so
     lower.sum_duplicates()
-    counts = (lower + lower.T.tocsr()).tocsr()
-    counts.sum_duplicates()  # canonical already (the sum of two canonical halves): marks it
-    return counts
+    return (lower + lower.T.tocsr()).tocsr()  # the sum of two canonical halves: canonical
 
 
 class Cooccurrence:

@@ -19,6 +19,8 @@ from collections.abc import Callable
 
 import redis
 
+from .redis_server import aof_rewriting
+
 log = logging.getLogger(__name__)
 
 QUIET_GROWTH = 1 << 20
@@ -52,9 +54,7 @@ class IdleRewrite:
         persistence = self.client.info("persistence")
         if not int(persistence.get("aof_enabled", 0)) or int(persistence.get("loading", 0)):
             return False
-        if int(persistence.get("aof_rewrite_in_progress", 0)) or int(
-            persistence.get("aof_rewrite_scheduled", 0)
-        ):
+        if aof_rewriting(persistence):
             self._still = None
             return False
         size, base = int(persistence["aof_current_size"]), int(persistence["aof_base_size"])

@@ -25,6 +25,7 @@ from .keys import (
     tenants_key,
 )
 from .redis_archive import RedisArchive
+from .redis_server import aof_rewriting
 from .stores import Entry
 
 COPY_BATCH = 1000
@@ -134,11 +135,7 @@ class RedisRewriter:
 
     def _wait_for_rewrite(self, deadline: float) -> None:
         while True:
-            persistence = self._client.info("persistence")
-            busy = persistence.get("aof_rewrite_in_progress") or persistence.get(
-                "aof_rewrite_scheduled"
-            )
-            if not busy:
+            if not aof_rewriting(self._client.info("persistence")):
                 return
             if time.monotonic() > deadline:
                 raise TimeoutError(f"the AOF rewrite took over {AOF_WAIT:.0f} s")

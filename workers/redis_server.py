@@ -15,7 +15,9 @@ import signal
 import socket
 import subprocess
 import time
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 import redis
@@ -195,6 +197,15 @@ def _wait_loaded(server: RedisServer) -> None:
                     f" {LOAD_TIMEOUT:.0f} s: {_log_tail(server.data_dir / 'redis.log')}"
                 )
             time.sleep(POLL)
+
+
+def aof_rewriting(persistence: Mapping[str, Any]) -> bool:
+    """Whether Redis's `INFO persistence` says an AOF rewrite runs, or waits for another
+    child process to end."""
+    return bool(
+        int(persistence.get("aof_rewrite_in_progress", 0))
+        or int(persistence.get("aof_rewrite_scheduled", 0))
+    )
 
 
 def wait_while_loading(url: str, timeout: float = LOAD_TIMEOUT) -> None:

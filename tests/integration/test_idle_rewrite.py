@@ -11,7 +11,7 @@ import redis
 
 from assocmem.workers.errors import SettingError
 from assocmem.workers.idle_rewrite import QUIET_GROWTH, IdleRewrite
-from assocmem.workers.redis_server import start_redis
+from assocmem.workers.redis_server import aof_rewriting, start_redis
 from assocmem.workers.settings import load_settings
 
 SNAPSHOT = b"x" * (QUIET_GROWTH + 1)
@@ -45,8 +45,7 @@ def aof_sizes(client: redis.Redis) -> tuple[int, int]:
 def rewritten(client: redis.Redis, timeout: float = 30.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        persistence = client.info("persistence")
-        if not persistence["aof_rewrite_in_progress"] and not persistence["aof_rewrite_scheduled"]:
+        if not aof_rewriting(client.info("persistence")):
             return
         time.sleep(0.05)
     raise AssertionError("the AOF rewrite did not end")
