@@ -79,11 +79,14 @@ class OrjsonResponse(JSONResponse):
 
 def _warm(live: LiveState) -> None:
     """The default tenant's state loaded first (a first read waits for it), then the
-    extraction tables (only text waits for those): loading both at once, each slowed the other."""
+    extraction tables (only text waits for those): loading both at once, each slowed the other.
+    Then networkx, which only deep reads and chains use (engine/chains.py), so that the first
+    of them does not wait for it."""
     with contextlib.suppress(Exception):  # Redis not there yet: the read will say so
         with live.served():
             pass
     warm_up()
+    import networkx  # noqa: F401
 
 
 def create_app(

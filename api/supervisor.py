@@ -18,16 +18,14 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-
-import urllib3
-from redis import Redis, RedisError
+from typing import TYPE_CHECKING
 
 from assocmem.workers.child_process import dies_with_parent
-from assocmem.workers.idle_rewrite import IdleRewrite
 from assocmem.workers.redis_server import (
     POLL,
     RedisServer,
     free_port,
+    spawn_redis,
     start_redis,
     stored_password,
 )
@@ -42,6 +40,9 @@ from .run_file import (
     remove_run_file,
     write_run_file,
 )
+
+if TYPE_CHECKING:
+    from assocmem.workers.idle_rewrite import IdleRewrite
 
 READY_TIMEOUT = 60.0
 """Seconds the API may take to answer its health check after start."""
@@ -119,16 +120,18 @@ class EmbeddedRedis:
         self.lock = lock
         self.password = stored_password(self.data_dir)
         self.crashes: list[float] = []
-        self.server = self._start(None, loaded=False)
+        # Not waited for here: `up` starts the API meanwhile (run_pipeline)
+        self.server = spawn_redis(
+            self.data_dir, appendfsync=self.appendfsync, password=self.password, keep_fds=(lock,)
+        )
 
-    def _start(self, port: int | None, loaded: bool = True) -> RedisServer:
+    def _restart(self, port: int) -> RedisServer:
         return start_redis(
             self.data_dir,
             port=port,
             appendfsync=self.appendfsync,
             password=self.password,
             keep_fds=(self.lock,),
-            loaded=loaded,
         )
 
     def restart_if_dead(self) -> str | None:
@@ -143,13 +146,17 @@ class EmbeddedRedis:
                 f"the embedded redis-server exited {len(self.crashes)} times within"
                 f" {REDIS_RESTART_WINDOW:.0f} s (last code {code}); see {self.data_dir / 'redis.log'}"
             )
-        self.server = self._start(self.server.port)
+        self.server = self._restart(self.server.port)
         return f"embedded redis-server exited with code {code}; restarted"
 
     def idle_rewrite(self, quiet: float) -> IdleRewrite | None:
         """Its AOF rewritten once it has stood still `quiet` seconds (0: never)."""
         if not quiet:
             return None
+        from redis import Redis
+
+        from assocmem.workers.idle_rewrite import IdleRewrite
+
         client = Redis(port=self.server.port, password=self.password, socket_timeout=5.0)
         return IdleRewrite(client, quiet)
 
@@ -180,10 +187,11 @@ def run_pipeline(settings: Settings, workers: int = 1, echo: Callable[[str], Non
         env = _child_env(settings, home, port)
         logs = home / "logs"
         logs.mkdir(exist_ok=True)
-        # The API imports while Redis loads its data (seconds at a million events), and
-        # waits for the load itself before it connects.
+        # The API imports (and decodes its copy of the snapshot) while Redis starts and loads
+        # its data (seconds at a million events); it waits for the load before it reads.
         children.append(Child("api", ["serve"], env, logs / "api.log", lock))
         if redis:
+            redis.server.wait_answering()
             redis.server.wait_loaded()
         # Imported here, not at the top: it brings the engine in (a quarter of a second),
         # which now overlaps Redis's load instead of coming before it.
@@ -232,6 +240,8 @@ def _child_env(settings: Settings, home: Path, port: int) -> dict[str, str]:
 def _wait_healthy(url: str, api: Child, stop: StopRequest) -> None:
     """Until the API is ready. READY_TIMEOUT bounds the wait for its first answer; while it
     answers that it is loading its state (longer at millions of events), it is waited for."""
+    import urllib3  # not at the top: see workers/redis_server.py
+
     deadline = time.monotonic() + READY_TIMEOUT
     while not stop.is_set:
         if api.process.poll() is not None:
@@ -279,6 +289,8 @@ def _watch(
     stop: StopRequest,
     echo: Callable[[str], None],
 ) -> None:
+    from redis import RedisError
+
     rewrite = redis.idle_rewrite(settings.aof_rewrite_quiet) if redis else None
     while not stop.wait(0.5):
         restarted = [c.name for c in children if c.restart_if_dead()]

