@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from assocmem.workers.key_commands import KeyCommands
-from assocmem.workers.runtime import Runtime
+import redis
+
+from assocmem.workers.api_keys import RedisKeyStore, digest
 from assocmem.workers.settings import Settings
 
 from .run_file import read_key_file, write_key_file
@@ -15,13 +16,19 @@ from .run_file import read_key_file, write_key_file
 def ensure_operator_key(settings: Settings, home: Path) -> bool:
     """Make the operator key unless the data directory holds one Redis knows; whether one
     was made."""
+    assert settings.redis_url, "`up` gives its Redis"
+    known = read_key_file(home)
+    with redis.Redis.from_url(settings.redis_url) as client:
+        if known is not None and RedisKeyStore(client).find(digest(known)) is not None:
+            return False
+    # The key commands bring the runtime and the engine (a quarter of a second, beside the
+    # starting API): a start that finds its key skips them
+    from assocmem.workers.key_commands import KeyCommands
+    from assocmem.workers.runtime import Runtime
+
     runtime = Runtime.connect(settings)
     try:
-        keys = KeyCommands(runtime)
-        known = read_key_file(home)
-        if known is not None and keys.authenticate(known) is not None:
-            return False
-        write_key_file(home, keys.bootstrap(settings.tenant))
+        write_key_file(home, KeyCommands(runtime).bootstrap(settings.tenant))
         return True
     finally:
         runtime.close()

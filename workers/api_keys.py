@@ -18,7 +18,7 @@ from assocmem.engine.principal import PERMISSIONS, Principal
 
 from .errors import InvalidRequest
 from .keys import api_key_ids_key, api_key_key, check_tenant
-from .redis_stores import translated
+from .redis_errors import translated
 
 SECRET_PREFIX = "amk"
 _AGENT = re.compile(r"^[A-Za-z0-9_.:@-]{1,100}$")

@@ -1,14 +1,13 @@
 """The stores on Redis: one stream per tenant (append is one Lua call per batch), snapshot
 blobs with a `latest` pointer moved by a compare-and-set script.
 
-Redis errors become StoreError here and nowhere else.
+Redis errors become StoreError here (through redis_errors.translated) and nowhere else.
 """
 
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from importlib import resources
 from typing import Any, TypeVar
 
@@ -41,6 +40,7 @@ from .keys import (
     tenants_key,
 )
 from .redis_archive import RedisArchive
+from .redis_errors import translated
 from .redis_rewrite import RedisRewriter
 from .stores import (
     DEFAULT_BATCH,
@@ -60,16 +60,6 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
 end
 """
 """Clear a fold flag only if it still holds the mark the fold read."""
-
-
-@contextmanager
-def translated(action: str) -> Iterator[None]:
-    try:
-        yield
-    except redis.ConnectionError as exc:
-        raise StoreUnavailable(f"cannot {action}: {exc}") from exc
-    except redis.RedisError as exc:
-        raise StoreError(f"{action} failed: {exc}") from exc
 
 
 def _script(client: redis.Redis, name: str) -> Callable[..., object]:

@@ -5,13 +5,17 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
 
 from assocmem.api.app import create_app
-from assocmem.workers.key_commands import AUTH_CACHE_SECONDS
+from assocmem.api.operator_key import ensure_operator_key
+from assocmem.api.run_file import read_key_file, write_key_file
+from assocmem.workers.key_commands import AUTH_CACHE_SECONDS, KeyCommands
 from assocmem.workers.live_state import LiveState
+from assocmem.workers.runtime import Runtime
 from assocmem.workers.settings import Settings
 
 from ..api_keys import bearer, key_for, operator_key
@@ -150,3 +154,20 @@ def test_jobs_of_another_tenant_are_neither_listed_nor_shown(
     assert [j["id"] for j in http.get("/v1/jobs", headers=acme).json()["jobs"]] == [job["id"]]
     assert http.get("/v1/jobs", headers=globex).json()["jobs"] == []
     assert http.get(f"/v1/jobs/{job['id']}", headers=globex).status_code == 422
+
+
+def test_up_keeps_an_operator_key_redis_knows_and_replaces_one_it_does_not(
+    settings: Settings, runtime: Runtime, tmp_path: Path
+) -> None:
+    home = tmp_path  # a data directory, made by `up`
+    assert ensure_operator_key(settings, home)  # the first start makes one
+    made = read_key_file(home)
+    assert made is not None
+    assert KeyCommands(runtime).authenticate(made) is not None
+    assert not ensure_operator_key(settings, home)  # a restart keeps it
+    assert read_key_file(home) == made
+    write_key_file(home, "amk_from_another_pipeline")
+    assert ensure_operator_key(settings, home)  # unknown to this Redis: replaced
+    again = read_key_file(home)
+    assert again not in (None, made, "amk_from_another_pipeline")
+    assert KeyCommands(runtime).authenticate(again) is not None
