@@ -193,8 +193,7 @@ def run_pipeline(settings: Settings, workers: int = 1, echo: Callable[[str], Non
         if redis:
             redis.server.wait_answering()
             redis.server.wait_loaded()
-        # Imported here, not at the top: it brings the engine in (a quarter of a second),
-        # which now overlaps Redis's load instead of coming before it.
+        # Imported here, not at the top: Redis and the API are started first
         from .operator_key import ensure_operator_key
 
         if ensure_operator_key(settings, home):
