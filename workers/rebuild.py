@@ -109,7 +109,7 @@ def fold_entries(
                 progress(state)
 
     with collection_paused():
-        rejections += fold(state, events())
+        rejections += fold(state, events(), columnar=True)
     return sorted(rejections, key=lambda r: r.position)
 
 
