@@ -83,7 +83,7 @@ def decode_memories(
     flat = ("memory_concepts", "memory_text")
     if any(len(arrays[name]) != count for name in ARRAYS if name not in flat):
         raise ValueError("memory columns of different lengths")
-    offsets, text_offsets = offsets_of(lengths), offsets_of(arrays["memory_text_lengths"])
+    offsets, text_offsets = _offsets(lengths), _offsets(arrays["memory_text_lengths"])
     if offsets[-1] != len(arrays["memory_concepts"]):
         raise ValueError("memory concepts do not add up to their lengths")
     if text_offsets[-1] != len(arrays["memory_text"]):
@@ -116,7 +116,7 @@ def decode_memories(
     return block, numbers
 
 
-def offsets_of(lengths: np.ndarray) -> np.ndarray:
+def _offsets(lengths: np.ndarray) -> np.ndarray:
     offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
     return offsets
@@ -156,11 +156,11 @@ def _objects_part(state: State, memories: list[Any], first: int) -> dict[str, An
         "memory_lengths": [len(m.concepts) for m in memories],
         "memory_core": [m.core for m in memories],
         "memory_matched": [m.matched for m in memories],
-        "agent": coded([m.agent for m in memories]),
-        "user": coded([m.user for m in memories]),
-        "session": coded([m.session for m in memories]),
-        "namespace": coded([m.namespace for m in memories]),
-        "kind": coded([m.kind for m in memories]),
+        "agent": _coded([m.agent for m in memories]),
+        "user": _coded([m.user for m in memories]),
+        "session": _coded([m.session for m in memories]),
+        "namespace": _coded([m.namespace for m in memories]),
+        "kind": _coded([m.kind for m in memories]),
     }
 
 
@@ -170,7 +170,7 @@ def _joined(parts: list[Any], dtype: str) -> np.ndarray:
     return np.concatenate([np.asarray(p, dtype=dtype) for p in parts])
 
 
-def coded(names: list[str | None]) -> tuple[np.ndarray, list[str]]:
+def _coded(names: list[str | None]) -> tuple[np.ndarray, list[str]]:
     numbers: dict[str, int] = {}
     codes = [-1 if n is None else numbers.setdefault(n, len(numbers)) for n in names]
     return np.array(codes, dtype=np.int32), list(numbers)

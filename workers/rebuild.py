@@ -109,7 +109,7 @@ def fold_entries(
                 progress(state)
 
     with collection_paused():
-        rejections += fold(state, events(), columnar=True)
+        rejections += fold(state, events())
     return sorted(rejections, key=lambda r: r.position)
 
 
