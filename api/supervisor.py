@@ -18,14 +18,13 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from assocmem.workers.child_process import dies_with_parent
 from assocmem.workers.redis_server import (
     POLL,
     RedisServer,
     free_port,
-    spawn_redis,
     start_redis,
     stored_password,
 )
@@ -121,17 +120,18 @@ class EmbeddedRedis:
         self.password = stored_password(self.data_dir)
         self.crashes: list[float] = []
         # Not waited for here: `up` starts the API meanwhile (run_pipeline)
-        self.server = spawn_redis(
-            self.data_dir, appendfsync=self.appendfsync, password=self.password, keep_fds=(lock,)
-        )
+        self.server = self._start(None, until="spawned")
 
-    def _restart(self, port: int) -> RedisServer:
+    def _start(
+        self, port: int | None, until: Literal["spawned", "loaded"] = "loaded"
+    ) -> RedisServer:
         return start_redis(
             self.data_dir,
             port=port,
             appendfsync=self.appendfsync,
             password=self.password,
             keep_fds=(self.lock,),
+            until=until,
         )
 
     def restart_if_dead(self) -> str | None:
@@ -146,7 +146,7 @@ class EmbeddedRedis:
                 f"the embedded redis-server exited {len(self.crashes)} times within"
                 f" {REDIS_RESTART_WINDOW:.0f} s (last code {code}); see {self.data_dir / 'redis.log'}"
             )
-        self.server = self._restart(self.server.port)
+        self.server = self._start(self.server.port)
         return f"embedded redis-server exited with code {code}; restarted"
 
     def idle_rewrite(self, quiet: float) -> IdleRewrite | None:

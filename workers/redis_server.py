@@ -21,7 +21,7 @@ import subprocess
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import quote
 
 from .child_process import dies_with_parent
@@ -103,29 +103,13 @@ def start_redis(
     binary: str | None = None,
     password: str | None = None,
     keep_fds: tuple[int, ...] = (),
-    loaded: bool = True,
+    until: Literal["spawned", "answering", "loaded"] = "loaded",
 ) -> RedisServer:
     """redis-server on 127.0.0.1 with its data in `data_dir`; with `password`, every client
     must give it (the config file that holds it is readable by its owner only). Returned
-    once it has loaded its data, or with `loaded=False` once it answers (it may still be
-    loading: `RedisServer.wait_loaded`)."""
-    server = spawn_redis(data_dir, port, appendfsync, binary, password, keep_fds)
-    server.wait_answering()
-    if loaded:
-        server.wait_loaded()
-    return server
-
-
-def spawn_redis(
-    data_dir: Path,
-    port: int | None = None,
-    appendfsync: str = "everysec",
-    binary: str | None = None,
-    password: str | None = None,
-    keep_fds: tuple[int, ...] = (),
-) -> RedisServer:
-    """`start_redis` without waiting: the server may not answer yet
-    (`RedisServer.wait_answering`)."""
+    once it has loaded its data; with `until="answering"` once it answers (it may still be
+    loading: `RedisServer.wait_loaded`); with `until="spawned"` at once, before it answers
+    (`RedisServer.wait_answering`), as `up` starts it to start the API meanwhile."""
     data_dir = data_dir.resolve()
     data_dir.mkdir(parents=True, exist_ok=True)
     port = port or free_port()
@@ -144,7 +128,12 @@ def spawn_redis(
         pass_fds=keep_fds,
     )
     log.close()
-    return RedisServer(process, port, data_dir, password)
+    server = RedisServer(process, port, data_dir, password)
+    if until != "spawned":
+        server.wait_answering()
+        if until == "loaded":
+            server.wait_loaded()
+    return server
 
 
 def stored_password(data_dir: Path) -> str:

@@ -114,7 +114,7 @@ def test_a_server_returned_before_its_load_serves_once_waited_for(tmp_path: Path
         time.sleep(0.05)
     client.close()
     first.stop()
-    again = start_redis(tmp_path, password="secret", loaded=False)
+    again = start_redis(tmp_path, password="secret", until="answering")
     try:
         wait_while_loading(again.url)
         client = redis.Redis.from_url(again.url)
