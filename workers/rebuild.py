@@ -6,6 +6,7 @@ a rebuilt state and a served state cannot drift apart.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 from collections.abc import Callable, Iterable, Iterator
@@ -51,9 +52,10 @@ def events_of(
     """Every event of the log that decodes, in order, up to `upto`; with `keep`, only the
     entries it keeps (by position and bytes) are decoded."""
     for chunk in iter_entries(log_, tenant, ZERO, upto):
-        if keep is not None:
-            chunk = [(position, raw) for position, raw in chunk if keep(position, raw)]
-        yield from decode_entries(chunk)[0]
+        for position, raw in chunk:
+            if keep is None or keep(position, raw):
+                with contextlib.suppress(InvalidEvent):
+                    yield decode_event(raw, position)
 
 
 def decode_entries(
@@ -94,16 +96,25 @@ def fold_entries(
 
     One fold over all of them, not one per chunk: a fold indexes its notes in bulk when a
     run of them ends, and a chunk's end is no reason to (a third of the time of a fold of
-    commit messages went to indexing chunk after chunk)."""
+    commit messages went to indexing chunk after chunk). Each entry is decoded just before
+    it is folded, not a chunk ahead: a chunk of decoded commit messages is megabytes, cold
+    by the time the fold reached its end (a fold of them went 1.2 times as fast so)."""
     rejections: list[Rejection] = []
 
     def events() -> Iterator[Event]:
         for chunk in chunks:
             if chunk[-1][0] <= state.position:
                 continue
-            decoded, bad = decode_entries(chunk, skip_types)
-            rejections.extend(r for r in bad if r.position > state.position)
-            yield from decoded
+            for position, raw in chunk:
+                if position <= state.position:
+                    continue
+                try:
+                    event = decode_event(raw, position)
+                except InvalidEvent as exc:
+                    rejections.append(Rejection(position, str(exc)))
+                    continue
+                if event.type not in skip_types:
+                    yield event
             state.position = max(state.position, chunk[-1][0])  # past entries it skipped
             if progress:
                 progress(state)
