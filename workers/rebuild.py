@@ -6,7 +6,6 @@ a rebuilt state and a served state cannot drift apart.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import logging
 from collections.abc import Callable, Iterable, Iterator
@@ -52,16 +51,15 @@ def events_of(
     """Every event of the log that decodes, in order, up to `upto`; with `keep`, only the
     entries it keeps (by position and bytes) are decoded."""
     for chunk in iter_entries(log_, tenant, ZERO, upto):
-        for position, raw in chunk:
-            if keep is None or keep(position, raw):
-                with contextlib.suppress(InvalidEvent):
-                    yield decode_event(raw, position)
+        kept = chunk if keep is None else (e for e in chunk if keep(*e))
+        yield from each_decoded(kept, frozenset(), [])
 
 
-def decode_entries(
-    entries: Iterable[Entry], skip_types: frozenset[str] = frozenset()
-) -> tuple[list[Event], list[Rejection]]:
-    events, rejections = [], []
+def each_decoded(
+    entries: Iterable[Entry], skip_types: frozenset[str], rejections: list[Rejection]
+) -> Iterator[Event]:
+    """The events of `entries`, decoded one at a time as they are asked for, less those of
+    `skip_types`; the entries that do not decode are added to `rejections`."""
     for position, raw in entries:
         try:
             event = decode_event(raw, position)
@@ -69,8 +67,14 @@ def decode_entries(
             rejections.append(Rejection(position, str(exc)))
             continue
         if event.type not in skip_types:
-            events.append(event)
-    return events, rejections
+            yield event
+
+
+def decode_entries(
+    entries: Iterable[Entry], skip_types: frozenset[str] = frozenset()
+) -> tuple[list[Event], list[Rejection]]:
+    rejections: list[Rejection] = []
+    return list(each_decoded(entries, skip_types, rejections)), rejections
 
 
 def fold_log(
@@ -105,16 +109,8 @@ def fold_entries(
         for chunk in chunks:
             if chunk[-1][0] <= state.position:
                 continue
-            for position, raw in chunk:
-                if position <= state.position:
-                    continue
-                try:
-                    event = decode_event(raw, position)
-                except InvalidEvent as exc:
-                    rejections.append(Rejection(position, str(exc)))
-                    continue
-                if event.type not in skip_types:
-                    yield event
+            start = state.position
+            yield from each_decoded((e for e in chunk if e[0] > start), skip_types, rejections)
             state.position = max(state.position, chunk[-1][0])  # past entries it skipped
             if progress:
                 progress(state)
