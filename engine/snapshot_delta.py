@@ -32,7 +32,7 @@ from .snapshot import (
     learned_rows,
     load_scoped_parts,
     load_state,
-    pack,
+    pieces,
     scoped_parts,
     unpack,
 )
@@ -95,7 +95,7 @@ def encode_delta(state: State, base: Base | None = None) -> bytes:
     counts.eliminate_zeros()
     counts.sort_indices()
     return compress_snapshot(
-        pack(header, {"counts": counts, "reduction": state.counts.reduction()}, arrays)
+        pieces(header, {"counts": counts, "reduction": state.counts.reduction()}, arrays)
     )
 
 

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import hashlib
 import struct
 import zlib
 
@@ -27,6 +28,17 @@ def test_same_events_give_the_same_bytes() -> None:
     assert dump_state(fold_from_zero(acceptance_notes())) == dump_state(
         fold_from_zero(acceptance_notes())
     )
+
+
+def test_the_hash_and_the_snapshot_are_of_the_state_bytes_made_piece_by_piece() -> None:
+    """Both are made from the pieces of `encode_state` without joining them: the content
+    hash is still the SHA-256 of those bytes, and a snapshot decompresses to them."""
+    state = fold_from_zero([*acceptance_notes(), feedback(7, ["3-0"], 0.5, ["a"])])
+    raw = encode_state(state)
+    assert content_hash(state) == hashlib.sha256(raw).hexdigest()
+    blob = dump_state(state)
+    assert zstandard.frame_content_size(blob) == len(raw)
+    assert zstandard.ZstdDecompressor().decompress(blob) == raw
 
 
 def test_corrupt_bytes_raise_corrupt_snapshot() -> None:
