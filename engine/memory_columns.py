@@ -36,6 +36,7 @@ ARRAYS = {
 def encode_memories(state: State, start: int, end: int) -> tuple[dict[str, Any], dict[str, Any]]:
     """Rows `start` to `end` as header fields (JSON) and arrays; rows kept as columns are
     taken from them, without a Memory object."""
+    state.flush()  # a staged row has no concepts in `State.row_concepts` yet
     rows = state.rows
     loaded_end = rows.loaded_end()
     parts: list[dict[str, Any]] = []
@@ -143,17 +144,15 @@ def _block_part(block: LoadedMemories, lo: int, hi: int, start: int) -> dict[str
 
 
 def _objects_part(state: State, memories: list[Any], first: int) -> dict[str, Any]:
-    index = state.concept_index
     texts = [m.text.encode() for m in memories]
+    lengths = [len(m.concepts) for m in memories]
     return {
         "ids": [m.id for m in memories],
         "text": b"".join(texts),
         "memory_text_lengths": list(map(len, texts)),
         "meta": [[first + n, m.meta] for n, m in enumerate(memories) if m.meta is not None],
-        "memory_concepts": list(
-            chain.from_iterable(map(index.__getitem__, m.concepts) for m in memories)
-        ),
-        "memory_lengths": [len(m.concepts) for m in memories],
+        "memory_concepts": _object_concepts(state, memories[0].row, sum(lengths)),
+        "memory_lengths": lengths,
         "memory_core": [m.core for m in memories],
         "memory_matched": [m.matched for m in memories],
         "agent": _coded([m.agent for m in memories]),
@@ -162,6 +161,15 @@ def _objects_part(state: State, memories: list[Any], first: int) -> dict[str, An
         "namespace": _coded([m.namespace for m in memories]),
         "kind": _coded([m.kind for m in memories]),
     }
+
+
+def _object_concepts(state: State, row: int, count: int) -> np.ndarray:
+    """The first `count` concept indices of the rows from `row` on, all objects."""
+    rows = state.rows
+    skip = sum(len(m.concepts) for m in rows.slice(rows.loaded_end(), row))
+    found = state.row_concepts.values[skip : skip + count]
+    assert len(found) == count, "every indexed object row has its concepts in row_concepts"
+    return found
 
 
 def _joined(parts: list[Any], dtype: str) -> np.ndarray:
