@@ -33,7 +33,7 @@ from .errors import InvalidRequest, UnknownMemory
 from .fold_job import current_fold, fold_and_publish
 from .heap import collection_held
 from .permissions import require
-from .rebuild import Rebuild, decode_entries, events_of, log_share, rebuild
+from .rebuild import Rebuild, decode_entries, events_of, fold_log, folds_on, log_share, rebuild
 from .runtime import Runtime
 from .stores import DEFAULT_BATCH, Entry, iter_entries
 
@@ -227,9 +227,13 @@ class History:
 
     def diff(self, principal: Principal, first: Position, second: Position) -> Difference:
         tenant, log, snapshots = principal.tenant, self.runtime.log, self.runtime.snapshots
-        before = rebuild(log, snapshots, tenant, Rebuild(first))
-        after = rebuild(log, snapshots, tenant, Rebuild(second))
-        old, new = _links(before), _links(after)
+        state = rebuild(log, snapshots, tenant, Rebuild(first))
+        old, before = _links(state), state.position
+        if folds_on(state, snapshots, tenant, Rebuild(second)):
+            fold_log(state, log, tenant, second)
+        else:
+            state = rebuild(log, snapshots, tenant, Rebuild(second))
+        new = _links(state)
         appeared, vanished, changed = [], [], []
         for key in sorted(old.keys() | new.keys()):
             was, now = old.get(key, (0, 0.0)), new.get(key, (0, 0.0))
@@ -244,7 +248,7 @@ class History:
                 vanished.append(change)
             else:
                 changed.append(change)
-        return Difference(before.position, after.position, appeared, vanished, changed)
+        return Difference(before, state.position, appeared, vanished, changed)
 
     def dead_letters(self, principal: Principal) -> list[DeadLetter]:
         require(principal, ADMIN)

@@ -25,6 +25,7 @@ from .stores import (
     iter_entries,
     latest_snapshot,
     snapshot_at_or_before,
+    snapshot_position_at_or_before,
 )
 
 log = logging.getLogger(__name__)
@@ -169,6 +170,18 @@ def rebuild(
     state = State() if fresh else starting_state(store, tenant, spec.upto)
     fold_log(state, log_, tenant, spec.upto, spec.skip_types, progress)
     return state
+
+
+def folds_on(state: State, store: SnapshotStore, tenant: str, spec: Rebuild) -> bool:
+    """Whether `state`, a state of the tenant's log at a point at or before `spec`'s, folds
+    no more events on to it than `rebuild` would: it is no older than the snapshot a
+    rebuild would start from (which it would also have to load)."""
+    if spec.upto is not None and state.position > spec.upto:
+        return False
+    if spec.skip_types or spec.from_zero:
+        return True
+    start = snapshot_position_at_or_before(store, tenant, spec.upto)
+    return start is None or state.position >= start
 
 
 def log_share(

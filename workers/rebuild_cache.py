@@ -1,6 +1,8 @@
 """Rebuilt states kept between requests: `without_feedback` and `as_of` reads fold once, not
 on every request. A state rebuilt up to the log's end is brought up to date by folding only
-what came after it."""
+what came after it; one rebuilt up to an earlier point is folded on to a later one asked
+for, when no snapshot between them would start a rebuild nearer (someone stepping through
+a link's history forwards folds each step's events once)."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from collections.abc import Iterator
 from assocmem.engine.position import Position
 from assocmem.engine.state import State
 
-from .rebuild import Rebuild, fold_log, rebuild
+from .rebuild import Rebuild, fold_log, folds_on, rebuild
 from .stores import EventLog, SnapshotStore
 
 KEPT = 2
@@ -37,10 +39,36 @@ class RebuildCache:
         with self._lock:
             state = self._states.pop(key, None)
             if state is None:
-                state = rebuild(self._log, self._snapshots, tenant, Rebuild(upto, skip))
+                state = self._carried_on(key) or rebuild(
+                    self._log, self._snapshots, tenant, Rebuild(upto, skip)
+                )
             elif upto is None:
                 fold_log(state, self._log, tenant, None, skip)
             self._states[key] = state
             while len(self._states) > KEPT:
                 self._states.popitem(last=False)
             yield state
+
+    def _carried_on(self, key: Key) -> State | None:
+        """The kept state of the latest point before `key`'s (not of the log's end, which is
+        kept up to date), folded on to `key`'s point if that folds no more than a rebuild
+        would; it is kept for that point from then on."""
+        tenant, epoch, upto, skip = key
+        if upto is None:
+            return None
+        earlier = [
+            (state.position, kept)
+            for kept, state in self._states.items()
+            if kept[:2] == (tenant, epoch)
+            and kept[2] is not None
+            and kept[3] == skip
+            and state.position <= upto
+        ]
+        if not earlier:
+            return None
+        _, kept = max(earlier, key=lambda found: found[0])
+        if not folds_on(self._states[kept], self._snapshots, tenant, Rebuild(upto, skip)):
+            return None
+        state = self._states.pop(kept)
+        fold_log(state, self._log, tenant, upto, skip)
+        return state

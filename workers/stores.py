@@ -298,6 +298,16 @@ def latest_snapshot(store: SnapshotStore, tenant: str) -> tuple[Position, bytes]
     return (position, blob) if position and blob else None
 
 
+def snapshot_position_at_or_before(
+    store: SnapshotStore, tenant: str, position: Position | None
+) -> Position | None:
+    """The position of the newest retained snapshot at or before `position` (None: the
+    latest), without loading it."""
+    if position is None:
+        return store.latest_position(tenant)
+    return max((p for p in store.positions(tenant) if p <= position), default=None)
+
+
 def snapshot_at_or_before(
     store: SnapshotStore, tenant: str, position: Position
 ) -> tuple[Position, bytes] | None:

@@ -7,6 +7,7 @@ import pytest
 import assocmem.workers.rebuild_cache as cache_module
 from assocmem.engine.principal import Principal
 from assocmem.workers.application import Application
+from assocmem.workers.fold_job import fold_and_publish
 from assocmem.workers.requests import Note, Rating, ReadRequest
 from assocmem.workers.runtime import Runtime
 from assocmem.workers.settings import Settings
@@ -37,3 +38,33 @@ def test_a_read_without_feedback_is_rebuilt_once_and_kept_up_to_date(
     for _ in range(2):
         assert [i.memory.id for i in app.read(who, at).recall.items] == [str(first.position)]
     assert len(rebuilds) == 2
+
+
+def test_an_as_of_read_later_than_a_kept_one_folds_on_from_it_unless_a_snapshot_is_nearer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    clock = Clock()
+    runtime = Runtime.in_memory(Settings(), clock)
+    app = Application(runtime, clock)
+    who = Principal("default", "agent")
+    ids = []
+    for n in range(4):
+        ids.append(str(app.write(who, [Note(f"a n{n}", concepts=["a", f"n{n}"])])[0].position))
+        clock.advance(1)
+        if n == 2:
+            assert fold_and_publish(runtime, "default", force=True)["published"]  # at ids[2]
+    rebuilds = []
+    real = cache_module.rebuild
+    monkeypatch.setattr(cache_module, "rebuild", lambda *a: rebuilds.append(a) or real(*a))
+
+    def found_at(point: str) -> set[str]:
+        at = ReadRequest(concepts=["a"], as_of=point, record_access=False)
+        return {i.memory.id for i in app.read(who, at).recall.items}
+
+    assert found_at(ids[0]) == set(ids[:1])
+    assert found_at(ids[1]) == set(ids[:2])
+    assert len(rebuilds) == 1  # folded on from the state at ids[0]: no snapshot before ids[1]
+    assert found_at(ids[3]) == set(ids)
+    assert len(rebuilds) == 2  # from the snapshot at ids[2], nearer than the state at ids[1]
+    assert found_at(ids[0]) == set(ids[:1])
+    assert len(rebuilds) == 3  # no state kept before ids[0]: the one there moved on
