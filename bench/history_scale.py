@@ -4,7 +4,8 @@ the time of what people auditing it run, each against the running pipeline throu
 
 - ingest: each block of 100,000 appends (batches of `--batch` through HTTP), to see that
   the cost per event does not grow with the log (2nd half of 200,000 ≤ 1.2x the 1st);
-- `as_of` reads at 50% and 90% of the log, twice each (a rebuild, then the cached one);
+- `as_of` reads at 50% and 90% of the log, twice each (a rebuild, then the cached one),
+  then one a block later (the kept rebuild folded on through the block's events);
 - `audit link` of the link the most feedback taught, through the API's route (from the
   served state's index), then as the job the CLI runs (from the worker's folded state);
 - consolidation (`assocmem consolidate --now`), as the queued job, start to end;
@@ -215,14 +216,16 @@ def report(client: Client, info, blocks: list[float], positions: list[str], link
     print(f"stall meter: {lost:.1%} of 5 s lost, longest gap {longest:.0f} ms")
     query = list(link[:1]) or ["fix"]
     for share in (0.5, 0.9):
-        point = positions[max(0, int(len(positions) * share) - 1)]
-        (first, refused), (again, _) = [
-            answered(client.read, concepts=query, as_of=point, record_access=False)
-            for _ in range(2)
+        at = max(0, int(len(positions) * share) - 1)
+        point, later = positions[at], positions[min(at + 1, len(positions) - 1)]
+        (first, refused), (again, _), (step, _) = [
+            answered(client.read, concepts=query, as_of=one, record_access=False)
+            for one in (point, point, later)
         ]
         print(
             f"as_of read at {share:.0%} of the log ({point}): {first:.2f} s"
-            f" ({refused} answers of 503 before it), then {again:.2f} s"
+            f" ({refused} answers of 503 before it), then {again:.2f} s;"
+            f" a block later {step:.2f} s"
         )
     if link:
         took, audit = timed(client.audit_link, *link)
