@@ -5,7 +5,7 @@ the time of what people auditing it run, each against the running pipeline throu
 - ingest: each block of 100,000 appends (batches of `--batch` through HTTP), to see that
   the cost per event does not grow with the log (2nd half of 200,000 ≤ 1.2x the 1st);
 - `as_of` reads at 50% and 90% of the log, twice each (a rebuild, then the cached one),
-  then one a block later (the kept rebuild folded on through the block's events);
+  then one a block later (the kept rebuild folded on, unless a snapshot is nearer);
 - `audit link` of the link the most feedback taught, through the API's route (from the
   served state's index), then as the job the CLI runs (from the worker's folded state);
 - consolidation (`assocmem consolidate --now`), as the queued job, start to end;
