@@ -229,7 +229,7 @@ class History:
         tenant, log, snapshots = principal.tenant, self.runtime.log, self.runtime.snapshots
         state = rebuild(log, snapshots, tenant, Rebuild(first))
         old, before = _links(state), state.position
-        if folds_on(state, snapshots, tenant, Rebuild(second)):
+        if folds_on(state, snapshots, tenant, second, frozenset()):
             fold_log(state, log, tenant, second)
         else:
             state = rebuild(log, snapshots, tenant, Rebuild(second))

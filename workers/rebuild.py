@@ -172,15 +172,15 @@ def rebuild(
     return state
 
 
-def folds_on(state: State, store: SnapshotStore, tenant: str, spec: Rebuild) -> bool:
-    """Whether `state`, a state of the tenant's log at a point at or before `spec`'s, folds
-    no more events on to it than `rebuild` would: it is no older than the snapshot a
-    rebuild would start from (which it would also have to load)."""
-    if spec.upto is not None and state.position > spec.upto:
+def folds_on(
+    state: State, store: SnapshotStore, tenant: str, upto: Position, skip_types: frozenset[str]
+) -> bool:
+    """Whether folding `state` on to `upto` folds no more events than `rebuild` would: it is
+    at or before `upto`, and no older than the snapshot a rebuild would start from (which
+    it would also have to load; none without `skip_types`, which fold from zero)."""
+    if state.position > upto:
         return False
-    if spec.skip_types or spec.from_zero:
-        return True
-    start = snapshot_position_at_or_before(store, tenant, spec.upto)
+    start = None if skip_types else snapshot_position_at_or_before(store, tenant, upto)
     return start is None or state.position >= start
 
 

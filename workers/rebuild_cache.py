@@ -67,7 +67,7 @@ class RebuildCache:
         if not earlier:
             return None
         _, kept = max(earlier, key=lambda found: found[0])
-        if not folds_on(self._states[kept], self._snapshots, tenant, Rebuild(upto, skip)):
+        if not folds_on(self._states[kept], self._snapshots, tenant, upto, skip):
             return None
         state = self._states.pop(kept)
         fold_log(state, self._log, tenant, upto, skip)

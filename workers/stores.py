@@ -299,12 +299,9 @@ def latest_snapshot(store: SnapshotStore, tenant: str) -> tuple[Position, bytes]
 
 
 def snapshot_position_at_or_before(
-    store: SnapshotStore, tenant: str, position: Position | None
+    store: SnapshotStore, tenant: str, position: Position
 ) -> Position | None:
-    """The position of the newest retained snapshot at or before `position` (None: the
-    latest), without loading it."""
-    if position is None:
-        return store.latest_position(tenant)
+    """The position of the newest retained snapshot at or before `position`, not loaded."""
     return max((p for p in store.positions(tenant) if p <= position), default=None)
 
 
