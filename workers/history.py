@@ -35,6 +35,7 @@ from .heap import collection_held
 from .permissions import require
 from .rebuild import Rebuild, decode_entries, events_of, fold_log, folds_on, log_share, rebuild
 from .runtime import Runtime
+from .served_hash import ServedHash
 from .stores import DEFAULT_BATCH, Entry, iter_entries
 
 Share = Callable[[float], None]
@@ -211,18 +212,33 @@ class History:
         upto = upto or log.last_position(tenant)
         if upto is None:
             raise InvalidRequest(f"the log of {tenant!r} is empty: nothing to replay")
-        served = rebuild(log, snapshots, tenant, Rebuild(upto))
-        at = log_share(log, tenant, upto, progress) if progress is not None else None
-        replayed = rebuild(
-            log,
-            snapshots,
-            tenant,
-            Rebuild(upto, from_zero=True),
-            (lambda state: at(state.position)) if at is not None else None,
+        elsewhere = (
+            ServedHash(self.runtime.settings, tenant, upto)
+            if self.runtime.queue_connection is not None  # the child reads the same Redis
+            else None
         )
-        with collection_held():
-            replayed_hash, served_hash = content_hash(replayed), content_hash(served)
-        difference = None if replayed_hash == served_hash else first_difference(replayed, served)
+        try:
+            at = log_share(log, tenant, upto, progress) if progress is not None else None
+            replayed = rebuild(
+                log,
+                snapshots,
+                tenant,
+                Rebuild(upto, from_zero=True),
+                (lambda state: at(state.position)) if at is not None else None,
+            )
+            with collection_held():
+                replayed_hash = content_hash(replayed)
+            served_hash = elsewhere.result() if elsewhere is not None else None
+        finally:
+            if elsewhere is not None:
+                elsewhere.close()
+        difference = None
+        if served_hash != replayed_hash:  # none came back, or a mismatch to show
+            served = rebuild(log, snapshots, tenant, Rebuild(upto))
+            with collection_held():
+                served_hash = content_hash(served)
+            if served_hash != replayed_hash:
+                difference = first_difference(replayed, served)
         return Verification(replayed.position, replayed_hash, served_hash, difference)
 
     def diff(self, principal: Principal, first: Position, second: Position) -> Difference:

@@ -1,0 +1,72 @@
+"""replay --verify on both stores: on Redis the served state's hash comes from a child
+process; either way a match is a match and a snapshot that differs from the log is caught."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+
+import pytest
+
+from assocmem.engine.fold import fold
+from assocmem.engine.position import ZERO
+from assocmem.engine.principal import Principal
+from assocmem.engine.snapshot import content_hash, dump_state
+from assocmem.engine.state import State
+from assocmem.workers.fold_job import fold_and_publish
+from assocmem.workers.history import History
+from assocmem.workers.rebuild import Rebuild, decode_entries, rebuild
+from assocmem.workers.runtime import Runtime
+from assocmem.workers.served_hash import ServedHash, served_hash
+from assocmem.workers.settings import Settings
+from assocmem.workers.stores import iter_entries
+
+from ..stores import KINDS, Clock, make_runtime, write
+
+OPERATOR = Principal("default", "auditor")
+
+
+@pytest.fixture(params=KINDS)
+def runtime(request: pytest.FixtureRequest) -> Iterator[Runtime]:
+    yield from make_runtime(request, request.param, Clock())
+
+
+def test_a_replay_of_a_log_folded_and_snapshotted_matches(runtime: Runtime) -> None:
+    write(runtime, ["timeout", "jitter"], ["timeout", "retry"])
+    fold_and_publish(runtime, "default", force=True)
+    last = write(runtime, ["jitter", "backoff"])[-1]  # a tail after the snapshot
+    found = History(runtime).verify(OPERATOR, None)
+    assert found.matches and found.difference is None
+    assert found.position == last
+    replayed = rebuild(runtime.log, runtime.snapshots, "default", Rebuild(from_zero=True))
+    assert found.replayed == found.served == content_hash(replayed)
+
+
+def test_a_snapshot_that_is_not_the_log_folded_is_caught_with_its_first_link(
+    runtime: Runtime,
+) -> None:
+    last = write(runtime, ["timeout", "jitter"], ["timeout", "retry"])[-1]
+    entries = [e for chunk in iter_entries(runtime.log, "default", ZERO) for e in chunk]
+    wrong = State()
+    fold(wrong, decode_entries(entries)[0])
+    wrong.set_learned(wrong.concept_index["timeout"], wrong.concept_index["retry"], 2.0, last)
+    runtime.snapshots.publish("default", dump_state(wrong), last, None)
+    found = History(runtime).verify(OPERATOR, None)
+    assert not found.matches
+    assert found.served == content_hash(wrong)
+    assert found.difference is not None and "retry" in found.difference
+
+
+def test_the_child_hashes_the_served_state_and_a_failed_child_answers_none(
+    settings: Settings,
+) -> None:
+    runtime = Runtime.connect(settings)  # a child reads the same Redis
+    write(runtime, ["timeout", "jitter"])
+    fold_and_publish(runtime, "default", force=True)
+    last = write(runtime, ["timeout", "retry"])[-1]
+    served = rebuild(runtime.log, runtime.snapshots, "default", Rebuild(last))
+    assert served_hash(runtime.settings, "default", str(last)) == content_hash(served)
+    assert ServedHash(runtime.settings, "default", last).result() == content_hash(served)
+    nowhere = dataclasses.replace(runtime.settings, redis_url="redis://127.0.0.1:1/0")
+    assert ServedHash(nowhere, "default", last).result() is None
+    runtime.close()
