@@ -65,7 +65,7 @@ def test_the_child_hashes_the_served_state_and_a_failed_child_answers_none(
     fold_and_publish(runtime, "default", force=True)
     last = write(runtime, ["timeout", "retry"])[-1]
     served = rebuild(runtime.log, runtime.snapshots, "default", Rebuild(last))
-    assert served_hash(runtime.settings, "default", str(last)) == content_hash(served)
+    assert served_hash(runtime.settings, "default", str(last))[0] == content_hash(served)
     assert ServedHash(runtime.settings, "default", last).result() == content_hash(served)
     nowhere = dataclasses.replace(runtime.settings, redis_url="redis://127.0.0.1:1/0")
     assert ServedHash(nowhere, "default", last).result() is None
