@@ -29,7 +29,8 @@ from .snapshot import (
     SNAPSHOT_FORMAT,
     compress_snapshot,
     full_state,
-    learned_rows,
+    learned_columns,
+    load_learned,
     load_scoped_parts,
     load_state,
     pieces,
@@ -86,7 +87,6 @@ def encode_delta(state: State, base: Base | None = None) -> bytes:
             ]
             for r in sorted(base.touched_rows)
         ],
-        "learned": learned_rows(state),
         "link_events": state.link_events.flat(base.link_events),
     } | scoped_parts(state)
     header["memories"], arrays = encode_memories(state, base.rows, len(state.rows))
@@ -95,7 +95,11 @@ def encode_delta(state: State, base: Base | None = None) -> bytes:
     counts.eliminate_zeros()
     counts.sort_indices()
     return compress_snapshot(
-        pieces(header, {"counts": counts, "reduction": state.counts.reduction()}, arrays)
+        pieces(
+            header,
+            {"counts": counts, "reduction": state.counts.reduction()},
+            arrays | learned_columns(state),
+        )
     )
 
 
@@ -175,9 +179,7 @@ def _apply(
         state.restore_row(r, importance, valence, accesses, superseded_by)
     size = len(state.concepts)
     state.counts.load(grown_sum(base.counts, matrices["counts"], size), matrices["reduction"])
-    state.learned, state.learned_at = {}, {}
-    for i, j, value, position in header["learned"]:
-        state.set_learned(i, j, value, Position.parse(position))
+    load_learned(state, columns)
     load_scoped_parts(state, header)
     state.position = Position.parse(header["position"])
     state.documents = header["documents"]

@@ -514,6 +514,19 @@ class State:
         self.learned_at[pair(i, j)] = position
         self.learned_version += 1
 
+    def load_learned(
+        self, first: list[int], second: list[int], values: list[float], at: list[Position]
+    ) -> None:
+        """The taught links are now these (`set_learned` of each pair, common to all scopes),
+        and no others: a snapshot's, loaded in bulk."""
+        learned: dict[int, dict[int, float]] = {}
+        for i, j, value in zip(first, second, values, strict=True):
+            learned.setdefault(i, {})[j] = value
+            learned.setdefault(j, {})[i] = value
+        self.learned = learned
+        self.learned_at = dict(zip(map(pair, first, second), at, strict=True))
+        self.learned_version += 1
+
     def rescale_learned(self, i: int, j: int, value: float) -> None:
         """The taught delta is now `value` (consolidation), each scope's share scaled alike."""
         before = self.learned.get(i, {}).get(j, 0.0)

@@ -91,3 +91,19 @@ def test_a_snapshot_whose_link_events_are_not_positions_is_corrupt() -> None:
     )
     with pytest.raises(CorruptSnapshot, match="out of range"):
         load_state(blob)
+
+
+def test_taught_links_come_back_with_their_weights_and_positions_both_ways() -> None:
+    state = fold_from_zero([*acceptance_notes(), feedback(7, ["3-0"], 0.5, ["a"])])
+    i, j = state.concept_index["a"], state.concept_index["b"]
+    state.set_learned(i, j, -0.25, Position(2**64 - 1, 2**64 - 1))
+    loaded = load_state(dump_state(state))
+    assert loaded.learned == state.learned and loaded.learned[j][i] == -0.25
+    assert loaded.learned_at == state.learned_at
+    assert loaded.learned_at[(min(i, j), max(i, j))] == Position(2**64 - 1, 2**64 - 1)
+    assert content_hash(loaded) == content_hash(state)
+
+
+def test_a_state_that_was_never_taught_loads_with_no_taught_links() -> None:
+    loaded = load_state(dump_state(fold_from_zero(acceptance_notes())))
+    assert loaded.learned == {} and loaded.learned_at == {}
