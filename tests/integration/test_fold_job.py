@@ -5,14 +5,23 @@ from __future__ import annotations
 
 import dataclasses
 import gc
+import struct
 from collections.abc import Iterator
 
+import orjson
 import pytest
+import zstandard
 from rq import SimpleWorker
 from rq.serializers import JSONSerializer
 
 from assocmem.engine.position import Position
-from assocmem.engine.snapshot import content_hash, dump_state, load_state
+from assocmem.engine.snapshot import (
+    SNAPSHOT_FORMAT,
+    content_hash,
+    dump_state,
+    encode_state,
+    load_state,
+)
 from assocmem.engine.snapshot_delta import base_of
 from assocmem.workers.fold_job import fold_and_publish
 from assocmem.workers.rebuild import Rebuild, rebuild, starting_state
@@ -267,3 +276,31 @@ def test_each_snapshot_counts_the_events_folded_into_it_across_workers(anywhere:
     fold_and_publish(anywhere, "default")
     positions = anywhere.snapshots.positions("default")
     assert [anywhere.snapshots.folded("default", p) for p in positions] == [2, 3, 6]
+
+
+def test_a_snapshot_of_an_older_format_is_folded_anew_from_the_log_and_replaced(
+    anywhere: Runtime,
+) -> None:
+    """What an upgrade that changes the snapshot format does to a tenant's snapshots."""
+    write(anywhere, ["a", "b"], ["b", "c"])
+    fold_and_publish(anywhere, "default", force=True)
+    latest = latest_snapshot(anywhere.snapshots, "default")
+    assert latest is not None
+    stale = load_state(latest[1])  # a link no event taught: read, it would change the hash
+    stale.set_learned(stale.concept_index["a"], stale.concept_index["c"], 9.0, latest[0])
+    raw = encode_state(stale)
+    (size,) = struct.unpack_from("<Q", raw, 0)
+    header = orjson.loads(raw[8 : 8 + size]) | {"format": SNAPSHOT_FORMAT - 1}
+    edited = orjson.dumps(header)
+    older = zstandard.ZstdCompressor().compress(
+        struct.pack("<Q", len(edited)) + edited + raw[8 + size :]
+    )
+    position = write(anywhere, ["c", "d"])[0]
+    assert anywhere.snapshots.publish("default", older, position, latest[0])
+    anywhere.folded.clear()  # a worker started on the new version
+    assert content_hash(rebuild(anywhere.log, anywhere.snapshots, "default")) == from_zero_hash(
+        anywhere
+    )
+    write(anywhere, ["d", "e"])
+    assert fold_and_publish(anywhere, "default", force=True)["published"]
+    assert published_hash(anywhere) == from_zero_hash(anywhere)
