@@ -31,7 +31,8 @@ log = logging.getLogger(__name__)
 
 
 class ServedHash:
-    """A hash on its way from a child process; `result` waits for it."""
+    """A hash on its way from a child process; `result` waits for it, `close` lets the
+    child go (the caller closes it whatever happened)."""
 
     def __init__(self, settings: Settings, tenant: str, upto: Position) -> None:
         # spawn, never fork: the caller (a worker, the API) has threads that may hold locks
@@ -53,8 +54,6 @@ class ServedHash:
         except Exception:  # whatever the child met, the replay goes on without it
             log.exception("the served state's hash could not be worked out in a child process")
             return None
-        finally:
-            self.close()
 
     def close(self) -> None:
         with contextlib.suppress(Exception):

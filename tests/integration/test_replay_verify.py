@@ -66,7 +66,11 @@ def test_the_child_hashes_the_served_state_and_a_failed_child_answers_none(
     last = write(runtime, ["timeout", "retry"])[-1]
     served = rebuild(runtime.log, runtime.snapshots, "default", Rebuild(last))
     assert served_hash(runtime.settings, "default", str(last))[0] == content_hash(served)
-    assert ServedHash(runtime.settings, "default", last).result() == content_hash(served)
+    child = ServedHash(runtime.settings, "default", last)
+    assert child.result() == content_hash(served)
+    child.close()
     nowhere = dataclasses.replace(runtime.settings, redis_url="redis://127.0.0.1:1/0")
-    assert ServedHash(nowhere, "default", last).result() is None
+    failed = ServedHash(nowhere, "default", last)
+    assert failed.result() is None
+    failed.close()
     runtime.close()
