@@ -320,8 +320,8 @@ class State:
         scoped = (block.user >= 0) | (block.session >= 0) | (block.namespace >= 0)
         self.scoped_rows.extend((np.flatnonzero(scoped) + first).tolist())
         lengths = np.diff(block.offsets)
-        rows = np.repeat(np.arange(first, first + count, dtype=np.int32), lengths)
-        self.postings.extend(block.concepts, rows, tiers_of(lengths, block.core, block.matched))
+        tiers = tiers_of(lengths, block.core, block.matched)
+        self.postings.extend(block.offsets, block.concepts, tiers, first)
         self.ts.extend(numbers["ts"])
         self.importance.extend(numbers["importance"])
         self.valence.extend(numbers["valence"])
@@ -345,16 +345,15 @@ class State:
         """Postings and columns of `memories`, the last rows, in bulk."""
         if not memories:
             return
-        first = memories[0].row
         lengths = np.fromiter(map(len, indices), dtype=np.int64, count=len(indices))
-        concepts = np.fromiter(
-            chain.from_iterable(indices), dtype=np.int64, count=int(lengths.sum())
-        )
+        offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        concepts = np.fromiter(chain.from_iterable(indices), dtype=np.int32, count=int(offsets[-1]))
         self.row_concepts.extend(concepts)
-        rows = np.repeat(np.arange(first, first + len(memories), dtype=np.int64), lengths)
         core = np.array([m.core for m in memories], dtype=np.int64)
         matched = np.array([m.matched for m in memories], dtype=np.int64)
-        self.postings.extend(concepts, rows, tiers_of(lengths, core, matched))
+        tiers = tiers_of(lengths, core, matched)
+        self.postings.extend(offsets, concepts, tiers, memories[0].row)
         self.ts.extend(np.array([m.ts for m in memories], dtype=np.float64))
         self.importance.extend(np.array([m.importance for m in memories], dtype=np.int8))
         self.valence.extend(np.array([m.valence for m in memories], dtype=np.float64))

@@ -22,17 +22,23 @@ def fill(runs: list[list[set[int]]]) -> tuple[Postings, dict[int, list[tuple[int
     """The postings of the runs, and what each concept should read: (row, tier) in order."""
     postings, expected, row = Postings(), {}, 0
     for run in runs:
-        concepts, rows, tiers = [], [], []
+        first, concepts, tiers, offsets = row, [], [], [0]
         for memory in run:
             for rank, concept in enumerate(sorted(memory)):
                 concepts.append(concept)
-                rows.append(row)
                 tiers.append(rank % 3)
                 expected.setdefault(concept, []).append((row, rank % 3))
+            offsets.append(len(concepts))
             row += 1
         postings.grow(max(concepts) + 1)
-        postings.extend(np.array(concepts), np.array(rows), np.array(tiers))
+        postings.extend(np.array(offsets), np.array(concepts), np.array(tiers, np.int8), first)
     return postings, expected
+
+
+def one_each(run: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """Run `run` of ten rows, one concept each (`row % 100`)."""
+    rows = np.arange(run * 10, run * 10 + 10)
+    return np.arange(11), rows % 100, np.zeros(10, dtype=np.int8), run * 10
 
 
 @pytest.mark.parametrize("merged_at_most", [1 << 22, 8])
@@ -54,8 +60,7 @@ def test_segments_stay_few_as_runs_are_added() -> None:
     postings = Postings()
     postings.grow(100)
     for run in range(200):
-        rows = np.arange(run * 10, run * 10 + 10)
-        postings.extend(rows % 100, rows, np.zeros(10, dtype=np.int8))
+        postings.extend(*one_each(run))
     assert len(postings._segments) <= 6
     assert postings.of(7)[0].tolist() == list(range(7, 2000, 100))
 
@@ -66,8 +71,7 @@ def test_no_run_is_merged_into_a_segment_past_the_cap(monkeypatch: pytest.Monkey
     postings = Postings()
     postings.grow(100)
     for run in range(200):
-        rows = np.arange(run * 10, run * 10 + 10)
-        postings.extend(rows % 100, rows, np.zeros(10, dtype=np.int8))
+        postings.extend(*one_each(run))
     sizes = [s.entries for s in postings._segments]
     assert len(sizes) >= 50 and max(sizes) <= 16 * (1 + postings_module.MERGE_RATIO)
     assert postings.of(7)[0].tolist() == list(range(7, 2000, 100))
