@@ -25,13 +25,13 @@ from .cooccurrence import COUNT_DTYPE
 from .errors import CorruptSnapshot
 from .memory_columns import ARRAYS, decode_memories, encode_memories
 from .position import Position, Positions
+from .snapshot_frames import compress_snapshot, decompress_snapshot
 from .state import State
 
 SNAPSHOT_FORMAT = 8
 """Bumped when the byte layout changes; older snapshots are then rebuilt from the log."""
 _ARRAYS = (("indptr", "<i8"), ("indices", "<i4"), ("data", "<i4"))
 _MATRICES = ("counts", "reduction")
-_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 LEARNED = {
     "learned_i": "<i4",
     "learned_j": "<i4",
@@ -199,35 +199,6 @@ def unpack(
 
 def dump_state(state: State) -> bytes:
     return compress_snapshot(state_pieces(state))
-
-
-def compress_snapshot(raw: list[memoryview]) -> bytes:
-    """`raw`'s pieces, one after the other, compressed: zstd at level 1, a third of zlib's
-    time at its fastest, for the same size (a compressor per call: one is not to be shared
-    by threads). The frame says its size, so a load decompresses into one buffer."""
-    compressor = zstandard.ZstdCompressor(level=1).compressobj(size=sum(p.nbytes for p in raw))
-    return b"".join([compressor.compress(piece) for piece in raw] + [compressor.flush()])
-
-
-def decompress_snapshot(blob: bytes) -> np.ndarray:
-    """A snapshot's bytes, in a buffer of their own that the arrays of a load are views of
-    (writable, so none is copied; numpy's, which is not zeroed before the frame fills it,
-    as a bytearray is); zlib-compressed ones (before zstd) are read too."""
-    if blob[:4] != _ZSTD_MAGIC:
-        return np.frombuffer(bytearray(zlib.decompress(blob)), dtype=np.uint8)
-    size = zstandard.frame_content_size(blob)
-    if size < 0:  # a frame that does not say its size (none of ours)
-        whole = bytearray(zstandard.ZstdDecompressor().decompressobj().decompress(blob))
-        return np.frombuffer(whole, dtype=np.uint8)
-    raw = np.empty(size, dtype=np.uint8)
-    view, at = memoryview(raw), 0
-    with zstandard.ZstdDecompressor().stream_reader(blob) as reader:
-        while at < size:
-            read = reader.readinto(view[at:])
-            if read == 0:
-                raise CorruptSnapshot("snapshot is truncated")
-            at += read
-    return raw
 
 
 def load_state(blob: bytes) -> State:
