@@ -33,7 +33,7 @@ from assocmem.engine.events import (
     SUBJECT_FORGOTTEN,
 )
 from assocmem.engine.extraction import Extraction, given_terms
-from assocmem.engine.graph import neighbourhood
+from assocmem.engine.graph import check_graph_request, neighbourhood
 from assocmem.engine.link_index import LinkIndex, link_index
 from assocmem.engine.links import links_of
 from assocmem.engine.payload import check_text
@@ -376,6 +376,7 @@ class Application:
         self, principal: Principal, concepts: list[str], hops: int, as_of: str | None = None
     ) -> results.Neighbourhood:
         require(principal, READ)
+        check_graph_request(concepts, hops)  # as given: the API's schema counts them so
         seeds = list(given_terms(concepts))
         with self._state(principal.tenant, None, as_of) as whole:
             state = links_view(whole, self._visibility(principal))

@@ -111,6 +111,12 @@ BAD_REQUESTS = [
         {"params": {"concepts": [f"c{i}" for i in range(21)]}},
         "concepts has 21 items: expected 1 to 20",
     ),
+    (  # counted as given, not as the 20 distinct ones they name (the schema's maxItems)
+        "get",
+        "/v1/graph",
+        {"params": {"concepts": ["", *(f"c{i}" for i in range(19)), "C0"]}},
+        "concepts has 21 items: expected 1 to 20",
+    ),
     (
         "get",
         "/v1/graph",
