@@ -23,7 +23,9 @@ from .errors import CorruptSnapshot
 
 FRAME_BYTES = 8 << 20
 """Uncompressed bytes per frame (zstd at level 1 looks back 512 KB: frames cost no size)."""
-THREADS = min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
+THREADS = min(
+    4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+)
 """Frames compressed or decompressed at once."""
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 TABLE_MAGIC = struct.pack("<I", 0x184D2A5A)
