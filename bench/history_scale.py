@@ -91,6 +91,8 @@ def append(
 
     for item in events(rows, args.events, args.feedback_every):
         if item["type"] == "feedback":
+            if last_note is None and batch:
+                flush()  # the notes before it, so that it has one to rate (the block counts it)
             if last_note is None:
                 continue
             pair = last_note["concepts"][:2]
