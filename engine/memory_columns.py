@@ -84,7 +84,7 @@ def decode_memories(
     flat = ("memory_concepts", "memory_text")
     if any(len(arrays[name]) != count for name in ARRAYS if name not in flat):
         raise ValueError("memory columns of different lengths")
-    offsets, text_offsets = _offsets(lengths), _offsets(arrays["memory_text_lengths"])
+    offsets, text_offsets = offsets_of(lengths), offsets_of(arrays["memory_text_lengths"])
     if offsets[-1] != len(arrays["memory_concepts"]):
         raise ValueError("memory concepts do not add up to their lengths")
     if text_offsets[-1] != len(arrays["memory_text"]):
@@ -117,7 +117,8 @@ def decode_memories(
     return block, numbers
 
 
-def _offsets(lengths: np.ndarray) -> np.ndarray:
+def offsets_of(lengths: np.ndarray) -> np.ndarray:
+    """Where each run of `lengths` starts, and where the last ends (int64)."""
     offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
     return offsets

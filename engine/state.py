@@ -20,6 +20,7 @@ import numpy as np
 
 from .cooccurrence import Cooccurrence
 from .link_rule import is_taught, link_weight
+from .memory_columns import offsets_of
 from .memory_rows import LoadedMemories, MemoryIds, MemoryRows
 from .position import ZERO, Position, Positions
 from .postings import Postings
@@ -346,8 +347,7 @@ class State:
         if not memories:
             return
         lengths = np.fromiter(map(len, indices), dtype=np.int64, count=len(indices))
-        offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=offsets[1:])
+        offsets = offsets_of(lengths)
         concepts = np.fromiter(chain.from_iterable(indices), dtype=np.int32, count=int(offsets[-1]))
         self.row_concepts.extend(concepts)
         core = np.array([m.core for m in memories], dtype=np.int64)
