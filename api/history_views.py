@@ -6,6 +6,7 @@ from typing import Any
 
 from assocmem.engine.audit import MemoryEvent
 from assocmem.workers.history import DeadLetter, Difference, LinkChangeBetween, Resent
+from assocmem.workers.stores import STRAY_MARK
 
 
 def memory_audit_view(memory_id: str, events: list[MemoryEvent]) -> dict[str, Any]:
@@ -49,11 +50,16 @@ def dead_letters_view(letters: list[DeadLetter]) -> dict[str, Any]:
             {
                 "position": str(d.position),
                 "reason": d.reason,
-                "raw": d.raw.decode("utf-8", "replace") if d.raw is not None else None,
+                "raw": _shown(d.raw),
             }
             for d in letters
         ]
     }
+
+
+def _shown(raw: bytes | None) -> str | None:
+    """The entry as text; a stray one's fields without their mark (workers/stores.py)."""
+    return raw.removeprefix(STRAY_MARK).decode("utf-8", "replace") if raw is not None else None
 
 
 def resent_view(resent: list[Resent]) -> dict[str, Any]:

@@ -208,7 +208,9 @@ def dead_letters(r: dict[str, Any]) -> str:
     lines = []
     for d in r["letters"]:
         lines.append(f"{d['position']}  {d['reason']}")
-        lines.append(f"    {(d['raw'] or '(no longer in the log)')[:160]}")
+        lines.append(
+            f"    {(d['raw'] if d['raw'] is not None else '(no longer in the log)')[:160]}"
+        )
     return "\n".join(lines)
 
 

@@ -278,7 +278,10 @@ class DiffOut(BaseModel):
 class DeadLetter(BaseModel):
     position: str
     reason: str
-    raw: str | None = Field(description="The entry as the log holds it (UTF-8, replaced)")
+    raw: str | None = Field(
+        description="The entry as the log holds it (UTF-8, replaced); one that holds no"
+        ' field "e" (not written by assocmem): its fields, as a JSON object'
+    )
 
 
 class DeadLettersOut(BaseModel):

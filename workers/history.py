@@ -18,7 +18,7 @@ from assocmem.engine.audit import (
     rated_memories,
 )
 from assocmem.engine.errors import InvalidEvent, quoted
-from assocmem.engine.event import Event, decode_event
+from assocmem.engine.event import Event
 from assocmem.engine.event_type import event_type
 from assocmem.engine.extraction import given_terms
 from assocmem.engine.fold import Rejection
@@ -33,7 +33,16 @@ from .errors import InvalidRequest, UnknownMemory
 from .fold_job import current_fold, fold_and_publish
 from .heap import collection_held
 from .permissions import require
-from .rebuild import Rebuild, decode_entries, events_of, fold_log, folds_on, log_share, rebuild
+from .rebuild import (
+    Rebuild,
+    decode_entries,
+    decode_entry,
+    events_of,
+    fold_log,
+    folds_on,
+    log_share,
+    rebuild,
+)
 from .runtime import Runtime
 from .served_hash import ServedHash
 from .stores import DEFAULT_BATCH, Entry, iter_entries
@@ -317,7 +326,7 @@ def _reporting(events: Iterator[Event], at: Callable[[Position], None]) -> Itera
 def _readable(letter: DeadLetter) -> Event:
     if letter.raw is None:
         raise InvalidEvent(f"the entry at {letter.position} is no longer in the log")
-    event = decode_event(letter.raw, letter.position)
+    event = decode_entry(letter.raw, letter.position)
     event_type(event.type).check(event.data)
     return event
 

@@ -26,6 +26,7 @@ from .stores import (
     latest_snapshot,
     snapshot_at_or_before,
     snapshot_position_at_or_before,
+    stray_reason,
 )
 
 log = logging.getLogger(__name__)
@@ -65,10 +66,18 @@ def each_decoded(
         try:
             event = decode_event(raw, position)
         except InvalidEvent as exc:
-            rejections.append(Rejection(position, str(exc)))
+            rejections.append(Rejection(position, stray_reason(raw, position) or str(exc)))
             continue
         if event.type not in skip_types:
             yield event
+
+
+def decode_entry(raw: bytes, position: Position) -> Event:
+    """`decode_event`, with the reason a stray entry (workers/stores.py) is no event."""
+    try:
+        return decode_event(raw, position)
+    except InvalidEvent as exc:
+        raise InvalidEvent(stray_reason(raw, position) or str(exc)) from exc
 
 
 def decode_entries(

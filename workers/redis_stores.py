@@ -50,6 +50,7 @@ from .stores import (
     Ladder,
     key_conflict,
     snapshot_digest,
+    stray_entry,
 )
 
 T = TypeVar("T")
@@ -313,7 +314,7 @@ def _stored_entries(rows: list[list[Any]]) -> list[Entry]:
 
 def _field(fields: list[bytes]) -> bytes:
     named = dict(zip(fields[::2], fields[1::2], strict=True))
-    return named.get(b"e", b"")
+    return named[b"e"] if b"e" in named else stray_entry(named)
 
 
 class RedisSnapshotStore:

@@ -12,6 +12,8 @@ import hashlib
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Protocol
 
+import orjson
+
 from assocmem.engine.errors import quoted
 from assocmem.engine.position import Position
 
@@ -28,6 +30,28 @@ DEFAULT_BATCH = 1000
 
 Entry = tuple[Position, bytes]
 """(position, encoded envelope) as stored in the log."""
+
+STRAY_MARK = b"\x00"
+"""Leads what a store gives for a log entry not stored as events are (by something other
+than assocmem): a JSON object of the fields it holds instead. No envelope starts so; the
+fold rejects it with a reason naming those fields, and a dead letter shows them."""
+
+
+def stray_entry(fields: dict[bytes, bytes]) -> bytes:
+    named = {k.decode("utf-8", "replace"): v.decode("utf-8", "replace") for k, v in fields.items()}
+    return STRAY_MARK + orjson.dumps(named)
+
+
+def stray_reason(raw: bytes, position: Position) -> str | None:
+    """Why the entry at `position` is no event, if it is a stray one (else None)."""
+    if not raw.startswith(STRAY_MARK):
+        return None
+    try:
+        names = list(orjson.loads(raw[len(STRAY_MARK) :]))
+    except orjson.JSONDecodeError:
+        return None  # a field "e" whose value happens to start so
+    held = ", ".join(map(quoted, names)) if names else "no field"
+    return f'the entry at {position} holds {held}, not the one field "e" an event is stored in'
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -52,18 +52,28 @@ def test_a_malformed_entry_lands_in_dead_letters_and_later_events_are_still_fold
     up = Pipeline(tmp_path / "data")
     try:
         cli("write", "before the bad one", url=up.url)
-        bad = redis.Redis.from_url(up.info.redis_url).xadd("am:{default}:log", {"e": b"{broken"})
+        client = redis.Redis.from_url(up.info.redis_url)
+        bad = client.xadd("am:{default}:log", {"e": b"{broken"})
+        stray = client.xadd("am:{default}:log", {"event": b"not ours"})
         after = cli_json("write", "after the bad one", url=up.url)
         found = cli_json(
             "read", "--concepts", "bad", "--no-record", "--after", after["id"], url=up.url
         )
         assert {i["text"] for i in found["items"]} == {"before the bad one", "after the bad one"}
         deadline = time.monotonic() + 30  # the workers' fold records dead letters
-        while not (letters := cli_json("dead-letters", url=up.url)["letters"]):
+        while len(letters := cli_json("dead-letters", url=up.url)["letters"]) < 2:
             assert time.monotonic() < deadline, "no dead letter recorded"
             time.sleep(0.2)
-        assert [(d["position"], d["raw"]) for d in letters] == [(bad.decode(), "{broken")]
+        assert [(d["position"], d["raw"]) for d in letters] == [
+            (bad.decode(), "{broken"),
+            (stray.decode(), '{"event":"not ours"}'),
+        ]
         assert "is not JSON" in letters[0]["reason"]
-        assert "still unreadable" in cli("dead-letters", "--resend", url=up.url).stdout
+        assert letters[1]["reason"] == (
+            f"the entry at {stray.decode()} holds 'event', not the one field \"e\" an event"
+            " is stored in"
+        )
+        resent = cli("dead-letters", "--resend", url=up.url).stdout
+        assert resent.count("still unreadable") == 2 and "holds 'event'" in resent
     finally:
         up.stop()
