@@ -66,3 +66,16 @@ def test_one_wrong_item_refuses_the_batch_and_names_it(
     answer = http.post("/v1/events/batch", json={"items": bad}, headers=agent)
     assert answer.status_code == 422 and "items[0]" in answer.json()["detail"]
     assert runtime.log.length("default") == 0
+
+
+def test_a_batch_wrong_in_every_item_is_refused_with_the_first_errors_and_their_count(
+    http: TestClient, settings: Settings, runtime: Runtime
+) -> None:
+    agent = bearer(key_for(settings, "default", "agent"))
+    items = [{"type": "memory", "text": f"note {n}", "time": n} for n in range(1000)]
+    answer = http.post("/v1/events/batch", json={"items": items}, headers=agent)
+    detail = answer.json()["detail"]
+    assert answer.status_code == 422 and detail.startswith("items[0].memory.time 0 is invalid")
+    assert "items[9].memory.time" in detail and "items[10]" not in detail
+    assert detail.endswith("and 990 more errors (1000 in all)") and len(detail) < 2000
+    assert runtime.log.length("default") == 0
