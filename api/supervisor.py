@@ -11,8 +11,10 @@ stops everything and exits non-zero with the reason.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -24,7 +26,6 @@ from assocmem.workers.child_process import dies_with_parent
 from assocmem.workers.redis_server import (
     POLL,
     RedisServer,
-    free_port,
     start_redis,
     stored_password,
 )
@@ -51,6 +52,13 @@ REDIS_RESTARTS = 3
 """Crashes of the embedded Redis within REDIS_RESTART_WINDOW that `up` restarts; one more
 and it gives up."""
 REDIS_RESTART_WINDOW = 60.0
+LISTEN_FD = "ASSOCMEM_LISTEN_FD"
+"""Set for the API `up` starts: the listening socket `up` holds for it, inherited. Bound
+once, before anything starts: a port already taken stops `up` at once (an API that could
+not bind it was restarted every 2 s while the other program answered `up`'s health
+checks), and no other program can take it while the API restarts."""
+BACKLOG = 2048
+"""Connections the listening socket queues (uvicorn's own default)."""
 SNAPSHOT_CACHE = "snapshot-cache"
 """Under the data directory: the local copy of the latest full snapshot (snapshot_cache.py)."""
 
@@ -76,9 +84,15 @@ class Child:
     """One supervised process (`assocmem serve` or `assocmem worker`), restarted if it dies."""
 
     def __init__(
-        self, name: str, args: list[str], env: dict[str, str], log_path: Path, lock: int
+        self,
+        name: str,
+        args: list[str],
+        env: dict[str, str],
+        log_path: Path,
+        fds: tuple[int, ...],
     ) -> None:
-        self.name, self.args, self.env, self.log_path, self.lock = name, args, env, log_path, lock
+        """`fds`: the descriptors it inherits (the data directory's lock, first)."""
+        self.name, self.args, self.env, self.log_path, self.fds = name, args, env, log_path, fds
         self.process = self._spawn()
 
     def _spawn(self) -> subprocess.Popen[bytes]:
@@ -91,7 +105,7 @@ class Child:
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,
                 preexec_fn=dies_with_parent(),  # noqa: PLW1509 - one prctl call, no locks
-                pass_fds=(self.lock,),
+                pass_fds=self.fds,
             )
 
     def restart_if_dead(self) -> bool:
@@ -177,19 +191,27 @@ def run_pipeline(settings: Settings, workers: int = 1, echo: Callable[[str], Non
     stop = StopRequest()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stop.set())
-    redis = EmbeddedRedis(home, settings, lock) if not settings.redis_url else None
+    listener = _listening_socket(settings.host, settings.port)
+    try:
+        redis = EmbeddedRedis(home, settings, lock) if not settings.redis_url else None
+    except BaseException:
+        listener.close()
+        raise
     if redis:
         settings = settings.with_redis(redis.server.url)
     children: list[Child] = []
     try:
-        port = settings.port or free_port()
+        port = listener.getsockname()[1]
         url = f"http://{settings.host}:{port}"
         env = _child_env(settings, home, port)
         logs = home / "logs"
         logs.mkdir(exist_ok=True)
         # The API imports (and decodes its copy of the snapshot) while Redis starts and loads
         # its data (seconds at a million events); it waits for the load before it reads.
-        children.append(Child("api", ["serve"], env, logs / "api.log", lock))
+        api_env = env | {LISTEN_FD: str(listener.fileno())}
+        children.append(
+            Child("api", ["serve"], api_env, logs / "api.log", (lock, listener.fileno()))
+        )
         if redis:
             redis.server.wait_answering()
             redis.server.wait_loaded()
@@ -202,10 +224,10 @@ def run_pipeline(settings: Settings, workers: int = 1, echo: Callable[[str], Non
         # serve later; the workers' first jobs can wait that second.
         _wait_healthy(url, children[0], stop)
         children += [
-            Child(f"worker-{i}", ["worker"], env, logs / f"worker-{i}.log", lock)
+            Child(f"worker-{i}", ["worker"], env, logs / f"worker-{i}.log", (lock,))
             for i in range(workers)
         ]
-        children.append(Child("cron", ["cron"], env, logs / "cron.log", lock))
+        children.append(Child("cron", ["cron"], env, logs / "cron.log", (lock,)))
         _record(home, url, children, redis, settings)
         echo(f"assocmem serving {url}  (data: {home}, logs: {logs}; Ctrl-C stops)")
         _watch(home, url, children, redis, settings, stop, echo)
@@ -214,8 +236,29 @@ def run_pipeline(settings: Settings, workers: int = 1, echo: Callable[[str], Non
             child.stop()
         if redis:
             redis.stop()
+        listener.close()
         remove_run_file(home)
         os.close(lock)
+
+
+def _listening_socket(host: str, port: int) -> socket.socket:
+    """A socket listening on `host`:`port` (0: a free port), for the API to inherit."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    listener = socket.socket(family, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+    try:
+        listener.bind((host, port))
+    except OSError as exc:
+        listener.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise ApiError(
+                f"port {port} on {host} is in use by another program: stop it, or pass"
+                " --port (0 picks a free one)"
+            ) from None
+        raise ApiError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+    listener.listen(BACKLOG)
+    listener.set_inheritable(True)
+    return listener
 
 
 def _child_env(settings: Settings, home: Path, port: int) -> dict[str, str]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 import sys
 from pathlib import Path
 
@@ -119,9 +120,10 @@ def serve(host: str, port: int) -> None:
 
         from ..app import create_app
         from ..http_protocol import deadline_protocol
+        from ..supervisor import LISTEN_FD
 
         app = create_app(settings, preload=preload)
-    uvicorn.run(
+    config = uvicorn.Config(
         app,
         host=host,
         port=port,
@@ -130,3 +132,6 @@ def serve(host: str, port: int) -> None:
         http=deadline_protocol(settings.header_timeout, settings.body_timeout),
         limit_concurrency=settings.max_connections,
     )
+    inherited = os.environ.get(LISTEN_FD)  # `up`'s socket (api/supervisor.py), else our own
+    sockets = [socket.socket(fileno=int(inherited))] if inherited else None
+    uvicorn.Server(config).run(sockets=sockets)

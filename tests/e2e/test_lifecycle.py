@@ -69,6 +69,42 @@ def test_a_redis_that_cannot_start_stops_up_and_the_api_it_started_meanwhile(
     assert _pipeline_pids(home) == []
 
 
+def test_up_on_a_port_another_program_holds_exits_at_once_naming_the_port(
+    tmp_path: Path,
+) -> None:
+    with socket.socket() as other:
+        other.bind(("127.0.0.1", 0))
+        other.listen()
+        port = other.getsockname()[1]
+        home = tmp_path / "data"
+        failed = cli("up", "--data", str(home), "--port", str(port), url="", check=False)
+        assert failed.returncode == 1
+        assert f"port {port} on 127.0.0.1 is in use by another program" in failed.stderr
+        assert _pipeline_pids(home) == []
+
+
+def test_a_request_made_while_the_api_restarts_waits_for_it_instead_of_being_refused(
+    tmp_path: Path,
+) -> None:
+    up = Pipeline(tmp_path / "data")
+    try:
+        written = cli_json("write", "the billing job timed out", url=up.url)
+        os.kill(up.info.api_pid, signal.SIGKILL)
+        wait_until(lambda: not is_alive(up.info.api_pid), 5.0, "the API gone")
+        read = urllib3.request(  # `up` holds the listening socket: the request queues on it
+            "POST",
+            f"{up.url}/v1/read",
+            json={"concepts": ["billing"], "after": written["id"], "record_access": False},
+            headers={"authorization": f"Bearer {up.key}"},
+            timeout=60.0,
+            retries=False,
+        )
+        assert read.status == 200
+        assert [i["text"] for i in read.json()["items"]] == ["the billing job timed out"]
+    finally:
+        up.stop()
+
+
 def _pipeline_pids(home: Path) -> list[int]:
     """Processes whose environment names `home` as their data directory (`up`'s children)."""
     wanted = f"ASSOCMEM_HOME={home.resolve()}".encode()
