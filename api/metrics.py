@@ -39,32 +39,31 @@ class Metrics:
         return generate_latest(self.registry)
 
 
+GAUGES = {
+    "log_events": "Entries in the tenant's log, archived ones included.",
+    "fold_lag_events": f"Entries no snapshot holds yet (counted up to {LAG_COUNT_CAP}).",
+    "fold_lag_seconds": "How long the oldest entry no snapshot holds has waited.",
+    "snapshot_age_seconds": "Since the newest entry of the latest snapshot was appended.",
+    "snapshot_bytes": "Size of the latest snapshot (a delta is smaller than its base).",
+    "dead_letters": "Entries the fold rejected.",
+}
+"""Per tenant, read from the stores when scraped."""
+
+
 class _PipelineCollector(Collector):
     def __init__(self, application: Any) -> None:
         self.application = application
 
+    def describe(self) -> Iterator[Any]:
+        """What `collect` yields, without its values: the registry asks this when the API
+        starts, which must not need Redis (an API started before its Redis serves 503s)."""
+        yield from _families().values()
+
     def collect(self) -> Iterator[Any]:
-        appended = CounterMetricFamily(
-            "assocmem_appended_events",
-            "Events this API process appended, by type (duplicates not counted).",
-            labels=["type"],
-        )
+        families = _families()
         for event_type, count in sorted(self.application.appended.items()):
-            appended.add_metric([event_type], count)
-        yield appended
+            families["appended"].add_metric([event_type], count)
         runtime = self.application.runtime
-        gauges = {
-            "log_events": "Entries in the tenant's log, archived ones included.",
-            "fold_lag_events": f"Entries no snapshot holds yet (counted up to {LAG_COUNT_CAP}).",
-            "fold_lag_seconds": "How long the oldest entry no snapshot holds has waited.",
-            "snapshot_age_seconds": "Since the newest entry of the latest snapshot was appended.",
-            "snapshot_bytes": "Size of the latest snapshot (a delta is smaller than its base).",
-            "dead_letters": "Entries the fold rejected.",
-        }
-        families = {
-            name: GaugeMetricFamily(f"assocmem_{name}", text, labels=["tenant"])
-            for name, text in gauges.items()
-        }
         for stats in tenant_stats(runtime):
             values = {
                 "log_events": stats.log_events,
@@ -77,10 +76,22 @@ class _PipelineCollector(Collector):
             for name, value in values.items():
                 if value is not None:
                     families[name].add_metric([stats.tenant], value)
-        yield from families.values()
-        failed = GaugeMetricFamily(
-            "assocmem_failed_jobs", "Jobs failed for good, by queue.", labels=["queue"]
-        )
         for queue, count in sorted(failed_jobs(runtime).items()):
-            failed.add_metric([queue], count)
-        yield failed
+            families["failed_jobs"].add_metric([queue], count)
+        yield from families.values()
+
+
+def _families() -> dict[str, Any]:
+    families: dict[str, Any] = {
+        "appended": CounterMetricFamily(
+            "assocmem_appended_events",
+            "Events this API process appended, by type (duplicates not counted).",
+            labels=["type"],
+        )
+    }
+    for name, text in GAUGES.items():
+        families[name] = GaugeMetricFamily(f"assocmem_{name}", text, labels=["tenant"])
+    families["failed_jobs"] = GaugeMetricFamily(
+        "assocmem_failed_jobs", "Jobs failed for good, by queue.", labels=["queue"]
+    )
+    return families

@@ -24,6 +24,7 @@ from .archive_job import enqueue_archive
 from .consolidation_job import enqueue_consolidation
 from .errors import StoreError
 from .keys import cron_last_key, cron_lease_key
+from .redis_errors import Outage, wait_until_reachable
 from .runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -81,8 +82,11 @@ def run_cron(runtime: Runtime, stop: threading.Event, tick: float = TICK_SECONDS
         log.info("cron: nightly consolidation is off (ASSOCMEM_CONSOLIDATE_AT=off)")
         stop.wait()
         return
+    if not wait_until_reachable(runtime.queue_connection, "cron", stop):
+        return
     lease = Lease(runtime.queue_connection, cron_lease_key())
     holding = False
+    outage = Outage("cron")
     try:
         while not stop.is_set():
             try:
@@ -97,8 +101,9 @@ def run_cron(runtime: Runtime, stop: threading.Event, tick: float = TICK_SECONDS
                 elif holding:
                     log.warning("cron: lease lost; standing by")
                     holding = False
-            except (redis.RedisError, StoreError):
-                log.exception("cron: Redis failed; trying again in %.0f s", tick)
+                outage.passed()
+            except (redis.RedisError, StoreError) as exc:
+                outage.failed(exc, tick)
             stop.wait(tick)
     finally:
         try:

@@ -16,6 +16,7 @@ from assocmem.engine.state import State
 from .errors import PositionAhead
 from .heap import collection_paused
 from .rebuild import fold_entries, starting_state
+from .redis_errors import Outage
 from .snapshot_cache import Copy, SnapshotCache, latest_state
 from .stores import Appended, EventLog, SnapshotStore, iter_entries
 
@@ -201,16 +202,18 @@ class LiveState:
 
     def keep_fresh(self, stop: threading.Event, wait: float = TAIL_WAIT) -> None:
         """Fold every new entry as it arrives, until `stop` is set (run in a thread)."""
+        outage = Outage(f"background refresh of {self._tenant}")
         while not stop.is_set():
             try:
                 self._reload_if_rewritten()
                 self.refresh()
+                outage.passed()
                 if self._log.wait_for_entries(self._tenant, self.served_position or ZERO, wait):
                     stop.wait(SETTLE)
                     with self._handed:
                         self._handed.wait_for(lambda: self._appending == 0, HANDOFF_WAIT)
-            except Exception:  # a Redis hiccup must not end the loop; the next read retries too
-                log.exception("background refresh of %s failed", self._tenant)
+            except Exception as exc:  # a Redis hiccup must not end the loop; reads retry too
+                outage.failed(exc, RETRY_AFTER)
                 stop.wait(RETRY_AFTER)
 
 

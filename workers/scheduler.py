@@ -13,6 +13,7 @@ from rq.job import Job, JobStatus
 from rq.registry import FailedJobRegistry, ScheduledJobRegistry, StartedJobRegistry
 
 from .keys import fold_job_id
+from .redis_errors import Outage
 from .runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -114,10 +115,10 @@ def schedule_folds(runtime: Runtime, suspects: dict[str, float] | None = None) -
 
 def run_scheduler(runtime: Runtime, stop: threading.Event) -> None:
     suspects: dict[str, float] = {}
+    outage = Outage("fold scheduling")
     while not stop.wait(runtime.settings.fold_interval):
         try:
             schedule_folds(runtime, suspects)
-        except Exception:  # the loop must outlive a Redis hiccup; it retries next tick
-            log.exception(
-                "fold scheduling failed; retrying in %.1f s", runtime.settings.fold_interval
-            )
+            outage.passed()
+        except Exception as exc:  # the loop must outlive a Redis hiccup; it retries next tick
+            outage.failed(exc, runtime.settings.fold_interval)

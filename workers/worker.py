@@ -16,6 +16,7 @@ from rq.worker import WorkerStatus
 
 from . import fold_job  # noqa: F401 - imported before forking, so each job starts warm
 from .native_threads import limit_native_threads
+from .redis_errors import Outage, wait_until_reachable
 from .runtime import Runtime, use_runtime
 from .scheduler import run_scheduler
 
@@ -104,6 +105,7 @@ def run_retries(runtime: Runtime, stop: threading.Event) -> None:
     scheduler = RQScheduler(
         runtime.queues(), connection=runtime.queue_connection, serializer=JSONSerializer
     )
+    outage = Outage("moving due retries")
     try:
         while not stop.wait(RETRY_TICK):
             try:
@@ -112,8 +114,9 @@ def run_retries(runtime: Runtime, stop: threading.Event) -> None:
                 if scheduler.acquired_locks:
                     scheduler.heartbeat()
                     scheduler.enqueue_scheduled_jobs()
-            except redis.RedisError:
-                log.exception("moving due retries failed; trying again in %.0f s", RETRY_TICK)
+                outage.passed()
+            except redis.RedisError as exc:
+                outage.failed(exc, RETRY_TICK)
     finally:
         try:
             scheduler.release_locks()
@@ -125,6 +128,8 @@ def run_worker(runtime: Runtime, burst: bool = False) -> None:
     limit_native_threads()
     use_runtime(runtime)
     stop = threading.Event()
+    assert runtime.queue_connection is not None, "a worker needs Redis"
+    wait_until_reachable(runtime.queue_connection, "worker", stop)
     helpers = [
         threading.Thread(target=run_scheduler, args=(runtime, stop), name="fold-scheduler"),
         threading.Thread(target=run_retries, args=(runtime, stop), name="retry-scheduler"),

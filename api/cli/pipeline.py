@@ -67,12 +67,17 @@ def worker(burst: bool) -> None:
     """Run one RQ worker (fold, consolidation and replay jobs) and the fold scheduler.
     Needs REDIS_URL."""
     with collection_paused():  # see serve
+        import redis
+
         from assocmem.workers.runtime import Runtime
         from assocmem.workers.worker import run_worker
 
     configure_logging()
     collect_young_less_often()
-    run_worker(Runtime.connect(load_settings(os.environ)), burst=burst)
+    try:
+        run_worker(Runtime.connect(load_settings(os.environ)), burst=burst)
+    except (redis.ConnectionError, redis.TimeoutError) as exc:  # RQ's own, when it stops
+        raise click.ClickException(f"worker: Redis went away: {exc}") from exc
 
 
 @click.command(

@@ -1,0 +1,127 @@
+"""`serve`, `worker` and `cron` started by hand, as a supervisor starts them beside their
+Redis: they wait for it rather than die with a traceback, and refuse plainly what no wait
+can mend (a wrong password, a URL that leads to no Redis)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import redis
+import urllib3
+
+from assocmem.workers.keys import cron_lease_key
+from assocmem.workers.redis_server import free_port, start_redis
+
+
+def started(command: list[str], redis_url: str, home: Path, log: Path) -> subprocess.Popen[bytes]:
+    env = {
+        **os.environ,
+        "REDIS_URL": redis_url,
+        "ASSOCMEM_HOME": str(home),
+        "ASSOCMEM_CONSOLIDATE_AT": "off" if command[0] != "cron" else "30 2 * * *",
+    }
+    with open(log, "wb") as out:
+        return subprocess.Popen(
+            [sys.executable, "-m", "assocmem.api.cli", *command],
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+
+
+def status(url: str) -> int | None:
+    try:
+        return urllib3.request("GET", url, timeout=2.0, retries=False).status
+    except urllib3.exceptions.HTTPError:
+        return None
+
+
+def wait_for(condition, what: str, timeout: float = 30.0) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"{what} within {timeout} s"
+        time.sleep(0.1)
+
+
+def test_the_api_workers_and_cron_started_before_their_redis_wait_for_it(tmp_path: Path) -> None:
+    port, http_port = free_port(), free_port()
+    url = f"redis://127.0.0.1:{port}/0"
+    api_url = f"http://127.0.0.1:{http_port}"
+    logs = {name: tmp_path / f"{name}.log" for name in ("serve", "worker", "cron")}
+    processes = [
+        started(["serve", "--port", str(http_port)], url, tmp_path / "home", logs["serve"]),
+        started(["worker"], url, tmp_path / "home", logs["worker"]),
+        started(["cron"], url, tmp_path / "home", logs["cron"]),
+    ]
+    server = None
+    try:
+        wait_for(lambda: status(f"{api_url}/healthz") == 200, "the API answering")
+        assert status(f"{api_url}/readyz") == 503  # no Redis yet
+        assert all(p.poll() is None for p in processes)
+        server = start_redis(tmp_path / "redis", port=port)
+        queues = redis.Redis(port=port, db=1)  # the queues' database, next to the data's
+        wait_for(lambda: status(f"{api_url}/readyz") == 200, "the API ready")
+        wait_for(lambda: queues.scard("rq:workers") == 1, "the worker registered")
+        wait_for(lambda: queues.exists(cron_lease_key()) == 1, "the cron holding its lease")
+    finally:
+        for process in processes:
+            process.send_signal(signal.SIGTERM)
+        for process in processes:
+            process.wait(30)
+        if server is not None:
+            server.stop()
+    for name, log in logs.items():
+        said = log.read_text()
+        assert "Traceback" not in said, f"{name} logged a traceback:\n{said[-3000:]}"
+        if name != "serve":
+            assert said.count("cannot reach Redis") >= 1, name
+
+
+def test_a_worker_refuses_a_wrong_password_and_a_url_that_leads_to_no_redis(
+    tmp_path: Path,
+) -> None:
+    server = start_redis(tmp_path / "redis", password="right")
+    try:
+        wrong = f"redis://:wrong@127.0.0.1:{server.port}/0"
+        done = subprocess.run(
+            [sys.executable, "-m", "assocmem.api.cli", "worker"],
+            env={**os.environ, "REDIS_URL": wrong},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 1
+        assert "Error: worker: Redis refused the credentials of REDIS_URL" in done.stderr
+        assert "Traceback" not in done.stderr
+    finally:
+        server.stop()
+    with socket.socket() as http:  # something that answers, but not as Redis
+        http.bind(("127.0.0.1", 0))
+        http.listen()
+        url = f"redis://127.0.0.1:{http.getsockname()[1]}/0"
+        responder = subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                "import socket,sys; s=socket.socket(fileno=int(sys.argv[1]));"
+                " c,_=s.accept(); c.recv(100); c.sendall(b'HTTP/1.1 400 Bad Request\\r\\n\\r\\n')",
+                str(http.fileno()),
+            ],
+            pass_fds=(http.fileno(),),
+        )
+        done = subprocess.run(
+            [sys.executable, "-m", "assocmem.api.cli", "worker"],
+            env={**os.environ, "REDIS_URL": url},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        responder.wait(10)
+    assert done.returncode == 1
+    assert "Error: worker: REDIS_URL does not lead to a Redis" in done.stderr
