@@ -52,6 +52,12 @@ REDIS_RESTARTS = 3
 """Crashes of the embedded Redis within REDIS_RESTART_WINDOW that `up` restarts; one more
 and it gives up."""
 REDIS_RESTART_WINDOW = 60.0
+QUICK_EXIT = 10.0
+"""A child that exits by itself (not killed by a signal) this soon after its start is
+restarted after a delay that doubles with each such exit in a row, up to RESTART_DELAY_MAX:
+one that cannot start (a bad setting, a Redis that refuses it) was restarted twice a
+second, a second of CPU and a traceback each time."""
+RESTART_DELAY_MAX = 30.0
 LISTEN_FD = "ASSOCMEM_LISTEN_FD"
 """Set for the API `up` starts: the listening socket `up` holds for it, inherited. Bound
 once, before anything starts: a port already taken stops `up` at once (an API that could
@@ -94,6 +100,10 @@ class Child:
         """`fds`: the descriptors it inherits (the data directory's lock, first)."""
         self.name, self.args, self.env, self.log_path, self.fds = name, args, env, log_path, fds
         self.process = self._spawn()
+        self.started = time.monotonic()
+        self.quick_exits = 0
+        self.due: float | None = None
+        """When a dead child is started again (None: alive, or not yet seen dead)."""
 
     def _spawn(self) -> subprocess.Popen[bytes]:
         with open(self.log_path, "ab") as log:
@@ -109,9 +119,17 @@ class Child:
             )
 
     def restart_if_dead(self) -> bool:
-        if self.process.poll() is None:
+        """Start it again if it died and its restart is due; whether it was."""
+        code = self.process.poll()
+        if code is None:
             return False
-        self.process = self._spawn()
+        now = time.monotonic()
+        if self.due is None:
+            delay, self.quick_exits = restart_delay(code, now - self.started, self.quick_exits)
+            self.due = now + delay
+        if now < self.due:
+            return False
+        self.process, self.started, self.due = self._spawn(), now, None
         return True
 
     def stop(self) -> None:
@@ -122,6 +140,14 @@ class Child:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+
+
+def restart_delay(code: int, lived: float, quick_exits: int) -> tuple[float, int]:
+    """Seconds to wait before a restart of a child that exited with `code` after `lived`
+    seconds, and its count of quick exits in a row (`quick_exits` before this one)."""
+    if code < 0 or lived >= QUICK_EXIT:  # killed from outside, or it ran a while: at once
+        return 0.0, 0
+    return min(2.0**quick_exits, RESTART_DELAY_MAX), quick_exits + 1
 
 
 class EmbeddedRedis:

@@ -7,7 +7,6 @@ through the application, so a later read of the same process sees the counts.
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections import Counter
 from collections.abc import Callable
@@ -16,7 +15,7 @@ from assocmem.engine.events import MEMORY_ACCESSED
 from assocmem.engine.events.memory_accessed import MAX_ACCESS_IDS
 from assocmem.engine.principal import Principal
 
-log = logging.getLogger(__name__)
+from .redis_errors import Outage
 
 FLUSH_INTERVAL = 2.0
 """Seconds between memory.accessed events."""
@@ -61,9 +60,11 @@ class AccessRecorder:
         return len(ids)
 
     def run(self, stop: threading.Event, interval: float = FLUSH_INTERVAL) -> None:
+        outage = Outage("recording accesses")
         while not stop.wait(interval):
             try:
                 self.flush()
-            except Exception:
-                log.exception("recording accesses failed; retrying at the next interval")
+                outage.passed()
+            except Exception as exc:
+                outage.failed(exc, interval)
         self.flush()

@@ -24,7 +24,7 @@ from .archive_job import enqueue_archive
 from .consolidation_job import enqueue_consolidation
 from .errors import StoreError
 from .keys import cron_last_key, cron_lease_key
-from .redis_errors import Outage, wait_until_reachable
+from .redis_errors import Outage, wait_until_writable
 from .runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -82,7 +82,7 @@ def run_cron(runtime: Runtime, stop: threading.Event, tick: float = TICK_SECONDS
         log.info("cron: nightly consolidation is off (ASSOCMEM_CONSOLIDATE_AT=off)")
         stop.wait()
         return
-    if not wait_until_reachable(runtime.queue_connection, "cron", stop):
+    if not wait_until_writable(runtime.queue_connection, "cron", stop):
         return
     lease = Lease(runtime.queue_connection, cron_lease_key())
     holding = False

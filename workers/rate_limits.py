@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import time
 
+import redis
 from limits import RateLimitItem, RateLimitItemPerSecond
 from limits.storage import Storage
 from limits.strategies import SlidingWindowCounterRateLimiter
@@ -14,6 +15,7 @@ from limits.strategies import SlidingWindowCounterRateLimiter
 from assocmem.engine.principal import Principal
 
 from .errors import RateLimited
+from .redis_errors import Outage
 from .settings import Settings
 
 
@@ -22,6 +24,7 @@ class RateLimits:
         self._limiter = SlidingWindowCounterRateLimiter(storage)
         self._requests = _per_second(settings.key_requests)
         self._events = _per_second(settings.key_events)
+        self._outage = Outage("rate limits (requests pass uncounted meanwhile)")
 
     def take_request(self, principal: Principal) -> None:
         """Count one request of the principal's key; RateLimited if it is over its rate."""
@@ -37,7 +40,15 @@ class RateLimits:
     ) -> None:
         if item is None or principal.key is None:  # in-process callers (jobs) are not limited
             return
-        if self._limiter.hit(item, principal.key, what, cost=cost):
+        try:
+            hit = self._limiter.hit(item, principal.key, what, cost=cost)
+        except redis.RedisError as exc:
+            # Open, not shut: a Redis that cannot count (its disk full, say) must not stop
+            # the reads the API answers from memory; appends fail on their own
+            self._outage.failed(exc)
+            return
+        self._outage.passed()
+        if hit:
             return
         reset = self._limiter.get_window_stats(item, principal.key, what).reset_time
         retry = max(1, math.ceil(reset - time.time()))

@@ -5,6 +5,7 @@ without importing them (they bring the engine: a quarter of a second of its star
 from __future__ import annotations
 
 import logging
+import re
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -17,6 +18,30 @@ log = logging.getLogger(__name__)
 
 UNREACHABLE_RETRY = 5.0
 """Seconds between two tries of a process that waits for its Redis."""
+WRITE_PROBE = "am:write-probe"
+"""Written (for a second) by a process that waits for its Redis to take writes."""
+
+
+REFUSING_WRITES = ("MISCONF", "NOREPLICAS", "OOM", "READONLY")
+"""Error codes of a Redis that is up but refuses writes for now: it cannot persist (a full
+disk), lacks the replicas it must write to, is out of memory, or is a read-only replica.
+(An error raised in a Lua script keeps its code in its message.)"""
+
+
+_REFUSAL = re.compile(rf"(?:^|caused error: )(?:{'|'.join(REFUSING_WRITES)})\b")
+"""A refusal's code, at the start of the message, or after what a pipeline puts before it."""
+
+
+def refuses_writes(exc: BaseException) -> bool:
+    return isinstance(exc, redis.OutOfMemoryError | redis.ReadOnlyError) or (
+        isinstance(exc, redis.ResponseError) and _REFUSAL.search(str(exc)) is not None
+    )
+
+
+def is_unavailable(exc: BaseException) -> bool:
+    """Whether `exc` says Redis is out of reach or refuses writes: a state that passes."""
+    unreachable = redis.ConnectionError | redis.TimeoutError | StoreUnavailable
+    return isinstance(exc, unreachable) or refuses_writes(exc)
 
 
 @contextmanager
@@ -26,6 +51,8 @@ def translated(action: str) -> Iterator[None]:
     except redis.ConnectionError as exc:
         raise StoreUnavailable(f"cannot {action}: {exc}") from exc
     except redis.RedisError as exc:
+        if refuses_writes(exc):  # a state of the server that passes: a 503, to retry
+            raise StoreUnavailable(f"cannot {action}: Redis refuses writes: {exc}") from exc
         raise StoreError(f"{action} failed: {exc}") from exc
 
 
@@ -38,11 +65,13 @@ class Outage:
         self.who = who
         self.down = False
 
-    def failed(self, exc: Exception, retry: float) -> None:
-        if not isinstance(exc, redis.ConnectionError | redis.TimeoutError | StoreUnavailable):
-            log.error("%s failed; trying again in %.1f s", self.who, retry, exc_info=exc)
+    def failed(self, exc: Exception, retry: float | None = None) -> None:
+        """`retry`: seconds until the next try, if the caller waits."""
+        if not is_unavailable(exc):
+            then = f"; trying again in {retry:.1f} s" if retry is not None else ""
+            log.error("%s failed%s", self.who, then, exc_info=exc)
         elif not self.down:
-            log.warning("%s: cannot reach Redis (%s); trying until it answers", self.who, exc)
+            log.warning("%s: Redis is unavailable (%s); trying until it answers", self.who, exc)
             self.down = True
 
     def passed(self) -> None:
@@ -51,13 +80,15 @@ class Outage:
             self.down = False
 
 
-def wait_until_reachable(client: redis.Redis, who: str, stop: threading.Event) -> bool:
-    """Until `client`'s Redis answers (True) or `stop` is set (False), one line logged per
-    try: a worker or cron started beside its Redis (by hand, by a supervisor) waits for it
-    rather than dying with a traceback. A refused password is no reason to wait."""
+def wait_until_writable(client: redis.Redis, who: str, stop: threading.Event) -> bool:
+    """Until `client`'s Redis takes a write (True) or `stop` is set (False), one line logged
+    per try: a worker or cron started beside its Redis (by hand, by a supervisor), or while
+    it refuses writes (RQ's worker quits at the first write refused, and was restarted into
+    the same refusal twice a second), waits for it rather than dying with a traceback. A
+    refused password is no reason to wait."""
     while not stop.is_set():
         try:
-            client.ping()
+            client.set(WRITE_PROBE, who, px=1000)
             return True
         except redis.AuthenticationError as exc:
             raise StoreError(f"{who}: Redis refused the credentials of REDIS_URL: {exc}") from exc
@@ -65,7 +96,17 @@ def wait_until_reachable(client: redis.Redis, who: str, stop: threading.Event) -
             log.warning(
                 "%s: cannot reach Redis (%s); trying again in %.0f s", who, exc, UNREACHABLE_RETRY
             )
-        except redis.RedisError as exc:  # something else answers there (an HTTP server, say)
-            raise StoreError(f"{who}: REDIS_URL does not lead to a Redis: {exc}") from exc
+        except redis.RedisError as exc:
+            if not refuses_writes(exc):
+                raise StoreError(f"{who}: {_no_redis(exc)}: {exc}") from exc
+            log.warning(
+                "%s: Redis refuses writes (%s); trying again in %.0f s", who, exc, UNREACHABLE_RETRY
+            )
         stop.wait(UNREACHABLE_RETRY)
     return False
+
+
+def _no_redis(exc: redis.RedisError) -> str:
+    if isinstance(exc, redis.ResponseError):
+        return "Redis refused a write"
+    return "REDIS_URL does not lead to a Redis"  # something else answers there (HTTP, say)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import threading
 
 import redis
@@ -16,11 +15,9 @@ from rq.worker import WorkerStatus
 
 from . import fold_job  # noqa: F401 - imported before forking, so each job starts warm
 from .native_threads import limit_native_threads
-from .redis_errors import Outage, wait_until_reachable
+from .redis_errors import Outage, wait_until_writable
 from .runtime import Runtime, use_runtime
 from .scheduler import run_scheduler
-
-log = logging.getLogger(__name__)
 
 MAINTENANCE_INTERVAL = 30
 """Seconds between a worker's maintenance rounds, where abandoned jobs (their worker died)
@@ -68,11 +65,13 @@ class HeartbeatWorker(SimpleWorker):
         super().handle_job_success(job, queue, started_job_registry, execution)
 
     def _beat(self, job: Job, execution: Execution, stop: threading.Event) -> None:
+        outage = Outage(f"heartbeat of job {job.id}")
         while not stop.wait(HEARTBEAT_EVERY):
             try:
                 self.maintain_heartbeats(job, execution)
-            except redis.RedisError:
-                log.exception("heartbeat of job %s failed; trying again", job.id)
+                outage.passed()
+            except redis.RedisError as exc:
+                outage.failed(exc, HEARTBEAT_EVERY)
 
 
 def forget_lost_executions(job: Job) -> None:
@@ -129,7 +128,7 @@ def run_worker(runtime: Runtime, burst: bool = False) -> None:
     use_runtime(runtime)
     stop = threading.Event()
     assert runtime.queue_connection is not None, "a worker needs Redis"
-    wait_until_reachable(runtime.queue_connection, "worker", stop)
+    wait_until_writable(runtime.queue_connection, "worker", stop)
     helpers = [
         threading.Thread(target=run_scheduler, args=(runtime, stop), name="fold-scheduler"),
         threading.Thread(target=run_retries, args=(runtime, stop), name="retry-scheduler"),

@@ -105,6 +105,39 @@ def test_a_request_made_while_the_api_restarts_waits_for_it_instead_of_being_ref
         up.stop()
 
 
+def test_while_redis_refuses_writes_reads_are_served_writes_get_a_503_and_nothing_restarts(
+    tmp_path: Path,
+) -> None:
+    up = Pipeline(tmp_path / "data")
+    try:
+        written = cli_json("write", "the billing job timed out", url=up.url)
+        cli("read", "--concepts", "billing", "--after", written["id"], url=up.url)
+        store = redis.Redis.from_url(up.info.redis_url)
+        store.config_set("min-replicas-to-write", 1)  # as a full disk or maxmemory would
+        try:
+            refused = urllib3.request(
+                "POST",
+                f"{up.url}/v1/memories",
+                json={"text": "the retry worked"},
+                headers={"authorization": f"Bearer {up.key}"},
+                retries=False,
+            )
+            assert refused.status == 503 and refused.headers["Retry-After"] == "1"
+            assert "Redis refuses writes" in refused.json()["detail"]
+            for _ in range(3):  # the rate limits cannot count: the reads pass uncounted
+                found = cli_json("read", "--concepts", "billing", url=up.url)
+                assert [i["text"] for i in found["items"]] == ["the billing job timed out"]
+            time.sleep(3)  # the workers' and cron's loops meet the refusal meanwhile
+        finally:
+            store.config_set("min-replicas-to-write", 0)
+        cli("write", "the retry worked", url=up.url)
+        children = [up.info.api_pid, *up.info.worker_pids, up.info.cron_pid]
+        assert all(is_alive(pid) for pid in children)
+        assert read_run_file(up.home) == up.info  # no child was restarted
+    finally:
+        up.stop()
+
+
 def _pipeline_pids(home: Path) -> list[int]:
     """Processes whose environment names `home` as their data directory (`up`'s children)."""
     wanted = f"ASSOCMEM_HOME={home.resolve()}".encode()

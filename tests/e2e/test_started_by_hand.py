@@ -80,7 +80,7 @@ def test_the_api_workers_and_cron_started_before_their_redis_wait_for_it(tmp_pat
         said = log.read_text()
         assert "Traceback" not in said, f"{name} logged a traceback:\n{said[-3000:]}"
         if name != "serve":
-            assert said.count("cannot reach Redis") >= 1, name
+            assert said.count("cannot reach Redis") >= 1, name  # as it waited to start
 
 
 def test_a_worker_refuses_a_wrong_password_and_a_url_that_leads_to_no_redis(

@@ -22,12 +22,13 @@ def test_an_outage_is_said_once_when_it_starts_and_once_when_it_ends(
             outage.failed(redis.ConnectionError("Error 111 connecting"), 0.2)
         outage.failed(StoreUnavailable("cannot list the tenants"), 0.2)
         outage.failed(redis.TimeoutError("timed out"), 0.2)
+        outage.failed(redis.ResponseError("MISCONF Redis is configured to save RDB"), 0.2)
         outage.passed()
         outage.passed()
     assert [(r.levelname, r.getMessage(), r.exc_info) for r in caplog.records] == [
         (
             "WARNING",
-            "fold scheduling: cannot reach Redis (Error 111 connecting); trying until it answers",
+            "fold scheduling: Redis is unavailable (Error 111 connecting); trying until it answers",
             None,
         ),
         ("WARNING", "fold scheduling: Redis answers again", None),
