@@ -190,7 +190,7 @@ ERRORS = {
     413: "Request body over the size limit",
     422: "Invalid request: the detail names the field and the value",
     429: "The API key is over its request or event rate: retry after Retry-After seconds",
-    503: "Redis (the store) cannot be reached",
+    503: "Redis (the store) cannot be reached or refuses writes: retry after Retry-After seconds",
 }
 
 
