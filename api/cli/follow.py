@@ -20,7 +20,19 @@ def follow(client: Client, job: dict[str, Any], label: str, as_json: bool) -> di
     """Poll the job until it has finished or failed; the job as it ended.
 
     A failed job is a ClickException naming its error. The bar goes to stderr and only on a
-    terminal, so --json output and pipes stay clean."""
+    terminal, so --json output and pipes stay clean. Ctrl-C stops following, not the job."""
+    try:
+        return _followed(client, job, label, as_json)
+    except KeyboardInterrupt:
+        click.echo(
+            f"\nstopped following job {job['id']}; it goes on on a worker"
+            " (`assocmem jobs` lists it while it runs)",
+            err=True,
+        )
+        sys.exit(130)
+
+
+def _followed(client: Client, job: dict[str, Any], label: str, as_json: bool) -> dict[str, Any]:
     hidden = as_json or not sys.stderr.isatty()
     with click.progressbar(length=100, label=label, file=sys.stderr, hidden=hidden) as bar:
         shown = 0
