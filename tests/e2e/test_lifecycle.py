@@ -4,6 +4,7 @@ itself and alive."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import stat
@@ -105,7 +106,7 @@ def test_a_request_made_while_the_api_restarts_waits_for_it_instead_of_being_ref
         up.stop()
 
 
-def test_while_redis_refuses_writes_reads_are_served_writes_get_a_503_and_nothing_restarts(
+def test_while_redis_refuses_writes_reads_are_served_writes_get_a_503_and_then_all_goes_on(
     tmp_path: Path,
 ) -> None:
     up = Pipeline(tmp_path / "data")
@@ -130,12 +131,23 @@ def test_while_redis_refuses_writes_reads_are_served_writes_get_a_503_and_nothin
             time.sleep(3)  # the workers' and cron's loops meet the refusal meanwhile
         finally:
             store.config_set("min-replicas-to-write", 0)
+        assert is_alive(up.info.api_pid), "the API served throughout"
+        # RQ's worker quits when its own bookkeeping of a job is refused: `up` restarts it,
+        # and it waits for Redis to take writes before it takes jobs again
         cli("write", "the retry worked", url=up.url)
-        children = [up.info.api_pid, *up.info.worker_pids, up.info.cron_pid]
-        assert all(is_alive(pid) for pid in children)
-        assert read_run_file(up.home) == up.info  # no child was restarted
+        wait_until(lambda: _fold_lag(up) == 0, 60.0, "the workers folding and publishing again")
     finally:
         up.stop()
+
+
+def _fold_lag(up: Pipeline) -> float:
+    """Events of the default tenant no snapshot holds yet, as /metrics says."""
+    metrics = urllib3.request(
+        "GET", f"{up.url}/metrics", headers={"authorization": f"Bearer {up.key}"}
+    ).data.decode()
+    lag = re.search(r'^assocmem_fold_lag_events\{tenant="default"\} (\S+)$', metrics, re.M)
+    assert lag is not None, metrics
+    return float(lag.group(1))
 
 
 def _pipeline_pids(home: Path) -> list[int]:
