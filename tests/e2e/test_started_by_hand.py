@@ -83,19 +83,22 @@ def test_the_api_workers_and_cron_started_before_their_redis_wait_for_it(tmp_pat
             assert said.count("cannot reach Redis") >= 1, name  # as it waited to start
 
 
+def worker_on(redis_url: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "assocmem.api.cli", "worker"],
+        env={**os.environ, "REDIS_URL": redis_url},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
 def test_a_worker_refuses_a_wrong_password_and_a_url_that_leads_to_no_redis(
     tmp_path: Path,
 ) -> None:
     server = start_redis(tmp_path / "redis", password="right")
     try:
-        wrong = f"redis://:wrong@127.0.0.1:{server.port}/0"
-        done = subprocess.run(
-            [sys.executable, "-m", "assocmem.api.cli", "worker"],
-            env={**os.environ, "REDIS_URL": wrong},
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        done = worker_on(f"redis://:wrong@127.0.0.1:{server.port}/0")
         assert done.returncode == 1
         assert "Error: worker: Redis refused the credentials of REDIS_URL" in done.stderr
         assert "Traceback" not in done.stderr
@@ -115,13 +118,7 @@ def test_a_worker_refuses_a_wrong_password_and_a_url_that_leads_to_no_redis(
             ],
             pass_fds=(http.fileno(),),
         )
-        done = subprocess.run(
-            [sys.executable, "-m", "assocmem.api.cli", "worker"],
-            env={**os.environ, "REDIS_URL": url},
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        done = worker_on(url)
         responder.wait(10)
     assert done.returncode == 1
     assert "Error: worker: REDIS_URL does not lead to a Redis" in done.stderr
