@@ -1,6 +1,7 @@
-"""Redis errors as the stores' own: StoreUnavailable when Redis cannot be reached,
-StoreError for the rest. Apart from the stores, so that `up` can check its operator key
-without importing them (they bring the engine: a quarter of a second of its start)."""
+"""Redis errors as the stores' own: StoreUnavailable when Redis cannot be reached or refuses
+writes for now, StoreError for the rest; and how processes that retry wait for Redis and
+say so. Apart from the stores, so that `up` can check its operator key without importing
+them (they bring the engine: a quarter of a second of its start)."""
 
 from __future__ import annotations
 
@@ -20,14 +21,10 @@ UNREACHABLE_RETRY = 5.0
 """Seconds between two tries of a process that waits for its Redis."""
 WRITE_PROBE = "am:write-probe"
 """Written (for a second) by a process that waits for its Redis to take writes."""
-
-
 REFUSING_WRITES = ("MISCONF", "NOREPLICAS", "OOM", "READONLY")
 """Error codes of a Redis that is up but refuses writes for now: it cannot persist (a full
 disk), lacks the replicas it must write to, is out of memory, or is a read-only replica.
 (An error raised in a Lua script keeps its code in its message.)"""
-
-
 _REFUSAL = re.compile(rf"(?:^|caused error: )(?:{'|'.join(REFUSING_WRITES)})\b")
 """A refusal's code, at the start of the message, or after what a pipeline puts before it."""
 
@@ -57,9 +54,10 @@ def translated(action: str) -> Iterator[None]:
 
 
 class Outage:
-    """What a loop that retries says of its Redis: once that it cannot reach it, once that it
-    answers again, rather than a traceback at every try (five a second, for as long as a
-    Redis restart lasts). Other failures are logged with their traceback each time."""
+    """What a loop that retries says of its Redis: once that it is unavailable (out of reach,
+    or refusing writes), once that it answers again, rather than a traceback at every try
+    (five a second, for as long as a Redis restart lasts). Other failures are logged with
+    their traceback each time."""
 
     def __init__(self, who: str) -> None:
         self.who = who
