@@ -7,6 +7,7 @@ import logging
 from typing import Any
 
 import orjson
+import redis
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
@@ -24,6 +25,7 @@ from assocmem.workers.errors import (
     StoreUnavailable,
     UnknownMemory,
 )
+from assocmem.workers.redis_errors import is_unavailable
 
 from .errors import READ_TIMED_OUT
 
@@ -78,6 +80,7 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(EngineError, _application_error)
     app.add_exception_handler(StoreUnavailable, _store_unavailable)
     app.add_exception_handler(StoreError, _store_error)
+    app.add_exception_handler(redis.RedisError, _redis_error)
     app.add_exception_handler(HTTPException, _http_error)
     app.add_exception_handler(Exception, _unexpected)
 
@@ -148,6 +151,13 @@ async def _store_unavailable(request: Request, exc: Exception) -> Response:
 
 async def _store_error(request: Request, exc: Exception) -> Response:
     return problem(500, "Store error", str(exc))
+
+
+async def _redis_error(request: Request, exc: Exception) -> Response:
+    """What RQ (queueing a job, listing them) raises as Redis raised it, as the stores' own."""
+    if is_unavailable(exc):
+        return problem(503, "Store unavailable", f"Redis: {exc}", {"Retry-After": "1"})
+    return problem(500, "Store error", f"Redis: {exc}")
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:

@@ -125,6 +125,10 @@ def test_while_redis_refuses_writes_reads_are_served_writes_get_a_503_and_then_a
             )
             assert refused.status == 503 and refused.headers["Retry-After"] == "1"
             assert "Redis refuses writes" in refused.json()["detail"]
+            jobs = urllib3.request(  # RQ cleans its registries as it lists them: a write
+                "GET", f"{up.url}/v1/jobs", headers={"authorization": f"Bearer {up.key}"}
+            )
+            assert jobs.status == 503 and "NOREPLICAS" in jobs.json()["detail"]
             for _ in range(3):  # the rate limits cannot count: the reads pass uncounted
                 found = cli_json("read", "--concepts", "billing", url=up.url)
                 assert [i["text"] for i in found["items"]] == ["the billing job timed out"]
