@@ -233,6 +233,11 @@ def jobs(r: dict[str, Any]) -> str:
         lines.append(
             f"{j['state']:<9} {j['id']:<28} {j['queue']:<22} {j['function']}{tuple(j['args'])}"
         )
+        if j.get("retry_at"):
+            at = datetime.fromisoformat(j["retry_at"]).astimezone(UTC).strftime("%H:%M:%S UTC")
+            left = j["retries_left"] or 0
+            more = f"{left} more {'retry' if left == 1 else 'retries'}" if left else "no retry"
+            lines.append(f"          next try at {at}; {more} if that fails")
         if j["error"]:
             lines.append(f"          {j['error'][:150]}")
     return "\n".join(lines)

@@ -309,6 +309,7 @@ class Job(BaseModel):
         None, description="While it runs: {phase, done}, done from 0 to 1"
     )
     result: dict[str, Any] | None = Field(None, description="A finished job's report")
+    retry_at: str | None = Field(None, description="When a scheduled job is queued again")
 
 
 class JobsOut(BaseModel):

@@ -281,6 +281,7 @@ def job_view(job: JobInfo) -> dict[str, Any]:
         "retries_left": job.retries_left,
         "progress": job.progress,
         "result": job.result,
+        "retry_at": moment(job.retry_at),
     }
 
 

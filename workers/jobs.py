@@ -7,7 +7,7 @@ import dataclasses
 from datetime import datetime
 from typing import Any
 
-from rq import Retry
+from rq import Queue, Retry
 from rq.exceptions import DuplicateJobError, InvalidJobOperation, NoSuchJobError
 from rq.job import Job, JobStatus
 from rq.registry import FailedJobRegistry, ScheduledJobRegistry, StartedJobRegistry
@@ -35,12 +35,15 @@ class JobInfo:
     started_at: datetime | None
     ended_at: datetime | None
     error: str | None
-    """The last line of the failure's traceback."""
+    """The last line of the failure's traceback (of a failed job, or of the attempt that a
+    scheduled one retries, if it raised: a job whose worker died raised nothing)."""
     retries_left: int | None
     progress: dict[str, Any] | None = None
     """What a long job reports while it runs: its phase and the share done (0-1)."""
     result: dict[str, Any] | None = None
     """A finished job's return value (a consolidation's report)."""
+    retry_at: datetime | None = None
+    """When a scheduled job is queued again."""
 
 
 _STATES = {
@@ -55,6 +58,10 @@ _STATES = {
 }
 
 
+LAST_ERROR = "last_error"
+"""In a job's meta: the last line of its latest attempt's traceback (the worker writes it)."""
+
+
 def job_info(runtime: Runtime, job_id: str) -> JobInfo:
     """One job by id, whatever its state; InvalidRequest if no job has that id."""
     for queue in runtime.queues():
@@ -64,7 +71,7 @@ def job_info(runtime: Runtime, job_id: str) -> JobInfo:
             continue
         status = job.get_status(refresh=False)
         state = _STATES.get(status, "queued") if status is not None else "queued"
-        return _info(job, job.origin, state)
+        return _info(job, queue, state)
     raise unknown_job(job_id)
 
 
@@ -114,7 +121,7 @@ def list_jobs(runtime: Runtime) -> list[JobInfo]:
                 [i.split(":")[0] for i in ids], queue.connection, queue.serializer
             ):
                 if job is not None:
-                    found.append(_info(job, queue.name, state))
+                    found.append(_info(job, queue, state))
     return found
 
 
@@ -127,22 +134,21 @@ def requeue(runtime: Runtime, job_id: str) -> JobInfo:
         except (NoSuchJobError, InvalidJobOperation, ValueError):
             continue
         job = Job.fetch(job_id, queue.connection, queue.serializer)
-        return _info(job, queue.name, "queued")
+        return _info(job, queue, "queued")
     raise InvalidRequest(
         f"job {job_id!r} is not a failed job: expected an id `assocmem jobs` lists"
     )
 
 
-def _info(job: Job, queue: str, state: str) -> JobInfo:
-    error = (
-        (job.latest_result().exc_string if job.latest_result() else None)
-        if state == "failed"
-        else None
-    )
+def _info(job: Job, queue: Queue, state: str) -> JobInfo:
+    latest = job.latest_result() if state == "failed" else None
+    error = latest.exc_string if latest is not None else None
     last = error.strip().splitlines()[-1] if error else None
+    if state == "scheduled":
+        last = job.meta.get(LAST_ERROR) or None
     return JobInfo(
         job.id,
-        queue,
+        job.origin or queue.name,
         state,
         job.func_name,
         list(job.args),
@@ -153,4 +159,15 @@ def _info(job: Job, queue: str, state: str) -> JobInfo:
         job.retries_left,
         job.meta.get("progress"),
         job.return_value() if state == "finished" else None,
+        _retry_at(job, queue) if state == "scheduled" else None,
     )
+
+
+def _retry_at(job: Job, queue: Queue) -> datetime | None:
+    registry = ScheduledJobRegistry(
+        job.origin, connection=job.connection, serializer=queue.serializer
+    )
+    try:
+        return registry.get_scheduled_time(job)
+    except NoSuchJobError:  # queued meanwhile
+        return None

@@ -14,6 +14,7 @@ from rq.serializers import JSONSerializer
 from rq.worker import WorkerStatus
 
 from . import fold_job  # noqa: F401 - imported before forking, so each job starts warm
+from .jobs import LAST_ERROR
 from .native_threads import limit_native_threads
 from .redis_errors import Outage, wait_until_writable
 from .runtime import Runtime, use_runtime
@@ -63,6 +64,20 @@ class HeartbeatWorker(SimpleWorker):
     ) -> None:
         forget_lost_executions(job)
         super().handle_job_success(job, queue, started_job_registry, execution)
+
+    def handle_job_failure(
+        self,
+        job: Job,
+        queue: Queue,
+        started_job_registry: StartedJobRegistry | None = None,
+        exc_string: str = "",
+        execution: Execution | None = None,
+    ) -> None:
+        # RQ records the error of a job's last attempt only; `assocmem jobs` says why one
+        # waits for a retry
+        job.meta[LAST_ERROR] = exc_string.strip().splitlines()[-1] if exc_string.strip() else ""
+        job.save_meta()
+        super().handle_job_failure(job, queue, started_job_registry, exc_string, execution)
 
     def _beat(self, job: Job, execution: Execution, stop: threading.Event) -> None:
         outage = Outage(f"heartbeat of job {job.id}")

@@ -15,6 +15,8 @@ from rq.job import Job, JobStatus
 from rq.registry import FailedJobRegistry, StartedJobRegistry
 from rq.serializers import JSONSerializer
 
+from assocmem.api import render
+from assocmem.api.responses import jobs_view
 from assocmem.workers import scheduler
 from assocmem.workers.jobs import list_jobs, requeue
 from assocmem.workers.keys import MAINTENANCE_QUEUE, QUEUES, fold_job_id
@@ -90,6 +92,26 @@ def test_a_job_whose_worker_was_killed_is_abandoned_once_its_heartbeat_lapses(
         worker.wait(10)
     registry.cleanup(timestamp=time.time() + HEARTBEAT_TTL + 1)  # what maintenance does then
     assert Job.fetch("slow", connection, queue.serializer).get_status() == JobStatus.QUEUED
+
+
+def test_a_job_waiting_for_its_retry_says_when_and_why(runtime: Runtime) -> None:
+    queue = runtime.queue(MAINTENANCE_QUEUE)
+    queue.enqueue_call(
+        "assocmem.workers.fold_job.no_such_job", job_id="flaky", retry=Retry(max=2, interval=60)
+    )
+    before = datetime.now(UTC)
+    HeartbeatWorker(queue, connection=queue.connection, serializer=JSONSerializer).work(burst=True)
+    [job] = list_jobs(runtime)
+    assert (job.id, job.state, job.queue, job.retries_left) == ("flaky", "scheduled", queue.name, 1)
+    assert job.retry_at is not None
+    assert before + timedelta(seconds=59) <= job.retry_at <= before + timedelta(seconds=70)
+    assert job.error is not None and "no_such_job" in job.error
+    shown = render.jobs(jobs_view([job])).splitlines()  # as `assocmem jobs` prints it
+    at = job.retry_at.strftime("%H:%M:%S UTC")
+    assert shown[1:] == [
+        f"          next try at {at}; 1 more retry if that fails",
+        f"          {job.error}",
+    ]
 
 
 def test_a_retry_waiting_for_its_interval_is_run_when_due(
