@@ -267,8 +267,12 @@ class Client:
         """Queue `audit_link` as a job; the job (follow it with `job`)."""
         return self._call("POST", "/v1/audit/link/jobs", json={"source": source, "target": target})
 
-    def diff(self, first: str, second: str) -> dict[str, Any]:
-        return self._call("GET", "/v1/diff", params={"first": first, "second": second})
+    def diff(self, first: str, second: str, limit: int | None = None) -> dict[str, Any]:
+        """Of each kind of change, the biggest `limit` (the service's default: 100)."""
+        params: dict[str, Any] = {"first": first, "second": second}
+        if limit is not None:
+            params["limit"] = limit
+        return self._call("GET", "/v1/diff", params=params)
 
     def jobs(self) -> dict[str, Any]:
         return self._call("GET", "/v1/jobs")

@@ -20,6 +20,10 @@ def _application(request: Request) -> Any:
     return request.app.state.application
 
 
+DIFF_LIMIT = 100
+MAX_DIFF_LIMIT = 100_000
+"""Changes of one kind a diff lists at most (two points far apart differ in millions)."""
+
 Concept = Annotated[str, Query(min_length=1, max_length=MAX_CONCEPT_LENGTH)]
 Point = Annotated[str, Query(max_length=64, description="A stream position or an ISO time")]
 
@@ -43,9 +47,23 @@ def replay(request: Request, caller: Caller, until: Point | None = None) -> dict
     return verification_record(_application(request).verify(caller, until))
 
 
-def diff(request: Request, caller: Caller, first: Point, second: Point) -> dict[str, Any]:
-    """Links that appeared, vanished or changed weight between two points, written and taught apart."""
-    return views.diff_view(_application(request).diff(caller, first, second))
+def diff(
+    request: Request,
+    caller: Caller,
+    first: Point,
+    second: Point,
+    limit: Annotated[
+        int,
+        Query(
+            ge=1,
+            le=MAX_DIFF_LIMIT,
+            description="Of each kind of change, the biggest this many (`totals` counts all)",
+        ),
+    ] = DIFF_LIMIT,
+) -> dict[str, Any]:
+    """Links that appeared, vanished or changed weight between two points, written and taught
+    apart: of each kind, the biggest changes of weight first, and how many there are."""
+    return views.diff_view(_application(request).diff(caller, first, second, limit))
 
 
 def dead_letters(request: Request, caller: Caller) -> dict[str, Any]:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from assocmem.engine.audit import MemoryEvent
-from assocmem.workers.history import DeadLetter, Difference, LinkChangeBetween, Resent
+from assocmem.engine.link_diff import LinkChangeBetween
+from assocmem.workers.history import DeadLetter, Difference, Resent
 from assocmem.workers.stores import STRAY_MARK
 
 
@@ -29,18 +30,22 @@ def _between(change: LinkChangeBetween) -> dict[str, Any]:
     return {
         "source": change.source,
         "target": change.target,
+        "source_key": change.source_key,
+        "target_key": change.target_key,
         "before": {"written": change.before[0], "taught": change.before[1]},
         "after": {"written": change.after[0], "taught": change.after[1]},
     }
 
 
 def diff_view(found: Difference) -> dict[str, Any]:
+    links = found.links
     return {
         "first": str(found.first),
         "second": str(found.second),
-        "appeared": [_between(c) for c in found.appeared],
-        "vanished": [_between(c) for c in found.vanished],
-        "changed": [_between(c) for c in found.changed],
+        "appeared": [_between(c) for c in links.appeared],
+        "vanished": [_between(c) for c in links.vanished],
+        "changed": [_between(c) for c in links.changed],
+        "totals": links.totals,
     }
 
 

@@ -197,6 +197,9 @@ def difference(r: dict[str, Any]) -> str:
                 f"  {kind:<9} {c['source']} -- {c['target']}  written {before['written']:g} -> {after['written']:g},"
                 f" taught {before['taught']:g} -> {after['taught']:g}"
             )
+        unlisted = r["totals"][kind] - len(r[kind])
+        if unlisted > 0:
+            lines.append(f"  {kind:<9} ... and {unlisted:,} more (--limit)")
     if len(lines) == 1:
         lines.append("  (no link changed)")
     return "\n".join(lines)

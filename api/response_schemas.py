@@ -263,16 +263,25 @@ class VerificationOut(BaseModel):
 class LinkChangeBetween(BaseModel):
     source: str
     target: str
+    source_key: str
+    target_key: str
     before: dict[str, float] = Field(description="written and taught at the first point")
     after: dict[str, float]
+
+
+class DiffTotals(BaseModel):
+    appeared: int
+    vanished: int
+    changed: int
 
 
 class DiffOut(BaseModel):
     first: str
     second: str
-    appeared: list[LinkChangeBetween]
+    appeared: list[LinkChangeBetween] = Field(description="Biggest change of weight first")
     vanished: list[LinkChangeBetween]
     changed: list[LinkChangeBetween]
+    totals: DiffTotals = Field(description="How many of each kind, listed or not (see limit)")
 
 
 class DeadLetter(BaseModel):

@@ -154,8 +154,8 @@ class TypedClient:
     def replay(self, until: str | None = None) -> out.VerificationOut:
         return _as(out.VerificationOut, self.raw.replay(until))
 
-    def diff(self, first: str, second: str) -> out.DiffOut:
-        return _as(out.DiffOut, self.raw.diff(first, second))
+    def diff(self, first: str, second: str, limit: int | None = None) -> out.DiffOut:
+        return _as(out.DiffOut, self.raw.diff(first, second, limit))
 
     def forget(self, kind: str, value: str) -> out.Job:
         """The erasure's job; its `result`, once finished, is the report (`raw.job(id)`)."""

@@ -457,10 +457,13 @@ class Application:
         upto = parse_point(until, "until") if until is not None else None
         return self.history.verify(principal, upto)
 
-    def diff(self, principal: Principal, first: str, second: str) -> Difference:
+    def diff(
+        self, principal: Principal, first: str, second: str, limit: int | None = None
+    ) -> Difference:
+        """`limit`: of each kind of change, the biggest this many (None: all)."""
         require(principal, READ)
         return self.history.diff(
-            principal, parse_point(first, "first"), parse_point(second, "second")
+            principal, parse_point(first, "first"), parse_point(second, "second"), limit
         )
 
     # --- helpers -----------------------------------------------------------------------------

@@ -22,8 +22,8 @@ from assocmem.engine.event import Event
 from assocmem.engine.event_type import event_type
 from assocmem.engine.extraction import given_terms
 from assocmem.engine.fold import Rejection
+from assocmem.engine.link_diff import LinkDifference, link_difference, links_of
 from assocmem.engine.link_index import LinkIndex, link_index, rated_positions
-from assocmem.engine.link_rule import link_weight
 from assocmem.engine.position import ZERO, Position
 from assocmem.engine.principal import ADMIN, Principal
 from assocmem.engine.snapshot import content_hash
@@ -69,21 +69,10 @@ class Verification:
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
-class LinkChangeBetween:
-    source: str
-    target: str
-    before: tuple[int, float]
-    """(written count, learned delta) at the first point."""
-    after: tuple[int, float]
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
 class Difference:
     first: Position
     second: Position
-    appeared: list[LinkChangeBetween]
-    vanished: list[LinkChangeBetween]
-    changed: list[LinkChangeBetween]
+    links: LinkDifference
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -250,30 +239,18 @@ class History:
                 difference = first_difference(replayed, served)
         return Verification(replayed.position, replayed_hash, served_hash, difference)
 
-    def diff(self, principal: Principal, first: Position, second: Position) -> Difference:
+    def diff(
+        self, principal: Principal, first: Position, second: Position, limit: int | None
+    ) -> Difference:
+        """`limit`: of each kind of change, the biggest this many (None: all)."""
         tenant, log, snapshots = principal.tenant, self.runtime.log, self.runtime.snapshots
         state = rebuild(log, snapshots, tenant, Rebuild(first))
-        old, before = _links(state), state.position
+        old, before = links_of(state), state.position
         if folds_on(state, snapshots, tenant, second, frozenset()):
             fold_log(state, log, tenant, second)
         else:
             state = rebuild(log, snapshots, tenant, Rebuild(second))
-        new = _links(state)
-        appeared, vanished, changed = [], [], []
-        for key in sorted(old.keys() | new.keys()):
-            was, now = old.get(key, (0, 0.0)), new.get(key, (0, 0.0))
-            if was == now:
-                continue
-            change = LinkChangeBetween(key[0], key[1], was, now)
-            alive_before = float(link_weight(float(was[0]), was[1])) > 0
-            alive_after = float(link_weight(float(now[0]), now[1])) > 0
-            if not alive_before and alive_after:
-                appeared.append(change)
-            elif alive_before and not alive_after:
-                vanished.append(change)
-            else:
-                changed.append(change)
-        return Difference(before, state.position, appeared, vanished, changed)
+        return Difference(before, state.position, link_difference(old, links_of(state), limit))
 
     def dead_letters(self, principal: Principal) -> list[DeadLetter]:
         require(principal, ADMIN)
@@ -331,40 +308,17 @@ def _readable(letter: DeadLetter) -> Event:
     return event
 
 
-def _links(state: State) -> dict[tuple[str, str], tuple[int, float]]:
-    """(source, target) in name order -> (written count, learned delta), every link."""
-    links: dict[tuple[str, str], tuple[int, float]] = {}
-    matrix = state.counts.matrix()
-    for i in range(matrix.shape[0]):
-        start, end = matrix.indptr[i], matrix.indptr[i + 1]
-        for j, count in zip(
-            matrix.indices[start:end].tolist(), matrix.data[start:end].tolist(), strict=True
-        ):
-            if i < j:
-                links[_named(state, i, j)] = (int(count), 0.0)
-    for i, row in state.learned.items():
-        for j, learned in row.items():
-            if i < j:
-                key = _named(state, i, j)
-                links[key] = (links.get(key, (0, 0.0))[0], learned)
-    return links
-
-
-def _named(state: State, i: int, j: int) -> tuple[str, str]:
-    a, b = state.concepts[i], state.concepts[j]
-    return (a, b) if a < b else (b, a)
-
-
 def first_difference(one: State, other: State) -> str:
     """The first thing two states disagree on, in words."""
     if len(one.memories) != len(other.memories):
         return f"memories: {len(one.memories)} against {len(other.memories)}"
     if one.concepts != other.concepts:
         return "the concept vocabularies differ"
-    mine, theirs = _links(one), _links(other)
-    for key in sorted(mine.keys() | theirs.keys()):
-        if mine.get(key) != theirs.get(key):
-            return f"link {key[0]} -- {key[1]}: {mine.get(key)} against {theirs.get(key)}"
+    links = link_difference(links_of(one), links_of(other), None)
+    changes = [*links.appeared, *links.vanished, *links.changed]
+    if changes:
+        c = min(changes, key=lambda c: (c.source_key, c.target_key))
+        return f"link {c.source_key} -- {c.target_key}: {c.before} against {c.after}"
     for memory in one.rows:
         twin = other.memories.get(memory.id)
         if twin is None or (memory.valence, memory.accesses, memory.importance) != (

@@ -89,17 +89,30 @@ def replay(
         sys.exit(1)
 
 
-@click.command(epilog="Example: assocmem diff 1700000000000-0 2026-11-30T12:00:00Z")
+@click.command(epilog="Example: assocmem diff 1700000000000-0 2026-11-30T12:00:00Z --limit 20")
 @click.argument("first")
 @click.argument("second")
+@click.option(
+    "--limit",
+    type=int,
+    help="Of each kind of change, list the biggest this many, 1 to 100,000 (all are"
+    " counted) [default: 100].",
+)
 @common
 @click.pass_context
-def diff(ctx: click.Context, first: str, second: str, url: str | None, as_json: bool) -> None:
+def diff(
+    ctx: click.Context,
+    first: str,
+    second: str,
+    limit: int | None,
+    url: str | None,
+    as_json: bool,
+) -> None:
     """Links that appeared, vanished or changed weight between two points (positions or ISO
-    times), written and taught apart."""
+    times), written and taught apart: biggest change of weight first, and how many of each."""
     remember(ctx, url, as_json)
     with client_of(ctx) as client:
-        emit(ctx, client.diff(first, second), render.difference)
+        emit(ctx, client.diff(first, second, limit), render.difference)
 
 
 @click.command("dead-letters", epilog="Example: assocmem dead-letters --resend")

@@ -42,6 +42,9 @@ def test_a_link_audit_lists_its_events_a_replay_verifies_and_a_diff_shows_the_ta
         changes = cli_json("diff", ids[2], fb["position"], url=up.url)
         assert [(c["source"], c["target"]) for c in changes["appeared"]] == [("a", "c")]
         assert [(c["source"], c["target"]) for c in changes["changed"]] == [("a", "b")]
+        assert changes["totals"] == {"appeared": 1, "vanished": 0, "changed": 1}
+        since = cli("diff", "0-0", fb["position"], "--limit", "1", url=up.url).stdout
+        assert "  appeared  ... and 2 more (--limit)" in since  # a -- b, b -- c, a -- c
     finally:
         up.stop()
 
