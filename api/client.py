@@ -287,8 +287,10 @@ class Client:
         """Queue a sleep consolidation now; the job (follow it with `job`)."""
         return self._call("POST", "/v1/consolidate", json={"dry_run": dry_run})
 
-    def dead_letters(self) -> dict[str, Any]:
-        return self._call("GET", "/v1/dead-letters")
+    def dead_letters(self, limit: int | None = None) -> dict[str, Any]:
+        """The oldest `limit` (the service's default: 100), and the total."""
+        params = {"limit": limit} if limit is not None else None
+        return self._call("GET", "/v1/dead-letters", params=params)
 
     def resend_dead_letters(self) -> dict[str, Any]:
         return self._call("POST", "/v1/dead-letters/resend")

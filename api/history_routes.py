@@ -20,9 +20,10 @@ def _application(request: Request) -> Any:
     return request.app.state.application
 
 
-DIFF_LIMIT = 100
-MAX_DIFF_LIMIT = 100_000
-"""Changes of one kind a diff lists at most (two points far apart differ in millions)."""
+LISTED = 100
+MAX_LISTED = 100_000
+"""Items of one kind a diff or the dead letters list by default, and at most: two points far
+apart differ in millions of links, and a producer gone wrong leaves as many dead letters."""
 
 Concept = Annotated[str, Query(min_length=1, max_length=MAX_CONCEPT_LENGTH)]
 Point = Annotated[str, Query(max_length=64, description="A stream position or an ISO time")]
@@ -56,19 +57,25 @@ def diff(
         int,
         Query(
             ge=1,
-            le=MAX_DIFF_LIMIT,
+            le=MAX_LISTED,
             description="Of each kind of change, the biggest this many (`totals` counts all)",
         ),
-    ] = DIFF_LIMIT,
+    ] = LISTED,
 ) -> dict[str, Any]:
     """Links that appeared, vanished or changed weight between two points, written and taught
     apart: of each kind, the biggest changes of weight first, and how many there are."""
     return views.diff_view(_application(request).diff(caller, first, second, limit))
 
 
-def dead_letters(request: Request, caller: Caller) -> dict[str, Any]:
-    """Entries the fold could not apply: position, reason, and the entry itself."""
-    return views.dead_letters_view(_application(request).history.dead_letters(caller))
+def dead_letters(
+    request: Request,
+    caller: Caller,
+    limit: Annotated[
+        int, Query(ge=1, le=MAX_LISTED, description="The oldest this many (`total` counts all)")
+    ] = LISTED,
+) -> dict[str, Any]:
+    """Entries the fold could not apply, oldest first: position, reason, and the entry itself."""
+    return views.dead_letters_view(_application(request).history.dead_letters(caller, limit))
 
 
 def resend_dead_letters(request: Request, caller: Caller) -> dict[str, Any]:

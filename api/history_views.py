@@ -6,7 +6,7 @@ from typing import Any
 
 from assocmem.engine.audit import MemoryEvent
 from assocmem.engine.link_diff import LinkChangeBetween
-from assocmem.workers.history import DeadLetter, Difference, Resent
+from assocmem.workers.history import DeadLetters, Difference, Resent
 from assocmem.workers.stores import STRAY_MARK
 
 
@@ -49,7 +49,7 @@ def diff_view(found: Difference) -> dict[str, Any]:
     }
 
 
-def dead_letters_view(letters: list[DeadLetter]) -> dict[str, Any]:
+def dead_letters_view(found: DeadLetters) -> dict[str, Any]:
     return {
         "letters": [
             {
@@ -57,8 +57,9 @@ def dead_letters_view(letters: list[DeadLetter]) -> dict[str, Any]:
                 "reason": d.reason,
                 "raw": _shown(d.raw),
             }
-            for d in letters
-        ]
+            for d in found.letters
+        ],
+        "total": found.total,
     }
 
 

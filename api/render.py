@@ -214,6 +214,8 @@ def dead_letters(r: dict[str, Any]) -> str:
         lines.append(
             f"    {(d['raw'] if d['raw'] is not None else '(no longer in the log)')[:160]}"
         )
+    if r["total"] > len(r["letters"]):
+        lines.append(f"... and {r['total'] - len(r['letters']):,} more (--limit)")
     return "\n".join(lines)
 
 

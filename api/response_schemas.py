@@ -294,7 +294,8 @@ class DeadLetter(BaseModel):
 
 
 class DeadLettersOut(BaseModel):
-    letters: list[DeadLetter]
+    letters: list[DeadLetter] = Field(description="The oldest first (see limit)")
+    total: int = Field(description="All the tenant's dead letters, listed or not")
 
 
 class ResentOut(BaseModel):

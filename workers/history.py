@@ -21,7 +21,6 @@ from assocmem.engine.errors import InvalidEvent, quoted
 from assocmem.engine.event import Event
 from assocmem.engine.event_type import event_type
 from assocmem.engine.extraction import given_terms
-from assocmem.engine.fold import Rejection
 from assocmem.engine.link_diff import LinkDifference, link_difference, links_of
 from assocmem.engine.link_index import LinkIndex, link_index, rated_positions
 from assocmem.engine.position import ZERO, Position
@@ -80,6 +79,13 @@ class DeadLetter:
     position: Position
     reason: str
     raw: bytes | None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class DeadLetters:
+    letters: list[DeadLetter]
+    total: int
+    """All the tenant's, listed or not."""
     """The entry as the log holds it (None once trimmed)."""
 
 
@@ -252,17 +258,23 @@ class History:
             state = rebuild(log, snapshots, tenant, Rebuild(second))
         return Difference(before, state.position, link_difference(old, links_of(state), limit))
 
-    def dead_letters(self, principal: Principal) -> list[DeadLetter]:
+    def dead_letters(self, principal: Principal, limit: int | None = None) -> DeadLetters:
+        """The oldest `limit` (None: all), each with the entry as the log holds it."""
         require(principal, ADMIN)
-        letters = self.runtime.log.dead_letters(principal.tenant)
-        return [DeadLetter(r.position, r.reason, self._raw(principal.tenant, r)) for r in letters]
+        tenant = principal.tenant
+        letters = self.runtime.log.dead_letters(tenant, limit)
+        raw = dict(self.runtime.log.entries_at(tenant, [r.position for r in letters]))
+        return DeadLetters(
+            [DeadLetter(r.position, r.reason, raw.get(r.position)) for r in letters],
+            self.runtime.log.dead_letter_count(tenant),
+        )
 
     def resend(self, principal: Principal) -> list[Resent]:
         """Append again every dead letter this code now reads and accepts (each once: its
         idempotency key names its old position); report the others with their reason."""
         require(principal, ADMIN)
         resent: list[Resent] = []
-        for letter in self.dead_letters(principal):
+        for letter in self.dead_letters(principal).letters:
             try:
                 event = _readable(letter)
             except InvalidEvent as exc:
@@ -273,10 +285,6 @@ class History:
             appended = self.runtime.log.append(principal.tenant, [again])[0]
             resent.append(Resent(letter.position, appended.position, None))
         return resent
-
-    def _raw(self, tenant: str, rejection: Rejection) -> bytes | None:
-        found = self.runtime.log.entries_at(tenant, [rejection.position])
-        return found[0][1] if found else None
 
 
 def _decoded(entries: list[Entry], decoded: dict[Position, Event]) -> list[Event]:

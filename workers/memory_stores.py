@@ -229,8 +229,11 @@ class InMemoryEventLog:
             # The reason goes through JSON as the Redis twin stores it.
             dead.setdefault(rejection.position, orjson.loads(orjson.dumps(rejection.reason)))
 
-    def dead_letters(self, tenant: str) -> list[Rejection]:
-        return [Rejection(p, r) for p, r in sorted(self._dead.get(tenant, {}).items())]
+    def dead_letters(self, tenant: str, limit: int | None = None) -> list[Rejection]:
+        return [Rejection(p, r) for p, r in sorted(self._dead.get(tenant, {}).items())][:limit]
+
+    def dead_letter_count(self, tenant: str) -> int:
+        return len(self._dead.get(tenant, {}))
 
     def ping(self) -> None:
         return None

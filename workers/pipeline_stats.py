@@ -44,7 +44,7 @@ def tenant_stats(runtime: Runtime, now: float | None = None) -> list[TenantStats
                 max(0.0, now - after[0][0].ms / 1000) if after else 0.0,
                 now - snapshot.ms / 1000 if snapshot else None,
                 runtime.snapshots.size(tenant, snapshot) if snapshot else 0,
-                len(runtime.log.dead_letters(tenant)),
+                runtime.log.dead_letter_count(tenant),
             )
         )
     return found

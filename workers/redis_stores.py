@@ -286,10 +286,14 @@ class RedisEventLog:
             except redis.ConnectionError as exc:
                 raise StoreUnavailable(f"cannot record a dead letter of {tenant!r}: {exc}") from exc
 
-    def dead_letters(self, tenant: str) -> list[Rejection]:
+    def dead_letters(self, tenant: str, limit: int | None = None) -> list[Rejection]:
         with translated(f"read the dead letters of {tenant!r}"):
-            rows = self._client.xrange(dead_letter_key(tenant))
+            rows = self._client.xrange(dead_letter_key(tenant), count=limit)
         return [Rejection(Position.parse(p), orjson.loads(f[b"reason"])) for p, f in rows]
+
+    def dead_letter_count(self, tenant: str) -> int:
+        with translated(f"count the dead letters of {tenant!r}"):
+            return int(self._client.xlen(dead_letter_key(tenant)))
 
     def ping(self) -> None:
         with translated("reach Redis"):

@@ -121,16 +121,24 @@ def diff(
     is_flag=True,
     help="Append again the entries this version reads (each once), after a fix.",
 )
+@click.option(
+    "--limit",
+    type=int,
+    help="List the oldest this many, 1 to 100,000 (all are counted) [default: 100].",
+)
 @common
 @click.pass_context
-def dead_letters(ctx: click.Context, resend: bool, url: str | None, as_json: bool) -> None:
-    """Entries the fold could not apply: position, reason and the entry as stored."""
+def dead_letters(
+    ctx: click.Context, resend: bool, limit: int | None, url: str | None, as_json: bool
+) -> None:
+    """Entries the fold could not apply, oldest first: position, reason and the entry as
+    stored, and how many there are."""
     remember(ctx, url, as_json)
     with client_of(ctx) as client:
         if resend:
             emit(ctx, client.resend_dead_letters(), render.resent)
         else:
-            emit(ctx, client.dead_letters(), render.dead_letters)
+            emit(ctx, client.dead_letters(limit), render.dead_letters)
 
 
 @click.command(epilog="Example: assocmem jobs --requeue fold-default")

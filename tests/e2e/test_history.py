@@ -76,6 +76,9 @@ def test_a_malformed_entry_lands_in_dead_letters_and_later_events_are_still_fold
             f"the entry at {stray.decode()} holds 'event', not the one field \"e\" an event"
             " is stored in"
         )
+        assert cli_json("dead-letters", url=up.url)["total"] == 2
+        oldest = cli("dead-letters", "--limit", "1", url=up.url).stdout.splitlines()
+        assert oldest[0].startswith(bad.decode()) and oldest[-1] == "... and 1 more (--limit)"
         resent = cli("dead-letters", "--resend", url=up.url).stdout
         assert resent.count("still unreadable") == 2 and "holds 'event'" in resent
     finally:

@@ -144,6 +144,18 @@ def test_a_dead_letter_recorded_twice_is_kept_once(runtime: Runtime) -> None:
     runtime.log.add_dead_letters("default", [rejection])
     runtime.log.add_dead_letters("default", [rejection])
     assert runtime.log.dead_letters("default") == [rejection]
+    assert runtime.log.dead_letter_count("default") == 1
+
+
+def test_dead_letters_are_listed_oldest_first_up_to_a_limit_and_counted_in_all(
+    runtime: Runtime,
+) -> None:
+    positions = write(runtime, ["a"], ["b"], ["c"])
+    rejections = [Rejection(p, f"reason {n}") for n, p in enumerate(positions)]
+    runtime.log.add_dead_letters("default", rejections)
+    assert runtime.log.dead_letters("default", 2) == rejections[:2]
+    assert runtime.log.dead_letters("default") == rejections
+    assert runtime.log.dead_letter_count("default") == 3
 
 
 def test_publish_is_a_compare_and_set_and_keeps_the_newest(runtime: Runtime) -> None:
