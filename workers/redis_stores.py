@@ -19,7 +19,7 @@ from assocmem.engine.fold import Rejection
 from assocmem.engine.position import Position
 
 from .archive import Segment, next_position
-from .errors import StoreError, StoreUnavailable
+from .errors import StoreError
 from .keys import (
     archive_meta_key,
     dead_letter_key,
@@ -274,17 +274,20 @@ class RedisEventLog:
             self._rewriter.compact()
 
     def add_dead_letters(self, tenant: str, rejections: list[Rejection]) -> None:
-        for rejection in rejections:
-            fields = {"reason": orjson.dumps(rejection.reason)}
-            try:
-                self._client.xadd(dead_letter_key(tenant), fields, id=str(rejection.position))
-            except redis.ResponseError as exc:
-                if "equal or smaller" not in str(exc):  # recorded by an earlier fold
-                    raise StoreError(
-                        f"recording a dead letter of {tenant!r} failed: {exc}"
-                    ) from exc
-            except redis.ConnectionError as exc:
-                raise StoreUnavailable(f"cannot record a dead letter of {tenant!r}: {exc}") from exc
+        """One pipelined round trip for all (a flood of malformed entries took one each)."""
+        if not rejections:
+            return
+        with translated(f"record the dead letters of {tenant!r}"):
+            with self._client.pipeline(transaction=False) as pipe:
+                for rejection in rejections:
+                    fields = {"reason": orjson.dumps(rejection.reason)}
+                    pipe.xadd(dead_letter_key(tenant), fields, id=str(rejection.position))
+                answers = pipe.execute(raise_on_error=False)
+        for answer in answers:
+            # An id equal or smaller than the last: recorded by an earlier fold
+            if isinstance(answer, redis.ResponseError) and "equal or smaller" not in str(answer):
+                with translated(f"record the dead letters of {tenant!r}"):
+                    raise answer
 
     def dead_letters(self, tenant: str, limit: int | None = None) -> list[Rejection]:
         with translated(f"read the dead letters of {tenant!r}"):
