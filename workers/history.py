@@ -274,6 +274,7 @@ class History:
         idempotency key names its old position); report the others with their reason."""
         require(principal, ADMIN)
         resent: list[Resent] = []
+        readable: list[tuple[int, Event]] = []  # (where its answer goes, the event again)
         for letter in self.dead_letters(principal).letters:
             try:
                 event = _readable(letter)
@@ -282,8 +283,13 @@ class History:
                 continue
             key = f"dead-letter:{letter.position}"
             again = dataclasses.replace(event, position=None, key=key, fingerprint=key)
-            appended = self.runtime.log.append(principal.tenant, [again])[0]
-            resent.append(Resent(letter.position, appended.position, None))
+            readable.append((len(resent), again))
+            resent.append(Resent(letter.position, None, None))
+        for start in range(0, len(readable), DEFAULT_BATCH):  # a batch a round trip
+            chunk = readable[start : start + DEFAULT_BATCH]
+            appended = self.runtime.log.append(principal.tenant, [e for _, e in chunk])
+            for (at, _), done in zip(chunk, appended, strict=True):
+                resent[at] = dataclasses.replace(resent[at], appended=done.position)
         return resent
 
 

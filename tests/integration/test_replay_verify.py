@@ -8,7 +8,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from assocmem.engine.fold import fold
+from assocmem.engine.event import encode_event
+from assocmem.engine.fold import Rejection, fold
 from assocmem.engine.position import ZERO
 from assocmem.engine.principal import Principal
 from assocmem.engine.snapshot import content_hash, dump_state
@@ -21,7 +22,7 @@ from assocmem.workers.served_hash import ServedHash, served_hash
 from assocmem.workers.settings import Settings
 from assocmem.workers.stores import iter_entries
 
-from ..stores import KINDS, Clock, make_runtime, write
+from ..stores import KINDS, Clock, make_runtime, note, write
 
 OPERATOR = Principal("default", "auditor")
 
@@ -74,3 +75,27 @@ def test_the_child_hashes_the_served_state_and_a_failed_child_answers_none(
     assert failed.result() is None
     failed.close()
     runtime.close()
+
+
+def test_dead_letters_this_version_reads_are_appended_again_once_and_the_others_said_why(
+    runtime: Runtime,
+) -> None:
+    readable = [
+        runtime.log.append_raw("default", encode_event(note([f"c{n}", "d"]))) for n in range(3)
+    ]
+    broken = runtime.log.append_raw("default", b"{broken")
+    # As an older version rejected them: an event type it did not know, say
+    rejected = [Rejection(p, "unknown event type") for p in readable] + [Rejection(broken, "bad")]
+    runtime.log.add_dead_letters("default", rejected)
+    history = History(runtime)
+    first = history.resend(OPERATOR)
+    assert [r.position for r in first] == [*readable, broken]
+    assert all(r.appended is not None and r.reason is None for r in first[:3])
+    assert first[3].appended is None and first[3].reason is not None
+    assert "not JSON" in first[3].reason
+    appended = [r.appended for r in first[:3]]
+    assert appended == sorted(appended) and appended[0] > broken  # in their order, at the end
+    again = history.resend(OPERATOR)
+    assert [r.appended for r in again[:3]] == appended  # each appended once
+    texts = [e.data["text"] for e in decode_entries(runtime.log.entries("default", broken))[0]]
+    assert texts == ["c0 d", "c1 d", "c2 d"]
