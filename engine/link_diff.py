@@ -157,7 +157,7 @@ def _change(
     before: tuple[np.int64, np.float64],
     after: tuple[np.int64, np.float64],
 ) -> LinkChangeBetween:
-    i, j = sorted((key >> 32, key & ((1 << 32) - 1)), key=names.__getitem__)
+    i, j = sorted((key >> int(SHIFT), key & int(LOW)), key=names.__getitem__)
     return LinkChangeBetween(
         labels[i],
         labels[j],

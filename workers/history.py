@@ -79,6 +79,7 @@ class DeadLetter:
     position: Position
     reason: str
     raw: bytes | None
+    """The entry as the log holds it (None once trimmed)."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -86,7 +87,6 @@ class DeadLetters:
     letters: list[DeadLetter]
     total: int
     """All the tenant's, listed or not."""
-    """The entry as the log holds it (None once trimmed)."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
