@@ -385,7 +385,7 @@ def requeue_job(job_id: JobId, request: Request, caller: Caller) -> dict[str, An
 
 def job(job_id: JobId, request: Request, caller: Caller) -> dict[str, Any]:
     """One job: its state, progress while it runs, and its report once finished."""
-    return responses.job_view(_application(request).jobs.one(caller, job_id))
+    return responses.job_view(_application(request).job(caller, job_id))
 
 
 def consolidate(body: ConsolidateIn, request: Request, caller: Caller) -> dict[str, Any]:

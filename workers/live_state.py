@@ -189,7 +189,7 @@ class LiveState:
         loaded = preloaded() if preloaded is not None else None
         return loaded or latest_loaded(self._log, self._store, self._tenant)
 
-    def _reload_if_rewritten(self) -> None:
+    def reload_if_rewritten(self) -> None:
         """An erasure rewrote the log: drop the state (it holds what was erased) and load
         the snapshot published after the rewrite."""
         if self._state is not None and self._log.epoch(self._tenant) != self._epoch:
@@ -205,7 +205,7 @@ class LiveState:
         outage = Outage(f"background refresh of {self._tenant}")
         while not stop.is_set():
             try:
-                self._reload_if_rewritten()
+                self.reload_if_rewritten()
                 self.refresh()
                 outage.passed()
                 if self._log.wait_for_entries(self._tenant, self.served_position or ZERO, wait):
@@ -225,7 +225,7 @@ def latest_loaded(
     early: Copy | None = None,
 ) -> Loaded:
     """The epoch first: an erasure that rewrites the log after it makes it stale, and the
-    state is loaded again (`_reload_if_rewritten`). With `cache` (the tenant's local copy)
+    state is loaded again (`reload_if_rewritten`). With `cache` (the tenant's local copy)
     and `early` (that copy decoded ahead), the copy is used and kept (snapshot_cache.py)."""
     epoch = log_.epoch(tenant)
     if cache is not None:
