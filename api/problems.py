@@ -156,8 +156,8 @@ async def _store_error(request: Request, exc: Exception) -> Response:
 async def _redis_error(request: Request, exc: Exception) -> Response:
     """What RQ (queueing a job, listing them) raises as Redis raised it, as the stores' own."""
     if is_unavailable(exc):
-        return problem(503, "Store unavailable", f"Redis: {exc}", {"Retry-After": "1"})
-    return problem(500, "Store error", f"Redis: {exc}")
+        return await _store_unavailable(request, StoreUnavailable(f"Redis: {exc}"))
+    return await _store_error(request, StoreError(f"Redis: {exc}"))
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:

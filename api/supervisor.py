@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from assocmem.workers.child_process import dies_with_parent
+from assocmem.workers.child_process import LISTEN_FD, dies_with_parent
 from assocmem.workers.redis_server import (
     POLL,
     RedisServer,
@@ -58,11 +58,6 @@ restarted after a delay that doubles with each such exit in a row, up to RESTART
 one that cannot start (a bad setting, a Redis that refuses it) was restarted twice a
 second, a second of CPU and a traceback each time."""
 RESTART_DELAY_MAX = 30.0
-LISTEN_FD = "ASSOCMEM_LISTEN_FD"
-"""Set for the API `up` starts: the listening socket `up` holds for it, inherited. Bound
-once, before anything starts: a port already taken stops `up` at once (an API that could
-not bind it was restarted every 2 s while the other program answered `up`'s health
-checks), and no other program can take it while the API restarts."""
 BACKLOG = 2048
 """Connections the listening socket queues (uvicorn's own default)."""
 SNAPSHOT_CACHE = "snapshot-cache"

@@ -52,7 +52,7 @@ from . import results
 from .access import AccessRecorder
 from .erasure import KINDS as ERASABLE
 from .erasure import subject_of
-from .erasure_job import ERASE_JOB, enqueue_erasure
+from .erasure_job import enqueue_erasure
 from .errors import InvalidRequest, UnknownMemory
 from .extraction_pool import ExtractionPool
 from .heap import collection_held
@@ -301,12 +301,13 @@ class Application:
         return job_info(self.runtime, job_id)
 
     def job(self, principal: Principal, job_id: str) -> JobInfo:
-        """A job of the caller's tenant. Once an erasure has finished, the state this process
-        serves is dropped if the erasure rewrote its log, so that the caller's next read no
-        longer returns what was erased: the background fold notices the rewrite only between
-        its blocking reads of the log, up to a second later (other replicas still do so)."""
+        """A job of the caller's tenant. Before it is said to have finished, the state this
+        process serves follows any rewrite of the log (an erasure's), so that the caller's
+        next read no longer returns what was erased: the background fold notices a rewrite
+        only between its blocking reads of the log, up to a second later (as other replicas
+        still do)."""
         found = self.jobs.one(principal, job_id)
-        if found.function == ERASE_JOB and found.state == "finished":
+        if found.state == "finished":
             live = self._live.get(principal.tenant)
             if live is not None:
                 live.reload_if_rewritten()

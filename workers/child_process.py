@@ -15,6 +15,12 @@ import time
 from collections.abc import Callable
 
 PR_SET_PDEATHSIG = 1
+LISTEN_FD = "ASSOCMEM_LISTEN_FD"
+"""Set for the API `up` starts: the listening socket `up` holds for it, inherited. Bound
+once, before anything starts: a port already taken stops `up` at once (an API that could
+not bind it was restarted every 2 s while the other program answered `up`'s health
+checks), and no other program can take it while the API restarts. Here, not beside `up`:
+`serve` reads it at start and imports this module anyway."""
 
 
 def dies_with_parent() -> Callable[[], None] | None:

@@ -283,11 +283,15 @@ class RedisEventLog:
                     fields = {"reason": orjson.dumps(rejection.reason)}
                     pipe.xadd(dead_letter_key(tenant), fields, id=str(rejection.position))
                 answers = pipe.execute(raise_on_error=False)
-        for answer in answers:
-            # An id equal or smaller than the last: recorded by an earlier fold
-            if isinstance(answer, redis.ResponseError) and "equal or smaller" not in str(answer):
-                with translated(f"record the dead letters of {tenant!r}"):
-                    raise answer
+        # An id equal or smaller than the last one is a letter an earlier fold recorded
+        failed = [
+            a
+            for a in answers
+            if isinstance(a, redis.ResponseError) and "equal or smaller" not in str(a)
+        ]
+        if failed:
+            with translated(f"record the dead letters of {tenant!r}"):  # as the stores say it
+                raise failed[0]
 
     def dead_letters(self, tenant: str, limit: int | None = None) -> list[Rejection]:
         with translated(f"read the dead letters of {tenant!r}"):

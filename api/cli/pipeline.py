@@ -123,9 +123,10 @@ def serve(host: str, port: int) -> None:
         preload = StatePreload(settings) if settings.redis_url else None
         import uvicorn
 
+        from assocmem.workers.child_process import LISTEN_FD
+
         from ..app import create_app
         from ..http_protocol import deadline_protocol
-        from ..supervisor import LISTEN_FD
 
         app = create_app(settings, preload=preload)
     config = uvicorn.Config(
@@ -137,6 +138,6 @@ def serve(host: str, port: int) -> None:
         http=deadline_protocol(settings.header_timeout, settings.body_timeout),
         limit_concurrency=settings.max_connections,
     )
-    inherited = os.environ.get(LISTEN_FD)  # `up`'s socket (api/supervisor.py), else our own
+    inherited = os.environ.get(LISTEN_FD)  # `up`'s socket, else our own
     sockets = [socket.socket(fileno=int(inherited))] if inherited else None
     uvicorn.Server(config).run(sockets=sockets)
