@@ -92,7 +92,7 @@ def replay_job(body: ReplayJobIn, request: Request, caller: Caller) -> dict[str,
 def audit_link_job(body: AuditLinkJobIn, request: Request, caller: Caller) -> dict[str, Any]:
     """Queue a link audit as a job (for long logs): follow it at /v1/jobs/{id}, its progress,
     then the same answer as GET /v1/audit/link."""
-    return job_view(_application(request).jobs.audit_link(caller, body.source, body.target))
+    return job_view(_application(request).start_audit_link(caller, body.source, body.target))
 
 
 ROUTES = [

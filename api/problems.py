@@ -23,6 +23,7 @@ from assocmem.workers.errors import (
     RateLimited,
     StoreError,
     StoreUnavailable,
+    UnknownConcept,
     UnknownMemory,
 )
 from assocmem.workers.redis_errors import is_unavailable
@@ -141,7 +142,7 @@ async def _read_timed_out(request: Request, exc: Exception) -> Response:
 
 
 async def _application_error(request: Request, exc: Exception) -> Response:
-    status = 404 if isinstance(exc, UnknownMemory) else 422
+    status = 404 if isinstance(exc, UnknownMemory | UnknownConcept) else 422
     return problem(status, "Invalid request" if status == 422 else "Not found", str(exc))
 
 
@@ -195,7 +196,7 @@ ERRORS = {
     400: "The body cannot be read (not UTF-8 JSON), or the Host is not this service",
     401: "No API key, or one that is unknown or revoked",
     403: "The API key lacks the permission the operation needs",
-    404: "Unknown memory, route or resource",
+    404: "Unknown memory, concept, route or resource",
     409: "Idempotency key used with another body",
     413: "Request body over the size limit",
     422: "Invalid request: the detail names the field and the value",

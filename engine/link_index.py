@@ -14,6 +14,7 @@ import dataclasses
 
 import numpy as np
 
+from .match import near_misses
 from .position import Position, Positions
 from .state import State
 
@@ -41,6 +42,9 @@ class LinkIndex:
     surfaces: tuple[dict[str, int], dict[str, int]]
     """The words written for each concept up to `position`, in the state's order."""
     labels: tuple[str, str]
+    unknown: dict[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
+    """Each of the two concepts the state has never seen, with the labels of the known
+    concepts nearest to it (engine/match.py): most often, a name the caller mistyped."""
 
     def covers(self, position: Position) -> bool:
         return position <= self.position
@@ -67,7 +71,12 @@ def link_index(state: State, source: str, target: str) -> LinkIndex:
         state.link_events.copy(),
         (_surfaces(state, at[0]), _surfaces(state, at[1])),
         (state.label(source), state.label(target)),
+        {c: _nearest(state, c) for c in (source, target) if c not in state.concept_index},
     )
+
+
+def _nearest(state: State, concept: str) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(state.label(m.name) for m in near_misses(state, concept)))
 
 
 def _surfaces(state: State, index: int | None) -> dict[str, int]:

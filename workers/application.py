@@ -56,7 +56,7 @@ from .erasure_job import enqueue_erasure
 from .errors import InvalidRequest, UnknownMemory
 from .extraction_pool import ExtractionPool
 from .heap import collection_held
-from .history import Difference, History, Verification
+from .history import Difference, History, Verification, check_link_names
 from .job_commands import JobCommands
 from .jobs import JobInfo, job_info
 from .key_commands import KeyCommands
@@ -448,6 +448,14 @@ class Application:
         """Every event that changed the link between two concepts, with the weight after."""
         require(principal, READ)
         return self.history.link(principal, source, target)
+
+    def start_audit_link(self, principal: Principal, source: str, target: str) -> JobInfo:
+        """Queue the audit of a link, for long logs; a concept no event ever named is an
+        UnknownConcept at once, not a job that fails."""
+        require(principal, READ)
+        if self._served_index(principal.tenant, *check_link_names(source, target)).unknown:
+            self.audit_link(principal, source, target)  # raises, unless events since name it
+        return self.jobs.audit_link(principal, source, target)
 
     def _served_index(self, tenant: str, source: str, target: str) -> LinkIndex:
         """A link's index in the served state (a link audit reads the log after it only)."""

@@ -7,6 +7,7 @@ StoreError                  root: something went wrong talking to Redis or its d
 ApplicationError            root: a command or query cannot be carried out as asked
  +-- InvalidRequest         a value of the request is wrong
  +-- UnknownMemory          ids that name no memory of the tenant
+ +-- UnknownConcept         a concept no event of the tenant ever named
  +-- PositionAhead          a read asked to wait for a position the log does not hold
  +-- KeyConflict            an idempotency key sent again with another body
  +-- NotAllowed             the caller's key lacks the permission the command needs
@@ -42,6 +43,10 @@ class InvalidRequest(ApplicationError):
 
 class UnknownMemory(ApplicationError):
     """Ids that name no memory of the tenant."""
+
+
+class UnknownConcept(ApplicationError):
+    """A concept no event of the tenant ever named (a link audit's, most often mistyped)."""
 
 
 class PositionAhead(ApplicationError):

@@ -28,7 +28,7 @@ from assocmem.engine.principal import ADMIN, Principal
 from assocmem.engine.snapshot import content_hash
 from assocmem.engine.state import State
 
-from .errors import InvalidRequest, UnknownMemory
+from .errors import InvalidRequest, UnknownConcept, UnknownMemory
 from .fold_job import current_fold, fold_and_publish
 from .heap import collection_held
 from .permissions import require
@@ -98,14 +98,37 @@ class Resent:
     reason: str | None
 
 
-def check_link_names(source: str, target: str) -> list[str]:
-    """The two concepts a link audit names; InvalidRequest if they are one."""
-    names = list(given_terms([source, target]))
+def check_link_names(source: str, target: str) -> dict[str, str]:
+    """The two concepts a link audit names, each with the name given for it; InvalidRequest
+    if they are one."""
+    names = given_terms([source, target])
     if len(names) != 2:
         raise InvalidRequest(
             f"concepts {quoted(source)} and {quoted(target)} are one concept: expected two"
         )
     return names
+
+
+def unknown_concepts(given: dict[str, str], index: LinkIndex) -> UnknownConcept:
+    """The error for a link audit that found nothing, naming the concepts no event up to
+    the index's state ever named and the known ones nearest to each."""
+    names = [quoted(given[concept]) for concept in index.unknown]
+    nearest = [
+        (name, ", ".join(map(quoted, near)))
+        for name, near in zip(names, index.unknown.values(), strict=True)
+        if near
+    ]
+    message = (
+        f"concept {names[0]} is unknown: no event up to {index.position} named it"
+        if len(names) == 1
+        else f"concepts {names[0]} and {names[1]} are unknown: no event up to"
+        f" {index.position} named them"
+    )
+    if len(names) == 1 and nearest:
+        message += f" (the nearest known: {nearest[0][1]})"
+    elif nearest:
+        message += f" (the nearest known to {'; to '.join(f'{n}: {c}' for n, c in nearest)})"
+    return UnknownConcept(message)
 
 
 FETCHED_AT_MOST = 1 / 3
@@ -132,12 +155,18 @@ class History:
         the index names over a third of the log, the whole log is. The ratings among the entries are decoded first, to tell which
         memories naming one concept the fold must hold (`rated_memories`); then all are
         decoded and folded."""
-        names = check_link_names(source, target)
+        given = check_link_names(source, target)
+        names = list(given)
         with collection_held():
-            return self._link(principal.tenant, names, progress or _unreported)
+            index = self._index_of(principal.tenant, *names)
+            found = self._link(principal.tenant, names, index, progress or _unreported)
+        if not found.changes and index is not None and index.unknown:
+            raise unknown_concepts(given, index)
+        return found
 
-    def _link(self, tenant: str, names: list[str], report: Share) -> LinkHistory:
-        index = self._index_of(tenant, *names)
+    def _link(
+        self, tenant: str, names: list[str], index: LinkIndex | None, report: Share
+    ) -> LinkHistory:
         if index is not None and self._fetching_pays(tenant, index):
             found = self._indexed_link(tenant, names, index, report)
             if found is not None:

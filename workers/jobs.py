@@ -12,7 +12,8 @@ from rq.exceptions import DuplicateJobError, InvalidJobOperation, NoSuchJobError
 from rq.job import Job, JobStatus
 from rq.registry import FailedJobRegistry, ScheduledJobRegistry, StartedJobRegistry
 
-from .errors import InvalidRequest
+from . import errors
+from .errors import ApplicationError, InvalidRequest
 from .runtime import Runtime
 
 SHOWN = 200
@@ -140,10 +141,19 @@ def requeue(runtime: Runtime, job_id: str) -> JobInfo:
     )
 
 
+def _said(line: str) -> str:
+    """The last line of a job's traceback; of an error in what was asked (an
+    ApplicationError), its message alone: the job did what it could."""
+    name, _, message = line.partition(": ")
+    module, _, kind = name.rpartition(".")
+    known = getattr(errors, kind, None) if module == errors.__name__ else None
+    return message if isinstance(known, type) and issubclass(known, ApplicationError) else line
+
+
 def _info(job: Job, queue: Queue, state: str) -> JobInfo:
     latest = job.latest_result() if state == "failed" else None
     error = latest.exc_string if latest is not None else None
-    last = error.strip().splitlines()[-1] if error else None
+    last = _said(error.strip().splitlines()[-1]) if error else None
     if state == "scheduled":
         last = job.meta.get(LAST_ERROR) or None
     return JobInfo(

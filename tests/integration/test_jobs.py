@@ -18,6 +18,7 @@ from rq.serializers import JSONSerializer
 from assocmem.api import render
 from assocmem.api.responses import jobs_view
 from assocmem.workers import scheduler
+from assocmem.workers.history_jobs import REPLAY_JOB, enqueue_history
 from assocmem.workers.jobs import list_jobs, requeue
 from assocmem.workers.keys import MAINTENANCE_QUEUE, QUEUES, fold_job_id
 from assocmem.workers.runtime import Runtime
@@ -47,6 +48,13 @@ def test_a_queued_fold_job_is_listed_and_a_failed_job_shows_its_error_and_can_be
     assert "no_such_job" in (failed[0].error or "")
     assert requeue(runtime, "broken").state == "queued"
     assert [j.state for j in list_jobs(runtime)] == ["queued"]
+
+
+def test_a_job_refused_for_what_it_asked_shows_the_reason_alone(runtime: Runtime) -> None:
+    enqueue_history(runtime, REPLAY_JOB, "replay-empty", "empty", None)
+    work(runtime)
+    [failed] = list_jobs(runtime)
+    assert failed.error == "the log of 'empty' is empty: nothing to replay"
 
 
 def test_a_fold_that_failed_for_good_is_queued_again_with_its_retries(runtime: Runtime) -> None:

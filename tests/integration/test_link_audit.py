@@ -14,6 +14,7 @@ from assocmem.engine.fold import fold_from_zero
 from assocmem.engine.link_index import link_index
 from assocmem.engine.position import ZERO
 from assocmem.engine.principal import Principal
+from assocmem.workers.errors import UnknownConcept
 from assocmem.workers.history import History
 from assocmem.workers.rebuild import events_of
 from assocmem.workers.runtime import Runtime
@@ -118,3 +119,19 @@ def test_a_link_audit_reads_the_whole_log_when_the_index_names_most_of_it(
     monkeypatch.setattr(History, "_indexed_link", never)
     indexed = History(runtime, lambda tenant, a, b: link_index(state, a, b))
     assert indexed.link(PRINCIPAL, "timeout", "jitter") == everything
+
+
+def test_a_link_audit_of_a_concept_no_event_named_says_so_with_the_nearest_known(
+    runtime: Runtime,
+) -> None:
+    log_ = runtime.log
+    log_.append("default", [note(["timeout", "jitter"]), note(["kernel", "backoff"])])
+    state = fold_from_zero(events_of(log_, "default"))
+    history = History(runtime, lambda tenant, a, b: link_index(state, a, b))
+    assert history.link(PRINCIPAL, "timeout", "kernel").changes == ()  # known, never linked
+    with pytest.raises(UnknownConcept, match="concept 'timout' is unknown: .* 'timeout'"):
+        history.link(PRINCIPAL, "timout", "jitter")
+    with pytest.raises(UnknownConcept, match="concepts 'qqq' and 'zzz' are unknown"):
+        history.link(PRINCIPAL, "qqq", "zzz")
+    log_.append("default", [note(["timout", "jitter"])])  # named after the state at hand
+    assert [c.written for c in history.link(PRINCIPAL, "timout", "jitter").changes] == [1]
