@@ -16,6 +16,7 @@ from assocmem.engine.errors import InvalidEvent
 from assocmem.engine.event import Event
 from assocmem.engine.events import LINKS_CONSOLIDATED
 from assocmem.engine.fold import fold, fold_from_zero
+from assocmem.engine.link_index import link_index
 from assocmem.engine.links import links_of
 from assocmem.engine.position import Position
 from assocmem.engine.recall import Query, recall
@@ -110,6 +111,8 @@ def test_a_pruned_concept_loses_its_links_but_its_memory_is_still_found() -> Non
     assert "lonely" in pruned and "busy" not in pruned
     assert count(state, "lonely", "word") == 0 and count(state, "busy", "word") == 1
     assert found_ids(state, "lonely") == ["1-0"]
+    for kept in (state, load_state(dump_state(state))):  # an audit still knows it
+        assert link_index(kept, "lonely", "word").unknown == {}
 
 
 def test_the_vocabulary_cap_keeps_the_concepts_with_most_cooccurrences() -> None:
