@@ -33,7 +33,8 @@ def audit_link(
     request: Request, caller: Caller, source: Concept, target: Concept
 ) -> dict[str, Any]:
     """Every event that changed the link between two concepts: position, time, agent, type,
-    written and taught deltas, and the weight after it."""
+    written and taught deltas, and the weight after it. A concept no event ever named is a
+    404 naming the known concepts nearest to it."""
     return link_audit_record(_application(request).audit_link(caller, source, target))
 
 
@@ -91,7 +92,8 @@ def replay_job(body: ReplayJobIn, request: Request, caller: Caller) -> dict[str,
 
 def audit_link_job(body: AuditLinkJobIn, request: Request, caller: Caller) -> dict[str, Any]:
     """Queue a link audit as a job (for long logs): follow it at /v1/jobs/{id}, its progress,
-    then the same answer as GET /v1/audit/link."""
+    then the same answer as GET /v1/audit/link. A concept no event ever named is a 404 at
+    once, as there."""
     return job_view(_application(request).start_audit_link(caller, body.source, body.target))
 
 

@@ -40,7 +40,8 @@ def audit_link(
 ) -> None:
     """Every event that changed the link SOURCE -- TARGET: position, time, agent, event type,
     written and taught deltas, and the weight after it. Runs as a job on a worker (it may
-    read the whole log), with a progress bar."""
+    read the whole log), with a progress bar. A concept no event ever named is refused
+    (exit status 1) with the known concepts nearest to it."""
     remember(ctx, url, as_json)
     if plot is not None and plot.suffix.lower() not in (".png", ".svg"):
         raise click.BadParameter(f"{plot} ends in {plot.suffix!r}: expected .png or .svg")
