@@ -91,11 +91,12 @@ def fold_and_publish(runtime: Runtime, tenant: str, force: bool = False) -> dict
         or folded.base != (expected or ZERO)
         or not _in_log(runtime, tenant, folded)
     ):
+        started = starting_state(runtime.snapshots, tenant, None, keep_base=True)
         folded = _Folded(
-            starting_state(runtime.snapshots, tenant, None, keep_base=True),
-            expected or ZERO,
+            started,
+            started.position,  # ZERO if the latest snapshot is unreadable: it is replaced
             epoch=epoch,
-            before=runtime.snapshots.folded(tenant, expected) if expected else 0,
+            before=runtime.snapshots.folded(tenant, started.position) if expected else 0,
         )
     cache.pop(tenant, None)
     state = folded.state
@@ -118,7 +119,8 @@ def fold_and_publish(runtime: Runtime, tenant: str, force: bool = False) -> dict
     cache[tenant] = folded  # only now: a failed fold or dead letter starts again next time
     if folded.unpublished and folded.waiting_since is None:
         folded.waiting_since = runtime.clock()
-    if state.position == folded.base or not (force or _due(runtime, tenant, folded)):
+    replaces = folded.base != (expected or ZERO)  # an unreadable latest snapshot
+    if state.position == folded.base or not (force or replaces or _due(runtime, tenant, folded)):
         if state.position == folded.base:
             runtime.log.set_fold_due(tenant, None)
         else:  # the scheduler comes back once the oldest has waited long enough

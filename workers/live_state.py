@@ -13,7 +13,7 @@ from assocmem.engine.fold import fold
 from assocmem.engine.position import ZERO, Position
 from assocmem.engine.state import State
 
-from .errors import PositionAhead
+from .errors import PositionAhead, StoreError
 from .heap import collection_paused
 from .rebuild import fold_entries, starting_state
 from .redis_errors import Outage
@@ -226,8 +226,18 @@ def latest_loaded(
 ) -> Loaded:
     """The epoch first: an erasure that rewrites the log after it makes it stale, and the
     state is loaded again (`reload_if_rewritten`). With `cache` (the tenant's local copy)
-    and `early` (that copy decoded ahead), the copy is used and kept (snapshot_cache.py)."""
+    and `early` (that copy decoded ahead), the copy is used and kept (snapshot_cache.py).
+    If the latest snapshot cannot be read, the state starts from zero, and the workers are
+    asked to replace that snapshot, without waiting for the next event."""
     epoch = log_.epoch(tenant)
     if cache is not None:
-        return epoch, latest_state(store, cache, early)
-    return epoch, starting_state(store, tenant, None)
+        state = latest_state(store, cache, early)
+    else:
+        state = starting_state(store, tenant, None)
+    latest = store.latest_position(tenant)
+    if latest is not None and state.position < latest:  # unreadable (say, an older format)
+        try:
+            log_.want_fold(tenant)  # the workers fold from zero and replace it
+        except StoreError as exc:  # Redis refusing writes: the tenant's next event asks
+            log.warning("asking the workers to replace it failed: %s", exc)
+    return epoch, state

@@ -283,10 +283,13 @@ class InMemorySnapshotStore:
                 return False
             blobs = self._blobs.setdefault(tenant, {})
             ladder = self._ladder.setdefault(tenant, [])
+            bases = self._bases.setdefault(tenant, {})
+            if position == expected:  # replaced
+                ladder.remove(position)
+                bases.pop(position, None)
             blobs[position] = blob
             self._latest[tenant] = position
             ladder.append(position)
-            bases = self._bases.setdefault(tenant, {})
             if base is not None:
                 bases[position] = base
             counts = self._folded.setdefault(tenant, {})

@@ -1,4 +1,4 @@
--- Publish an immutable snapshot and move the tenant's latest pointer, if it
+-- Publish a snapshot (never changed after, unless replaced as below) and move the tenant's latest pointer, if it
 -- still points where the publisher started from (compare-and-set); then trim the
 -- ladder of kept snapshots by the rule of stores.Ladder.retained.
 -- KEYS[1] blob key, KEYS[2] latest pointer, KEYS[3] ladder list, KEYS[4] bases hash,
@@ -8,10 +8,16 @@
 -- ARGV[6] recent kept, ARGV[7] hours kept, ARGV[8] days kept,
 -- ARGV[9] events folded into it, ARGV[10] events a stride (0 = none), ARGV[11] strides kept,
 -- ARGV[12] the SHA-256 of a full snapshot ("" for a delta)
+-- At the expected position itself, the snapshot replaces the one there.
 -- Returns 1 when published, 0 when another publisher moved the pointer first.
 local current = redis.call('GET', KEYS[2]) or ''
 if current ~= ARGV[3] then
   return 0
+end
+if ARGV[2] == current then
+  -- the latest snapshot again, replacing it (a readable copy of one that is not)
+  redis.call('LREM', KEYS[3], 0, current)
+  redis.call('HDEL', KEYS[4], current)
 end
 redis.call('SET', KEYS[1], ARGV[1])
 redis.call('SET', KEYS[2], ARGV[2])

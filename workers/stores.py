@@ -209,7 +209,8 @@ class SnapshotStore(Protocol):
         """Publish `blob` as the state at `position` if `latest` is still `expected`. A delta
         names its `base`: that snapshot is kept while this one is (at least two are kept).
         `folded`: the log entries folded into it, counted from the tenant's first snapshot
-        (or its last erasure), which spaces the ladder's rungs in events."""
+        (or its last erasure), which spaces the ladder's rungs in events. At `expected`
+        itself, it replaces that snapshot (a readable copy of one that is not)."""
         ...
 
     def folded(self, tenant: str, position: Position) -> int:

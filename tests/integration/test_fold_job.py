@@ -14,7 +14,7 @@ import zstandard
 from rq import SimpleWorker
 from rq.serializers import JSONSerializer
 
-from assocmem.engine.position import Position
+from assocmem.engine.position import ZERO, Position
 from assocmem.engine.snapshot import (
     SNAPSHOT_FORMAT,
     content_hash,
@@ -24,6 +24,7 @@ from assocmem.engine.snapshot import (
 )
 from assocmem.engine.snapshot_delta import base_of
 from assocmem.workers.fold_job import fold_and_publish
+from assocmem.workers.live_state import latest_loaded
 from assocmem.workers.rebuild import Rebuild, rebuild, starting_state
 from assocmem.workers.runtime import Runtime, use_runtime
 from assocmem.workers.scheduler import enqueue_fold, schedule_folds
@@ -278,13 +279,12 @@ def test_each_snapshot_counts_the_events_folded_into_it_across_workers(anywhere:
     assert [anywhere.snapshots.folded("default", p) for p in positions] == [2, 3, 6]
 
 
-def test_a_snapshot_of_an_older_format_is_folded_anew_from_the_log_and_replaced(
-    anywhere: Runtime,
-) -> None:
-    """What an upgrade that changes the snapshot format does to a tenant's snapshots."""
-    write(anywhere, ["a", "b"], ["b", "c"])
-    fold_and_publish(anywhere, "default", force=True)
-    latest = latest_snapshot(anywhere.snapshots, "default")
+def publish_an_older_format(runtime: Runtime) -> Position:
+    """What an upgrade that changes the snapshot format does to a tenant's snapshots: the
+    latest (at the position returned) is one the code cannot read."""
+    write(runtime, ["a", "b"], ["b", "c"])
+    fold_and_publish(runtime, "default", force=True)
+    latest = latest_snapshot(runtime.snapshots, "default")
     assert latest is not None
     stale = load_state(latest[1])  # a link no event taught: read, it would change the hash
     stale.set_learned(stale.concept_index["a"], stale.concept_index["c"], 9.0, latest[0])
@@ -295,12 +295,35 @@ def test_a_snapshot_of_an_older_format_is_folded_anew_from_the_log_and_replaced(
     older = zstandard.ZstdCompressor().compress(
         struct.pack("<Q", len(edited)) + edited + raw[8 + size :]
     )
-    position = write(anywhere, ["c", "d"])[0]
-    assert anywhere.snapshots.publish("default", older, position, latest[0])
-    anywhere.folded.clear()  # a worker started on the new version
+    position = write(runtime, ["c", "d"])[0]
+    assert runtime.snapshots.publish("default", older, position, latest[0])
+    runtime.folded.clear()  # a worker started on the new version
+    return position
+
+
+def test_a_snapshot_of_an_older_format_is_folded_anew_from_the_log_and_replaced(
+    anywhere: Runtime,
+) -> None:
+    publish_an_older_format(anywhere)
     assert content_hash(rebuild(anywhere.log, anywhere.snapshots, "default")) == from_zero_hash(
         anywhere
     )
     write(anywhere, ["d", "e"])
     assert fold_and_publish(anywhere, "default", force=True)["published"]
     assert published_hash(anywhere) == from_zero_hash(anywhere)
+
+
+def test_a_snapshot_that_cannot_be_read_is_replaced_at_its_position_before_any_new_event(
+    anywhere: Runtime,
+) -> None:
+    position = publish_an_older_format(anywhere)
+    anywhere.log.clear_fold_wanted("default", anywhere.log.fold_wanted("default"))
+    epoch, state = latest_loaded(anywhere.log, anywhere.snapshots, "default")  # the API's load
+    assert state.position == ZERO
+    assert anywhere.log.tenants_to_fold(anywhere.clock()) == ["default"]  # it asked
+    assert fold_and_publish(anywhere, "default")["published"]  # not forced, no new event
+    assert anywhere.snapshots.positions("default")[-1] == position  # once, replaced
+    assert anywhere.snapshots.positions("default").count(position) == 1
+    assert published_hash(anywhere) == from_zero_hash(anywhere)
+    assert latest_loaded(anywhere.log, anywhere.snapshots, "default")[1].position == position
+    assert not fold_and_publish(anywhere, "default")["published"]  # and once only
