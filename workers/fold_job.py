@@ -10,6 +10,8 @@ or once the oldest of them has waited `snapshot_after` seconds; readers fold the
 tail themselves and never wait for a snapshot. Under a stream of events, publishing
 takes at most `snapshot_share` of the worker's time: past `snapshot_every` events, the
 next publish waits until the worker has had that much time for folding since the last.
+A folded consolidation is published at once, as is a replacement for a latest snapshot
+that cannot be read.
 """
 
 from __future__ import annotations
@@ -113,6 +115,7 @@ def fold_and_publish(runtime: Runtime, tenant: str, force: bool = False) -> dict
             folded.unpublished += len(chunk)
             yield chunk
 
+    consolidated = state.consolidated_at
     chunks = counted(iter_entries(runtime.log, tenant, state.position))
     rejections = fold_entries(state, chunks, progress=progress)  # frozen after it
     runtime.log.add_dead_letters(tenant, rejections)
@@ -120,7 +123,12 @@ def fold_and_publish(runtime: Runtime, tenant: str, force: bool = False) -> dict
     if folded.unpublished and folded.waiting_since is None:
         folded.waiting_since = runtime.clock()
     replaces = folded.base != (expected or ZERO)  # an unreadable latest snapshot
-    if state.position == folded.base or not (force or replaces or _due(runtime, tenant, folded)):
+    # A consolidation rewrote every count: each start of an API would fold it again (0.7 s
+    # at 50,000 memories here), where the snapshot holds it
+    rewrote = state.consolidated_at != consolidated
+    if state.position == folded.base or not (
+        force or replaces or rewrote or _due(runtime, tenant, folded)
+    ):
         if state.position == folded.base:
             runtime.log.set_fold_due(tenant, None)
         else:  # the scheduler comes back once the oldest has waited long enough

@@ -23,6 +23,7 @@ from assocmem.engine.snapshot import (
     load_state,
 )
 from assocmem.engine.snapshot_delta import base_of
+from assocmem.workers.consolidation_job import consolidate
 from assocmem.workers.fold_job import fold_and_publish
 from assocmem.workers.live_state import latest_loaded
 from assocmem.workers.rebuild import Rebuild, rebuild, starting_state
@@ -114,6 +115,16 @@ def test_a_snapshot_waits_until_enough_events_have_gathered(anywhere: Runtime) -
     positions = write(anywhere, ["c", "d"])
     assert fold_and_publish(anywhere, "default")["published"]
     assert anywhere.snapshots.positions("default") == [positions[-1]]
+
+
+def test_a_folded_consolidation_is_published_at_once(anywhere: Runtime) -> None:
+    anywhere.settings = dataclasses.replace(anywhere.settings, snapshot_every=1000)
+    write(anywhere, ["a", "b"], ["b", "c"])
+    fold_and_publish(anywhere, "default", force=True)
+    report = consolidate(anywhere, "default")
+    assert report.appended_at is not None
+    assert fold_and_publish(anywhere, "default")["published"]  # one event, yet published
+    assert anywhere.snapshots.latest_position("default") == Position.parse(report.appended_at)
 
 
 def test_under_a_stream_of_events_publishing_takes_at_most_its_share_of_the_time(
