@@ -219,15 +219,23 @@ def dead_letters(r: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+RESENT_SHOWN = 20
+"""Dead letters of each outcome a resend lists; --json has them all."""
+
+
 def resent(r: dict[str, Any]) -> str:
     if not r["resent"]:
         return "no dead letters"
-    return "\n".join(
-        f"{d['position']}  appended again at {d['appended']}"
-        if d["appended"]
-        else f"{d['position']}  still unreadable: {d['reason']}"
-        for d in r["resent"]
-    )
+    done = [d for d in r["resent"] if d["appended"]]
+    left = [d for d in r["resent"] if not d["appended"]]
+    lines = [f"{len(done):,} appended again, {len(left):,} left unreadable"]
+    lines += [f"{d['position']}  appended again at {d['appended']}" for d in done[:RESENT_SHOWN]]
+    if len(done) > RESENT_SHOWN:
+        lines.append(f"... and {len(done) - RESENT_SHOWN:,} more appended again (--json)")
+    lines += [f"{d['position']}  still unreadable: {d['reason']}" for d in left[:RESENT_SHOWN]]
+    if len(left) > RESENT_SHOWN:
+        lines.append(f"... and {len(left) - RESENT_SHOWN:,} more still unreadable (--json)")
+    return "\n".join(lines)
 
 
 def jobs(r: dict[str, Any]) -> str:

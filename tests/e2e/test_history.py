@@ -84,6 +84,7 @@ def test_a_malformed_entry_lands_in_dead_letters_and_later_events_are_still_fold
         oldest = cli("dead-letters", "--limit", "1", url=up.url).stdout.splitlines()
         assert oldest[0].startswith(bad.decode()) and oldest[-1] == "... and 1 more (--limit)"
         resent = cli("dead-letters", "--resend", url=up.url).stdout
+        assert resent.splitlines()[0] == "0 appended again, 2 left unreadable"
         assert resent.count("still unreadable") == 2 and "holds 'event'" in resent
     finally:
         up.stop()
