@@ -47,7 +47,14 @@ def parse_point(text: str, field: str) -> Position:
     try:
         moment = datetime.fromisoformat(text)
     except ValueError:
-        return parse_position(text, field)
+        try:
+            return Position.parse(text)
+        except ValueError:
+            raise InvalidRequest(
+                f"{field} {quoted(text)} is neither a stream position nor an ISO time:"
+                " expected e.g. 1700000000000-0 (as a write returned) or 2026-11-30T12:00:00Z"
+                " (UTC unless it says)"
+            ) from None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     return Position(max(0, int(moment.timestamp() * 1000)), MAX_PART)

@@ -104,6 +104,12 @@ BAD_REQUESTS = [
         "as_of 'yesterday' is neither a stream position nor an ISO time",
     ),
     ("post", "/v1/read", {"json": {"concepts": ["a"], "limit": 0}}, "limit 0 is out of range"),
+    (
+        "get",
+        "/v1/diff",
+        {"params": {"first": "0-0", "second": "now"}},
+        "second 'now' is neither a stream position nor an ISO time",
+    ),
     ("get", "/v1/graph", {"params": {"hops": 1}}, "concepts"),
     (
         "get",
