@@ -108,7 +108,7 @@ def test_no_route_shows_one_tenant_what_another_wrote(http: TestClient, settings
         ("POST", "/v1/read", {"json": {"concepts": ["billing"], "as_of": now}}),
         ("POST", "/v1/chain", {"json": {"concepts": ["zebracorn", "billing"]}}),
         ("GET", "/v1/graph", {"params": {"concepts": ["zebracorn", "billing"], "hops": 2}}),
-        ("GET", "/v1/audit/link", {"params": {"source": "zebracorn", "target": "billing"}}),
+        ("GET", "/v1/audit/link", {"params": {"source": "billing", "target": "lunch"}}),
         ("GET", "/v1/activities", {"params": {"keyword": "zebracorn"}}),
         ("GET", "/v1/activities/summary", {}),
         ("GET", "/v1/dead-letters", {}),
@@ -120,5 +120,10 @@ def test_no_route_shows_one_tenant_what_another_wrote(http: TestClient, settings
         assert seen.status_code == 200, (path, seen.text)
         assert "outage" not in seen.text and written["id"] not in seen.text, (path, seen.text)
     assert http.get(f"/v1/audit/memory/{written['id']}", headers=globex).status_code == 404
+    audit = http.get(
+        "/v1/audit/link", params={"source": "zebracorn", "target": "billing"}, headers=globex
+    )  # a word only acme wrote is one globex's log never named
+    assert audit.status_code == 404 and "'zebracorn' is unknown" in audit.text
+    assert "outage" not in audit.text and "nearest" not in audit.text
     own = http.get("/v1/graph", params={"concepts": ["zebracorn"]}, headers=acme)
     assert "outage" in own.text  # the sweep above would have seen it
