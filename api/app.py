@@ -184,7 +184,8 @@ def _responding(
 
         @functools.wraps(endpoint)
         async def respond_here(*args: Any, **kwargs: Any) -> Response:
-            live = _application(kwargs["request"]).live(kwargs["caller"].tenant)
+            application = _application(kwargs["request"])
+            live = application.live(kwargs["caller"].tenant)
             if live.settled() and _is_light(kwargs["body"]):
                 return OrjsonResponse(endpoint(*args, **kwargs), status_code=status)
             # Loading the state, folding a backlog or reading long text: not on the loop,
@@ -194,8 +195,10 @@ def _responding(
                     run_in_threadpool(endpoint, *args, **kwargs), budget
                 )
             except TimeoutError:
+                under_way = application.rebuilds.under_way(kwargs["caller"].tenant)
+                doing = f"{under_way.describe()}; " if under_way is not None else ""
                 raise problems.ReadTimedOut(
-                    f"the read took over {budget:g} s (ASSOCMEM_READ_TIMEOUT): try again"
+                    f"{doing}the read took over {budget:g} s (ASSOCMEM_READ_TIMEOUT): try again"
                     " (a state rebuilt for as_of or without_feedback is kept for it)"
                 ) from None
             return OrjsonResponse(content, status_code=status)

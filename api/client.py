@@ -10,6 +10,7 @@ import os
 import time
 import urllib.parse
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -129,6 +130,10 @@ class Client:
         self._degrade_after = degrade_after
         self.position: str | None = None
         """The latest position this client's writes returned; its reads and chains wait for it."""
+        self.on_wait: Callable[[ApiError], None] | None = None
+        """Told each time a read of a rebuilt state (`as_of`, `without_feedback`) is to be
+        asked again, with the service's answer: how far the rebuild has come (the CLI
+        prints it)."""
 
     def __enter__(self) -> Client:
         return self
@@ -347,7 +352,10 @@ class Client:
             try:
                 return self._call("POST", path, json=body, changes_nothing=True)
             except ApiError as exc:
-                time.sleep(rebuild_pause(exc, deadline))
+                pause = rebuild_pause(exc, deadline)
+                if self.on_wait is not None:
+                    self.on_wait(exc)
+                time.sleep(pause)
 
     def _call(
         self,

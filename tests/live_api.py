@@ -37,13 +37,22 @@ def serving(settings: Settings) -> Iterator[str]:
 
 
 def slow_rebuilds(monkeypatch: pytest.MonkeyPatch, seconds: float = 0.5) -> None:
-    """Every state rebuilt for `as_of` or `without_feedback` takes `seconds` longer: a
-    rebuild past a short read budget, on any machine (a few thousand notes fold in under
-    0.1 s on a quiet one, as a million events take minutes)."""
+    """Every state rebuilt for `as_of` or `without_feedback` takes `seconds` longer, once
+    it has said where it starts: a rebuild under way past a short read budget, on any
+    machine (a few thousand notes fold in under 0.1 s on a quiet one, as a million events
+    take minutes)."""
     rebuild = rebuild_cache.rebuild
 
-    def slowed(*args: Any, **kwargs: Any) -> Any:
-        time.sleep(seconds)
-        return rebuild(*args, **kwargs)
+    def slowed(*args: Any) -> Any:
+        *given, progress = args
+        told = []
+
+        def slow_start(state: Any) -> None:
+            progress(state)
+            if not told:
+                told.append(state)
+                time.sleep(seconds)
+
+        return rebuild(*given, slow_start)
 
     monkeypatch.setattr(rebuild_cache, "rebuild", slowed)

@@ -177,6 +177,8 @@ def rebuild(
 ) -> State:
     fresh = spec.skip_types or spec.from_zero
     state = State() if fresh else starting_state(store, tenant, spec.upto)
+    if progress:
+        progress(state)  # where the fold starts from, then after each chunk
     fold_log(state, log_, tenant, spec.upto, spec.skip_types, progress)
     return state
 

@@ -7,11 +7,13 @@ a link's history forwards folds each step's events once)."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator
+from datetime import UTC, datetime
 
-from assocmem.engine.position import Position
+from assocmem.engine.position import MAX_PART, ZERO, Position
 from assocmem.engine.state import State
 
 from .rebuild import Rebuild, fold_log, folds_on, rebuild
@@ -24,12 +26,54 @@ Key = tuple[str, int, Position | None, frozenset[str]]
 """Tenant, epoch (a rewritten history is rebuilt anew), up to, events skipped."""
 
 
+@dataclasses.dataclass(slots=True)
+class Rebuilding:
+    """A rebuild under way, for whoever waits for it: what, from where, how far."""
+
+    what: str
+    """The state rebuilt, in words: "the state as of 2026-12-01T09:30:00Z"."""
+    start: Position
+    """Of the snapshot it starts from; ZERO for none."""
+    span: tuple[int, int] | None
+    """The times (ms) of the first entry it folds and of the last: how far it has come is
+    told by the time of the entry it is at."""
+    at: int = 0
+
+    def describe(self) -> str:
+        whence = "zero" if self.start == ZERO else f"the snapshot at {self.start}"
+        said = f"{self.what} is being rebuilt from {whence}"
+        if self.span is None or self.span[1] <= self.span[0]:
+            return said
+        share = (self.at - self.span[0]) / (self.span[1] - self.span[0])
+        return f"{said}: {min(max(share, 0.0), 1.0):.0%} of the way there"
+
+
+def _what(upto: Position | None, skip: frozenset[str]) -> str:
+    when = f" as of {_point(upto)}" if upto is not None else ""
+    without = f" without {', '.join(sorted(skip))} events" if skip else ""
+    return f"the state{when}{without}"
+
+
+def _point(position: Position) -> str:
+    """A position as it was most likely asked for: an ISO time stands for the last position
+    of its millisecond."""
+    if position.seq != MAX_PART:
+        return str(position)
+    return datetime.fromtimestamp(position.ms / 1000, UTC).isoformat().replace("+00:00", "Z")
+
+
 class RebuildCache:
     def __init__(self, log: EventLog, snapshots: SnapshotStore) -> None:
         self._log = log
         self._snapshots = snapshots
         self._states: OrderedDict[Key, State] = OrderedDict()
         self._lock = threading.Lock()
+        self._under_way: dict[str, Rebuilding] = {}
+        """By tenant: read without the lock, which a rebuild holds throughout."""
+
+    def under_way(self, tenant: str) -> Rebuilding | None:
+        """The tenant's rebuild under way, if one is."""
+        return self._under_way.get(tenant)
 
     @contextlib.contextmanager
     def state(self, tenant: str, upto: Position | None, skip: frozenset[str]) -> Iterator[State]:
@@ -39,15 +83,30 @@ class RebuildCache:
         with self._lock:
             state = self._states.pop(key, None)
             if state is None:
-                state = self._carried_on(key) or rebuild(
-                    self._log, self._snapshots, tenant, Rebuild(upto, skip)
-                )
+                state = self._carried_on(key) or self._rebuilt(tenant, upto, skip)
             elif upto is None:
                 fold_log(state, self._log, tenant, None, skip)
             self._states[key] = state
             while len(self._states) > KEPT:
                 self._states.popitem(last=False)
             yield state
+
+    def _rebuilt(self, tenant: str, upto: Position | None, skip: frozenset[str]) -> State:
+        def progress(state: State) -> None:
+            if tenant not in self._under_way:  # the first call: where it starts from
+                span = self._span(tenant, state.position, upto)
+                self._under_way[tenant] = Rebuilding(_what(upto, skip), state.position, span)
+            self._under_way[tenant].at = state.position.ms
+
+        try:
+            return rebuild(self._log, self._snapshots, tenant, Rebuild(upto, skip), progress)
+        finally:
+            self._under_way.pop(tenant, None)
+
+    def _span(self, tenant: str, start: Position, upto: Position | None) -> tuple[int, int] | None:
+        first = self._log.entries(tenant, start, upto, 1)
+        last = upto or self._log.last_position(tenant)
+        return (first[0][0].ms, last.ms) if first and last is not None else None
 
     def _carried_on(self, key: Key) -> State | None:
         """The kept state of the latest point before `key`'s (not of the log's end, which is

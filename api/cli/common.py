@@ -11,6 +11,7 @@ import click
 import orjson
 
 from ..client import SCOPES, Client
+from ..errors import ApiError
 from ..run_file import api_key, service_url
 
 
@@ -20,12 +21,20 @@ def split(value: str | None) -> list[str] | None:
 
 def client_of(ctx: click.Context, degrade_after: float | None = None) -> Client:
     home = Path(os.environ.get("ASSOCMEM_HOME", ".assocmem"))
-    return Client(
+    client = Client(
         service_url(ctx.obj.get("url"), home),
         api_key=api_key(ctx.obj.get("api_key"), home),
         degrade_after=degrade_after,
         scope={name: ctx.obj[name] for name in SCOPES if ctx.obj.get(name)},
     )
+    client.on_wait = _waiting
+    return client
+
+
+def _waiting(answer: ApiError) -> None:
+    """A read of a rebuilt state is asked again: how far the rebuild has come, on stderr
+    (stdout is for the answer)."""
+    click.echo(f"waiting: {answer}", err=True)
 
 
 def emit(ctx: click.Context, response: Any, human: Callable[[Any], str]) -> None:

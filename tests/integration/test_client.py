@@ -15,7 +15,7 @@ import urllib3
 
 from assocmem.api import client as client_module
 from assocmem.api.client import Client
-from assocmem.api.errors import BadRequest, ServiceDown
+from assocmem.api.errors import ApiError, BadRequest, ServiceDown
 from assocmem.workers.redis_server import free_port
 from assocmem.workers.settings import Settings
 
@@ -177,6 +177,8 @@ def test_a_read_of_a_past_state_is_asked_again_while_the_service_rebuilds_it(
     slow_rebuilds(monkeypatch)
     hurried = dataclasses.replace(settings, read_timeout=0.1)
     with serving(hurried) as url, Client(url, api_key=operator_key(settings)) as api:
+        waits: list[ApiError] = []
+        api.on_wait = waits.append
         positions = [
             api.write_many(
                 [
@@ -199,7 +201,11 @@ def test_a_read_of_a_past_state_is_asked_again_while_the_service_rebuilds_it(
         assert refused.status == 503
         assert refused.headers["Retry-After"] == "1"
         assert refused.json()["code"] == "read_timeout"
+        assert refused.json()["detail"].startswith(
+            f"the state as of {positions[-2]} is being rebuilt from zero: 0% of the way there;"
+        )
         # ... so the client's read of another past state was refused too, and asked again
         answer = api.read(concepts=["queue"], as_of=positions[-3], limit=3)
         assert answer["position"] == positions[-3]
+        assert waits and all(w.code == "read_timeout" for w in waits)  # told each time
         assert len(answer["items"]) == 3
