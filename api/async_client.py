@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
+from collections.abc import Callable
 from typing import Any
 
 import httpx2
@@ -62,6 +63,8 @@ class AsyncClient:
         )
         self.position: str | None = None
         """The latest position this client's writes returned; its reads wait for it."""
+        self.on_wait: Callable[[ApiError], None] | None = None
+        """As `Client.on_wait`: told how far a rebuild has come each time a read waits."""
 
     async def __aenter__(self) -> AsyncClient:
         return self
@@ -157,7 +160,10 @@ class AsyncClient:
             try:
                 return await self._send("POST", path, json=body, again=True)
             except ApiError as exc:
-                await asyncio.sleep(rebuild_pause(exc, deadline))
+                pause = rebuild_pause(exc, deadline)
+                if self.on_wait is not None:
+                    self.on_wait(exc)
+                await asyncio.sleep(pause)
 
     async def _send(
         self,

@@ -12,7 +12,7 @@ import pytest
 
 from assocmem.api import async_client
 from assocmem.api.async_client import AsyncClient
-from assocmem.api.errors import BadRequest
+from assocmem.api.errors import ApiError, BadRequest
 from assocmem.workers.settings import Settings
 
 from ..api_keys import operator_key
@@ -65,6 +65,8 @@ def test_an_async_read_of_a_past_state_is_asked_again_while_the_service_rebuilds
 
     async def session(url: str, key: str) -> None:
         async with AsyncClient(url, api_key=key) as api:
+            waits: list[ApiError] = []
+            api.on_wait = waits.append
             positions = []
             for start in range(0, 6000, 1000):
                 notes = [
@@ -75,6 +77,7 @@ def test_an_async_read_of_a_past_state_is_asked_again_while_the_service_rebuilds
             answer = await api.read(concepts=["queue"], as_of=positions[-3], limit=3)
             assert answer["position"] == positions[-3]
             assert len(answer["items"]) == 3
+            assert waits and "is being rebuilt from zero" in str(waits[0])
 
     hurried = dataclasses.replace(settings, read_timeout=0.1)
     with serving(hurried) as url:
