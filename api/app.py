@@ -184,26 +184,27 @@ def _responding(
 
         @functools.wraps(endpoint)
         async def respond_here(*args: Any, **kwargs: Any) -> Response:
-            application = _application(kwargs["request"])
-            live = application.live(kwargs["caller"].tenant)
+            live = _application(kwargs["request"]).live(kwargs["caller"].tenant)
             if live.settled() and _is_light(kwargs["body"]):
                 return OrjsonResponse(endpoint(*args, **kwargs), status_code=status)
             # Loading the state, folding a backlog or reading long text: not on the loop,
             # and not longer than the budget (the thread finishes; the connection is free).
-            try:
-                content = await asyncio.wait_for(
-                    run_in_threadpool(endpoint, *args, **kwargs), budget
-                )
-            except TimeoutError:
-                under_way = application.rebuilds.under_way(kwargs["caller"].tenant)
-                doing = f"{under_way.describe()}; " if under_way is not None else ""
-                raise problems.ReadTimedOut(
-                    f"{doing}the read took over {budget:g} s (ASSOCMEM_READ_TIMEOUT): try again"
-                    " (a state rebuilt for as_of or without_feedback is kept for it)"
-                ) from None
+            content = await _within(budget, endpoint, args, kwargs)
             return OrjsonResponse(content, status_code=status)
 
         return respond_here
+
+    if endpoint is state:
+
+        @functools.wraps(endpoint)
+        async def respond_rebuilt(*args: Any, **kwargs: Any) -> Response:
+            if kwargs["as_of"] is None and not kwargs["without_feedback"]:
+                content = await run_in_threadpool(endpoint, *args, **kwargs)
+            else:  # a rebuilt state, as a read of one
+                content = await _within(budget, endpoint, args, kwargs)
+            return OrjsonResponse(content, status_code=status)
+
+        return respond_rebuilt
 
     @functools.wraps(endpoint)
     def respond(*args: Any, **kwargs: Any) -> Response:
@@ -213,6 +214,23 @@ def _responding(
         return OrjsonResponse(content, status_code=status)
 
     return respond
+
+
+async def _within(
+    budget: float, endpoint: Callable[..., dict[str, Any]], args: Any, kwargs: dict[str, Any]
+) -> dict[str, Any]:
+    """The endpoint's answer, in a thread, or ReadTimedOut past `budget` seconds (saying how
+    far a rebuild has come): the thread goes on, and the connection is free."""
+    try:
+        return await asyncio.wait_for(run_in_threadpool(endpoint, *args, **kwargs), budget)
+    except TimeoutError:
+        rebuilds = _application(kwargs["request"]).rebuilds
+        under_way = rebuilds.under_way(kwargs["caller"].tenant)
+        doing = f"{under_way.describe()}; " if under_way is not None else ""
+        raise problems.ReadTimedOut(
+            f"{doing}the read took over {budget:g} s (ASSOCMEM_READ_TIMEOUT): try again"
+            " (a state rebuilt for as_of or without_feedback is kept for it)"
+        ) from None
 
 
 def _application(request: Request) -> Application:

@@ -243,6 +243,8 @@ class Client:
         params: dict[str, Any] = {"without_feedback": without_feedback}
         if as_of:
             params["as_of"] = as_of
+        if is_rebuilt(params):
+            return self._rebuilt("GET", "/v1/state", params=params)
         return self._call("GET", "/v1/state", params=params)
 
     def health(self) -> dict[str, Any]:
@@ -327,7 +329,7 @@ class Client:
         for an outage (a request the API refuses as invalid still raises BadRequest)."""
         if self._degrade_after is None:
             if is_rebuilt(body):
-                return self._rebuilt(path, body)
+                return self._rebuilt("POST", path, json=body)
             return self._call("POST", path, json=body, changes_nothing=True)
         try:
             answer = self._call(
@@ -342,7 +344,7 @@ class Client:
             return degraded(empty, exc)
         return {**answer, "degraded": False}
 
-    def _rebuilt(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+    def _rebuilt(self, method: str, path: str, **request: Any) -> dict[str, Any]:
         """A read of a rebuilt state (`as_of`, `without_feedback`): asked again while the
         service says it is still rebuilding it (a 503 `read_timeout`: at a million events a
         rebuild takes a minute or two, the service answers within ASSOCMEM_READ_TIMEOUT),
@@ -350,7 +352,7 @@ class Client:
         deadline = time.monotonic() + REBUILD_WAIT
         while True:
             try:
-                return self._call("POST", path, json=body, changes_nothing=True)
+                return self._call(method, path, changes_nothing=True, **request)
             except ApiError as exc:
                 pause = rebuild_pause(exc, deadline)
                 if self.on_wait is not None:

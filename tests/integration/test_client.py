@@ -208,4 +208,7 @@ def test_a_read_of_a_past_state_is_asked_again_while_the_service_rebuilds_it(
         answer = api.read(concepts=["queue"], as_of=positions[-3], limit=3)
         assert answer["position"] == positions[-3]
         assert waits and all(w.code == "read_timeout" for w in waits)  # told each time
+        waits.clear()
+        assert api.state(as_of=positions[-4])["position"] == positions[-4]  # the same for it
+        assert waits and "is being rebuilt from zero" in str(waits[0])
         assert len(answer["items"]) == 3
