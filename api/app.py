@@ -387,7 +387,9 @@ def state(
     ] = None,
     without_feedback: bool = False,
 ) -> dict[str, Any]:
-    """Position, content hash and sizes of the served (or a rebuilt) state."""
+    """Position, content hash and sizes of the served (or a rebuilt) state. A rebuild past
+    ASSOCMEM_READ_TIMEOUT answers 503 `read_timeout`, saying how far it has come, and goes
+    on: the same request again is answered from it."""
     return responses.state_view(_application(request).state(caller, as_of, without_feedback))
 
 

@@ -31,7 +31,7 @@ survives Redis's death (a `kill -9` of `up` takes Redis with it) and the machine
 Under `everysec`, Redis answers writes it has not yet handed to the kernel while a
 previous fsync is still running (a disk stalled, as under memory pressure, when processes
 get killed), and a kill then lost 6 of 100 acknowledged appends here. It costs a fsync
-per round of Redis's event loop: single appends through HTTP 290/s instead of 330/s,
+per round of Redis's event loop: single appends through HTTP 290/s instead of 310-340/s,
 reads 0.3-0.5 ms more at p50 (each counts against its key's rate in Redis); batched
 appends and the fold lag at 5,000 events/s measured the same."""
 DEFAULT_SNAPSHOT_EVERY = 1000
