@@ -32,7 +32,7 @@ def test_a_link_audit_lists_its_events_a_replay_verifies_and_a_diff_shows_the_ta
         typo = cli("audit", "link", "a", "cc", url=up.url, check=False)
         assert typo.returncode == 1, typo.stderr
         assert "concept 'cc' is unknown: no event up to" in typo.stderr
-        assert "audit.link" not in cli("jobs", url=up.url).stdout  # refused, not queued to fail
+        assert "'cc'" not in cli("jobs", url=up.url).stdout  # refused, not queued to fail
         plot = tmp_path / "a-b.png"
         shown = cli("audit", "link", "a", "b", "--plot", str(plot), url=up.url).stdout
         assert "a -- b  weight 3 (written 2, taught 1; 67% of it written)" in shown
