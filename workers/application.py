@@ -56,7 +56,7 @@ from .erasure_job import enqueue_erasure
 from .errors import InvalidRequest, UnknownMemory
 from .extraction_pool import ExtractionPool
 from .heap import collection_held
-from .history import Difference, History, Verification, check_link_names
+from .history import Difference, History, Verification, check_link_names, unknown_concepts
 from .job_commands import JobCommands
 from .jobs import JobInfo, job_info
 from .key_commands import KeyCommands
@@ -453,7 +453,11 @@ class Application:
         """Queue the audit of a link, for long logs; a concept no event ever named is an
         UnknownConcept at once, not a job that fails."""
         require(principal, READ)
-        if self._served_index(principal.tenant, *check_link_names(source, target)).unknown:
+        given = check_link_names(source, target)
+        index = self._served_index(principal.tenant, *given)
+        if index.unknown:
+            if index.position == self.runtime.log.last_position(principal.tenant):
+                raise unknown_concepts(given, index)  # the whole log: no event names it
             self.audit_link(principal, source, target)  # raises, unless events since name it
         return self.jobs.audit_link(principal, source, target)
 

@@ -98,7 +98,7 @@ def fold_and_publish(runtime: Runtime, tenant: str, force: bool = False) -> dict
             started,
             started.position,  # ZERO if the latest snapshot is unreadable: it is replaced
             epoch=epoch,
-            before=runtime.snapshots.folded(tenant, started.position) if expected else 0,
+            before=runtime.snapshots.folded(tenant, started.position),  # 0 at ZERO
         )
     cache.pop(tenant, None)
     state = folded.state

@@ -153,9 +153,10 @@ def _said(line: str) -> str:
 def _info(job: Job, queue: Queue, state: str) -> JobInfo:
     latest = job.latest_result() if state == "failed" else None
     error = latest.exc_string if latest is not None else None
-    last = _said(error.strip().splitlines()[-1]) if error else None
+    last = error.strip().splitlines()[-1] if error else None
     if state == "scheduled":
         last = job.meta.get(LAST_ERROR) or None
+    last = _said(last) if last else None
     return JobInfo(
         job.id,
         job.origin or queue.name,
