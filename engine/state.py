@@ -24,7 +24,7 @@ from .memory_columns import offsets_of
 from .memory_rows import LoadedMemories, MemoryIds, MemoryRows
 from .position import ZERO, Position, Positions
 from .postings import Postings
-from .staged_notes import StagedNotes, count_surfaces
+from .staged_notes import StagedNotes, Uses, count_surfaces
 
 CORE, IMPORTANT, SUPPLEMENT = 0, 1, 2
 """Concept tiers of a memory: core terms drive expansion and chains, core + important drive
@@ -288,9 +288,9 @@ class State:
     def flush(self) -> None:
         """Index the staged memories and count their words (engine/staged_notes.py)."""
         if self.staged:
-            memories, indices, surfaces, flat = self.staged.take()
-            self._index(memories, indices)
-            count_surfaces(self, surfaces, flat)
+            memories, indices, labels = self.staged.take()
+            concepts, offsets = self._index(memories, indices)
+            count_surfaces(self, Uses(self, concepts, offsets, labels))
 
     def seal(self) -> None:
         """Keep the rows folded since the last block as columns once they are SEALED_ROWS.
@@ -342,10 +342,12 @@ class State:
         if memory.user is not None or memory.session is not None or memory.namespace is not None:
             self.scoped_rows.append(memory.row)
 
-    def _index(self, memories: list[Memory], indices: list[list[int]]) -> None:
-        """Postings and columns of `memories`, the last rows, in bulk."""
-        if not memories:
-            return
+    def _index(
+        self, memories: list[Memory], indices: list[list[int]]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Postings and columns of `memories`, the last rows, in bulk. Return their concepts'
+        indices, memory after memory, and where each memory's run of them starts (and the
+        last one ends)."""
         lengths = np.fromiter(map(len, indices), dtype=np.int64, count=len(indices))
         offsets = offsets_of(lengths)
         concepts = np.fromiter(chain.from_iterable(indices), dtype=np.int32, count=int(offsets[-1]))
@@ -360,6 +362,7 @@ class State:
         self.accesses.extend(np.array([m.accesses for m in memories], dtype=np.int32))
         self.alive.extend(np.array([m.superseded_by is None for m in memories], dtype=np.bool_))
         self.length.extend(np.array([max(1, m.matched) for m in memories], dtype=np.int16))
+        return concepts, offsets
 
     # A staged memory has no columns yet: they are made from its object when it is indexed.
 

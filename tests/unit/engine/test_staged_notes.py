@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from assocmem.engine.cooccurrence import window_pairs
-from assocmem.engine.staged_notes import count_surfaces
+from assocmem.engine.staged_notes import Uses, count_surfaces
 from assocmem.engine.state import State
 
 CONCEPTS = ["a", "b", "c", "d"]
@@ -44,15 +44,21 @@ def test_counting_many_notes_at_once_equals_one_note_at_a_time(
     for note in batch:
         one_by_one.note_surfaces([one_by_one.concept_index[c] for c in note], note)
     at_once = state_after(history, with_base)
-    indices = [at_once.concept_index[c] for note in batch for c in note]
-    count_surfaces(at_once, [w for note in batch for w in note.values()], indices)
+    count_surfaces(at_once, uses_of(at_once, batch))
     assert observed(at_once) == observed(one_by_one)
+
+
+def uses_of(state: State, notes: list[dict[str, str]]) -> Uses:
+    """`notes` (concept -> the word written for it) as the fold stages them."""
+    indices = [state.concept_index[c] for note in notes for c in note]
+    offsets = np.cumsum([0, *map(len, notes)])
+    return Uses(state, np.array(indices, dtype=np.int32), offsets, notes)
 
 
 def test_a_tie_goes_to_the_word_that_reached_the_top_first() -> None:
     state = state_after([{"a": "x"}], with_base=False)  # x: 1, the label
     uses = ["y", "z", "z", "y"]  # x 1, y 2, z 2: z got to 2 first
-    count_surfaces(state, uses, [0] * len(uses))
+    count_surfaces(state, uses_of(state, [{"a": word} for word in uses]))
     assert state.labels[0] == "z"
 
 
