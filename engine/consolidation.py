@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse
 
-from .cooccurrence import COUNT_DTYPE, LINK_WINDOW, LINKED_CONCEPTS, window_pairs
+from .cooccurrence import COUNT_DTYPE, LINK_WINDOW, LINKED_CONCEPTS, grouped_window_pairs
 from .errors import InvalidEvent
 from .event import check_time
 from .state import Scope, State
@@ -177,7 +177,7 @@ def _decayed_counts(state: State, rule: Rule, progress: Progress | None) -> scip
             progress(row / max(1, len(state.rows)))
     if not lists:
         return written
-    first, second, group = window_pairs(lists, LINK_WINDOW)
+    first, second, group = grouped_window_pairs(lists, LINK_WINDOW)
     in_log_order = np.argsort(group, kind="stable")  # each pair's weights summed as before
     first, second = first[in_log_order].astype(np.int64), second[in_log_order].astype(np.int64)
     weight = weight_of[np.asarray(owners, dtype=np.int64)[group[in_log_order]]]

@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assocmem.engine.cooccurrence import window_pairs
+from assocmem.engine.cooccurrence import grouped_window_pairs, window_pairs
 from assocmem.engine.staged_notes import Uses, count_surfaces
 from assocmem.engine.state import State
 
@@ -62,11 +62,11 @@ def test_a_tie_goes_to_the_word_that_reached_the_top_first() -> None:
     assert state.labels[0] == "z"
 
 
-@given(st.lists(st.lists(st.integers(0, 9), max_size=12), max_size=8), st.integers(2, 8))
+@given(st.lists(st.lists(st.integers(0, 9), max_size=12), max_size=8), st.integers(2, 14))
 def test_window_pairs_are_the_pairs_of_each_list_within_the_window(
     lists: list[list[int]], window: int
 ) -> None:
-    first, second, group = window_pairs(lists, window)
+    first, second, group = grouped_window_pairs(lists, window)
     expected = sorted(
         (n, items[a], items[b])
         for n, items in enumerate(lists)
@@ -77,3 +77,5 @@ def test_window_pairs_are_the_pairs_of_each_list_within_the_window(
     found = sorted(zip(group.tolist(), first.tolist(), second.tolist(), strict=True))
     assert found == expected
     assert first.dtype == np.int32
+    ungrouped = window_pairs(lists, window)
+    assert ungrouped[0].tolist() == first.tolist() and ungrouped[1].tolist() == second.tolist()
