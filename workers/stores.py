@@ -18,6 +18,7 @@ from assocmem.engine.errors import quoted
 from assocmem.engine.position import Position
 
 from .errors import KeyConflict
+from .read_ahead import ReadAhead
 
 if TYPE_CHECKING:  # the CLI reads settings (which name the ladder) without the fold
     from assocmem.engine.event import Event
@@ -310,15 +311,19 @@ def iter_entries(
     upto: Position | None = None,
     batch: int = DEFAULT_BATCH,
 ) -> Iterator[list[Entry]]:
-    """Every entry after `after`, in batches, following the log as it is read."""
-    while True:
-        chunk = log.entries(tenant, after, upto, batch)
-        if not chunk:
-            return
+    """Every entry after `after`, in batches, following the log as it is read. After a
+    whole batch, the next ones are read ahead, in a thread (workers/read_ahead.py)."""
+    chunk = log.entries(tenant, after, upto, batch)
+    if len(chunk) < batch:
+        if chunk:
+            yield chunk
+        return
+    ahead = ReadAhead(lambda start: log.entries(tenant, start, upto, batch), chunk[-1][0], batch)
+    try:
         yield chunk
-        after = chunk[-1][0]
-        if len(chunk) < batch:
-            return
+        yield from ahead
+    finally:  # also when the caller stops early
+        ahead.close()
 
 
 def latest_snapshot(store: SnapshotStore, tenant: str) -> tuple[Position, bytes] | None:
