@@ -15,6 +15,17 @@ VIA_SHOWN = 3
 """Links printed per item; --json has them all."""
 
 
+SNIPPET = 80
+"""Characters of a memory's text on its line; --json has the whole text."""
+
+
+def _snippet(text: str, width: int = SNIPPET) -> str:
+    """`text` on one line (a commit message's blank lines and indents printed as they were
+    broke every item over several lines), cut to `width` characters with an ellipsis."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1].rstrip() + "…"
+
+
 def _weight(value: float) -> str:
     return f"{value:g}"
 
@@ -37,7 +48,7 @@ def recalled(r: dict[str, Any]) -> str:
     for item in r["items"]:
         old = f"  [superseded by {item['superseded_by']}]" if item.get("superseded_by") else ""
         lines.append(
-            f"  {item['source']:<11} {item['id']}  {item['score']:.3f}  {item['text'][:80]}{old}"
+            f"  {item['source']:<11} {item['id']}  {item['score']:.3f}  {_snippet(item['text'])}{old}"
         )
         for via in item["via"][:VIA_SHOWN]:
             lines.append(
@@ -95,7 +106,7 @@ def activity_list(r: dict[str, Any]) -> str:
         lines.append("  (no entries)")
     for m in r["items"]:
         tags = f"  #{' #'.join(m['tags'])}" if m.get("tags") else ""
-        lines.append(f"  {_day(m['ts'])}  [{m.get('category')}] {m['text'][:80]}{tags}")
+        lines.append(f"  {_day(m['ts'])}  [{m.get('category')}] {_snippet(m['text'])}{tags}")
     return "\n".join(lines)
 
 
@@ -108,7 +119,7 @@ def activity_summary(r: dict[str, Any]) -> str:
         lines.append(f"  {p['start'][:10]}  {p['entries']} entries  ({categories})")
         lines.append(f"      top concepts: {', '.join(p['top_concepts'])}")
         for m in p["highlights"]:
-            lines.append(f"      * {m['text'][:76]}")
+            lines.append(f"      * {_snippet(m['text'], SNIPPET - 4)}")
     return "\n".join(lines)
 
 

@@ -16,3 +16,23 @@ def test_a_resend_of_many_dead_letters_counts_them_and_lists_the_first_of_each_o
     assert lines[2:22] == [f"{n}-0  still unreadable: not JSON" for n in range(1, 21)]
     assert lines[22:] == ["... and 5 more still unreadable (--json)"]
     assert render.resent({"resent": []}) == "no dead letters"
+
+
+def test_each_recalled_memory_is_one_line_however_its_text_is_laid_out() -> None:
+    commit = "t0021: fix flaky test\n\nt0021.15 creates files, adds them to the index, and commits them all at once"
+    item = {"source": "direct", "id": "5-0", "score": 0.5, "text": commit, "via": []}
+    answer = {
+        "position": "9-0",
+        "depth": "standard",
+        "query_concepts": [{"concept": "flaky"}],
+        "expanded_concepts": [],
+        "matches": [],
+        "chains": [],
+        "items": [item, {**item, "id": "6-0", "text": "short note"}],
+    }
+    lines = render.recalled(answer).splitlines()
+    assert len(lines) == 3
+    shown = lines[1].split("0.500  ")[1]
+    assert shown.startswith("t0021: fix flaky test t0021.15 creates files,") and shown[-1] == "…"
+    assert len(shown) == render.SNIPPET
+    assert lines[2].endswith("0.500  short note")
