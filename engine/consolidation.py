@@ -148,9 +148,13 @@ def apply_decision(state: State, decision: Decision) -> None:
             lowest = -float(state.counts.count(i, j))
             if learned < lowest:
                 state.rescale_learned(i, j, lowest)
+    # Each id looked up in one pass in C: a replay of a million commit messages merged
+    # 920,000, and asking `in state.memories` of each took 1.7 s of it
     rows = state.memories.rows_of([old for old, _ in decision.merged])
-    for (old, new), row in zip(decision.merged, rows, strict=True):
-        if row is not None and new in state.memories and old != new and state.alive.values[row]:
+    kept = state.memories.rows_of([new for _, new in decision.merged])
+    alive = state.alive.values  # a view: a memory superseded here is dead for the next pair
+    for (old, new), row, new_row in zip(decision.merged, rows, kept, strict=True):
+        if row is not None and new_row is not None and old != new and alive[row]:
             state.supersede_row(row, new)
     state.consolidated_at = max(state.consolidated_at, rule.at)
 
