@@ -122,6 +122,7 @@ def fold_entries(
             start = state.position
             yield from each_decoded((e for e in chunk if e[0] > start), skip_types, rejections)
             state.position = max(state.position, chunk[-1][0])  # past entries it skipped
+            state.seal()  # between two events: no handler holds a memory
             if progress:
                 progress(state)
 
