@@ -9,13 +9,13 @@ from unittest import mock
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assocmem.engine import state as engine_state
 from assocmem.engine.event import encode_event
 from assocmem.engine.fold import fold
 from assocmem.engine.position import ZERO
 from assocmem.engine.snapshot import content_hash
-from assocmem.engine.state import SEALED_ROWS, State
-from assocmem.workers.rebuild import decode_entries, fold_entries
+from assocmem.engine.state import State
+from assocmem.workers import rebuild
+from assocmem.workers.rebuild import SEALED_BY_FOLDS, decode_entries, fold_entries
 
 from .engine.test_fold_properties import histories
 
@@ -45,9 +45,9 @@ def test_chunks_of_stored_entries_fold_as_their_events_decoded_first(events, dat
     skipped = data.draw(st.sampled_from([frozenset(), frozenset({"feedback.given"})]))
 
     # Folded chunk by chunk, the rows are sealed into columns as they go: every few rows here
-    sealed_rows = data.draw(st.sampled_from([SEALED_ROWS, 2]))
+    sealed_rows = data.draw(st.sampled_from([SEALED_BY_FOLDS, 2]))
     state = State()
-    with mock.patch.object(engine_state, "SEALED_ROWS", sealed_rows):
+    with mock.patch.object(rebuild, "SEALED_BY_FOLDS", sealed_rows):
         fold_entries(state, [entries[:folded_before]] if folded_before else [], skipped)
         rejections = fold_entries(state, chunks, skipped)
 
