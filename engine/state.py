@@ -292,14 +292,15 @@ class State:
             concepts, offsets = self._index(memories, indices)
             count_surfaces(self, Uses(self, concepts, offsets, labels))
 
-    def seal(self, at_least: int = SEALED_ROWS) -> None:
-        """Keep the rows folded since the last block as columns once they are `at_least`.
+    def seal(self, at_least: int | None = None) -> None:
+        """Keep the rows folded since the last block as columns once they are `at_least`
+        (default SEALED_ROWS).
 
         Their objects are let go, so it is called between folds, never while a handler
         holds a memory it is changing: by the workers, who publish snapshots of the state
         (a snapshot slices a block's arrays) and keep it in memory for long."""
         start = self.rows.loaded_end()
-        if len(self.rows) - start >= at_least:
+        if len(self.rows) - start >= (SEALED_ROWS if at_least is None else at_least):
             from .memory_columns import sealed  # it reads the state's rows
 
             self.flush()
