@@ -202,10 +202,15 @@ def folds_on(
 
 
 def log_share(
-    log_: EventLog, tenant: str, upto: Position | None, report: Callable[[float], None]
+    log_: EventLog,
+    tenant: str,
+    upto: Position | None,
+    report: Callable[[float], None],
+    after: Position = ZERO,
 ) -> Callable[[Position], None]:
-    """Report how far through the log (up to `upto`) a position is, 0 to 1, by its time."""
-    first = log_.entries(tenant, ZERO, upto, 1)
+    """Report how far through the log (its entries after `after`, up to `upto`) a position
+    is, 0 to 1, by its time."""
+    first = log_.entries(tenant, after, upto, 1)
     last = upto or log_.last_position(tenant)
     if not first or last is None:
         return lambda position: report(1.0)

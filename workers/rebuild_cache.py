@@ -10,13 +10,13 @@ import contextlib
 import dataclasses
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 
 from assocmem.engine.position import MAX_PART, ZERO, Position
 from assocmem.engine.state import State
 
-from .rebuild import Rebuild, fold_log, folds_on, rebuild
+from .rebuild import Rebuild, fold_log, folds_on, log_share, rebuild
 from .stores import EventLog, SnapshotStore
 
 KEPT = 2
@@ -34,18 +34,15 @@ class Rebuilding:
     """The state rebuilt, in words: "the state as of 2026-12-01T09:30:00Z"."""
     start: Position
     """Of the snapshot it starts from; ZERO for none."""
-    span: tuple[int, int] | None
-    """The times (ms) of the first entry it folds and of the last: how far it has come is
-    told by the time of the entry it is at."""
-    at: int = 0
+    share: float = 0.0
+    """How far it has come, 0 to 1, by the time of the entry it is at (`log_share`)."""
 
     def describe(self) -> str:
         whence = "zero" if self.start == ZERO else f"the snapshot at {self.start}"
-        said = f"{self.what} is being rebuilt from {whence}"
-        if self.span is None or self.span[1] <= self.span[0]:
-            return said
-        share = (self.at - self.span[0]) / (self.span[1] - self.span[0])
-        return f"{said}: {min(max(share, 0.0), 1.0):.0%} of the way there"
+        return f"{self.what} is being rebuilt from {whence}: {self.share:.0%} of the way there"
+
+    def reached(self, share: float) -> None:
+        self.share = share
 
 
 def _what(upto: Position | None, skip: frozenset[str]) -> str:
@@ -92,21 +89,19 @@ class RebuildCache:
             yield state
 
     def _rebuilt(self, tenant: str, upto: Position | None, skip: frozenset[str]) -> State:
+        tell: Callable[[Position], None] | None = None
+
         def progress(state: State) -> None:
-            if tenant not in self._under_way:  # the first call: where it starts from
-                span = self._span(tenant, state.position, upto)
-                self._under_way[tenant] = Rebuilding(_what(upto, skip), state.position, span)
-            self._under_way[tenant].at = state.position.ms
+            nonlocal tell
+            if tell is None:  # the first call: where it starts from
+                under_way = self._under_way[tenant] = Rebuilding(_what(upto, skip), state.position)
+                tell = log_share(self._log, tenant, upto, under_way.reached, state.position)
+            tell(state.position)
 
         try:
             return rebuild(self._log, self._snapshots, tenant, Rebuild(upto, skip), progress)
         finally:
             self._under_way.pop(tenant, None)
-
-    def _span(self, tenant: str, start: Position, upto: Position | None) -> tuple[int, int] | None:
-        first = self._log.entries(tenant, start, upto, 1)
-        last = upto or self._log.last_position(tenant)
-        return (first[0][0].ms, last.ms) if first and last is not None else None
 
     def _carried_on(self, key: Key) -> State | None:
         """The kept state of the latest point before `key`'s (not of the log's end, which is

@@ -26,6 +26,7 @@ from urllib.parse import quote
 
 from .child_process import dies_with_parent
 from .errors import RedisLaunchError
+from .settings import DEFAULT_APPENDFSYNC
 
 READY_TIMEOUT = 20.0
 """Seconds to wait for a started redis-server to answer PING."""
@@ -99,7 +100,7 @@ class RedisServer:
 def start_redis(
     data_dir: Path,
     port: int | None = None,
-    appendfsync: str = "always",
+    appendfsync: str = DEFAULT_APPENDFSYNC,
     binary: str | None = None,
     password: str | None = None,
     keep_fds: tuple[int, ...] = (),
