@@ -180,13 +180,16 @@ def unpack(
         }
         matrices = {}
         for m in _MATRICES:
-            indptr = arrays[(m, "indptr")]
+            indptr, indices = arrays[(m, "indptr")], arrays[(m, "indices")]
             size = len(indptr) - 1
+            # The index pointers as 32 bits, like the indices: given 64-bit pointers, scipy
+            # copied the indices to 64 bits, and the counts made them 32 bits again (a
+            # fifth of a second at 50,000 memories).
             matrices[m] = scipy.sparse.csr_array(
                 (
                     arrays[(m, "data")].astype(COUNT_DTYPE, copy=False),
-                    arrays[(m, "indices")],
-                    indptr,
+                    indices,
+                    indptr.astype(indices.dtype) if len(indices) < 2**31 - 1 else indptr,
                 ),
                 shape=(size, size),
             )
