@@ -14,6 +14,9 @@ $(VENV)/.installed: $(SOURCES)
 	@$(PYTHON) -m venv $(VENV) || { echo "python3 -m venv failed: on Debian/Ubuntu, apt-get install python3-venv"; exit 1; }
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[test]' --config-settings editable_mode=strict
+	@# bytecode now, as pip writes it for a regular install: where PYTHONDONTWRITEBYTECODE is
+	@# set, every process would otherwise compile our modules again at each start
+	$(BIN)/python -m compileall -q build
 	@touch $@
 
 run: install

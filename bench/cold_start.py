@@ -11,6 +11,7 @@ times each start: medians, and each run's figures.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import statistics
 import tempfile
@@ -24,6 +25,15 @@ from assocmem.api.client import Client
 from assocmem.api.errors import ApiError
 from assocmem.api.run_file import read_key_file, read_run_file
 from assocmem.api.spawn import UNLIMITED, banner_url, spawn_up
+
+
+def bytecode_missing() -> bool:
+    """Whether our modules have no bytecode beside them: every process of the pipeline then
+    compiles them at its start (about 0.2 s of a cold start here), which an install made by
+    pip or `make install` does not (PYTHONDONTWRITEBYTECODE keeps Python from writing it)."""
+    import assocmem.engine.state
+
+    return not Path(importlib.util.cache_from_source(assocmem.engine.state.__file__)).exists()
 
 
 def first_read(url: str, key: str, concepts: list[str], timeout: float = 120.0) -> float:
@@ -116,6 +126,8 @@ def restart_kept(home: Path, restarts: int, concepts: list[str]) -> None:
 def summarize(runs: list[tuple[float, float, str]], what: str) -> None:
     if not runs:
         return
+    if bytecode_missing():
+        print("  (no bytecode for assocmem's modules: each start compiled them; `make install`)")
     for n, (up, read, loaded) in enumerate(runs, start=1):
         print(f"  start {n}: banner after {up:.2f} s, first read {read:.2f} s later ({loaded})")
     ups, reads = [r[0] for r in runs], [r[0] + r[1] for r in runs]
