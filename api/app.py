@@ -69,6 +69,10 @@ from .schemas import (
     ReadIn,
 )
 
+WARM_AFTER = 0.5
+"""Seconds after the default tenant's state is served that the API loads the extraction
+tables and networkx (`_warm`)."""
+
 
 class OrjsonResponse(JSONResponse):
     """JSON via orjson: the responses carry many floats and lists, where it is several times faster."""
@@ -77,14 +81,18 @@ class OrjsonResponse(JSONResponse):
         return orjson.dumps(content)
 
 
-def _warm(live: LiveState) -> None:
+def _warm(live: LiveState, stop: threading.Event) -> None:
     """The default tenant's state loaded first (a first read waits for it), then the
     extraction tables (only text waits for those): loading both at once, each slowed the other.
     Then networkx, which only deep reads and chains use (engine/chains.py), so that the first
-    of them does not wait for it."""
+    of them does not wait for it. The tables and networkx wait WARM_AFTER: their loads hold
+    the interpreter for half a second, and the readiness probe and first reads answered
+    meanwhile waited for it (text that comes sooner loads the tables itself)."""
     with contextlib.suppress(Exception):  # Redis not there yet: the read will say so
         with live.served():
             pass
+    if stop.wait(WARM_AFTER):
+        return
     warm_up()
     import networkx  # noqa: F401
 
@@ -107,7 +115,7 @@ def create_app(
         stop = threading.Event()
         application.start(stop)
         live = application.live(settings.tenant)  # the default tenant is folded from the start
-        warming = threading.Thread(target=_warm, args=(live,), daemon=True)
+        warming = threading.Thread(target=_warm, args=(live, stop), daemon=True)
         warming.start()
         yield
         stop.set()
