@@ -33,7 +33,13 @@ from .errors import READ_TIMED_OUT
 log = logging.getLogger(__name__)
 
 PROBLEM = "application/problem+json"
-CUSTOM_MESSAGES = {"out_of_range", "invalid_unicode", "not_a_position", "not_a_point"}
+CUSTOM_MESSAGES = {
+    "out_of_range",
+    "invalid_unicode",
+    "not_a_position",
+    "not_a_point",
+    "invalid_scope",
+}
 """Validation errors whose message already reads after the value ("is out of range: ...")."""
 ERRORS_SAID = 10
 """Validation errors a problem's detail spells out: a batch of 500 items with two wrong
@@ -99,7 +105,7 @@ def _field(location: tuple[Any, ...]) -> str:
     """("body", "items", 1, "text") -> "items[1].text"."""
     field = ""
     for part in location:
-        if part in ("body", "query", "path"):
+        if part in ("body", "query", "path", "header"):
             continue
         field += f"[{part}]" if isinstance(part, int) else f".{part}" if field else str(part)
     return field or "body"
