@@ -157,10 +157,10 @@ def _moment(ts: float) -> str:
 
 
 def link_audit(r: dict[str, Any]) -> str:
+    share = f"; {r['written_share']:.0%} of it written" if r["weight"] else ""
     lines = [
         f"{r['source']} -- {r['target']}  weight {_weight(r['weight'])}"
-        f" (written {r['count']}, taught {_weight(r['learned'])};"
-        f" {r['written_share']:.0%} of it written)"
+        f" (written {r['count']}, taught {_weight(r['learned'])}{share})"
     ]
     if not r["changes"]:
         lines.append("  (no event ever linked them)")
@@ -168,7 +168,7 @@ def link_audit(r: dict[str, Any]) -> str:
         moved = ", ".join(
             part
             for part in (
-                f"written +{c['written']}" if c["written"] else "",
+                f"written {c['written']:+}" if c["written"] else "",
                 f"taught {c['taught']:+g}" if c["taught"] else "",
             )
             if part

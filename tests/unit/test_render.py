@@ -36,3 +36,22 @@ def test_each_recalled_memory_is_one_line_however_its_text_is_laid_out() -> None
     assert shown.startswith("t0021: fix flaky test t0021.15 creates files,") and shown[-1] == "…"
     assert len(shown) == render.SNIPPET
     assert lines[2].endswith("0.500  short note")
+
+
+def test_a_link_audit_shows_what_a_consolidation_took_off_as_a_minus() -> None:
+    change = {"ts": 0.0, "agent": "operator", "type": "memory.written", "taught": 0.0}
+    audit = {
+        "source": "a",
+        "target": "e",
+        "weight": 0,
+        "count": 0,
+        "learned": 0.0,
+        "written_share": 0.0,
+        "changes": [
+            {**change, "position": "1-0", "written": 1, "weight": 1},
+            {**change, "position": "2-0", "written": -1, "weight": 0, "type": "links.consolidated"},
+        ],
+    }
+    lines = render.link_audit(audit).splitlines()
+    assert lines[0] == "a -- e  weight 0 (written 0, taught 0)"
+    assert " written +1 " in lines[1] and " written -1 " in lines[2]
