@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from assocmem.api import render
+from assocmem.api.plot import steps
 
 
 def test_a_resend_of_many_dead_letters_counts_them_and_lists_the_first_of_each_outcome() -> None:
@@ -55,3 +56,14 @@ def test_a_link_audit_shows_what_a_consolidation_took_off_as_a_minus() -> None:
     lines = render.link_audit(audit).splitlines()
     assert lines[0] == "a -- e  weight 0 (written 0, taught 0)"
     assert " written +1 " in lines[1] and " written -1 " in lines[2]
+
+
+def test_a_plotted_link_holds_its_last_weight_past_its_last_change() -> None:
+    written = {"agent": "operator", "type": "memory.written", "taught": 0.0, "learned": 0.0}
+    changes = [
+        {**written, "ts": 100.0, "count": 1, "weight": 1.0},
+        {**written, "ts": 300.0, "count": 0, "weight": 0.0, "type": "links.consolidated"},
+    ]
+    times, counts, taught, weights = steps(changes)
+    assert weights == [1.0, 0.0, 0.0] and counts == [1, 0, 0] and taught == [0.0, 0.0, 0.0]
+    assert (times[2] - times[1]).total_seconds() == 10.0  # a twentieth of the span
