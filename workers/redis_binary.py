@@ -65,6 +65,7 @@ def redis_binary(data_dir: Path) -> str:
 
 def remember(data_dir: Path, binary: str) -> None:
     """Record `binary` as the redis-server that runs on `data_dir` (its version asked once)."""
+    binary = os.path.abspath(binary)  # a relative PATH entry names another file elsewhere
     recorded = read_record(data_dir)
     if recorded is not None and recorded.path == binary:
         return

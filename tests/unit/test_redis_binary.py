@@ -98,3 +98,14 @@ def test_an_unreadable_record_counts_as_none(
     (data / "binary").write_text("half a line")
     assert read_record(data) is None
     assert redis_binary(data) == six
+
+
+def test_a_binary_found_through_a_relative_path_is_recorded_by_its_whole_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seven = stand_in(tmp_path / "bin", "7.0.15")
+    monkeypatch.chdir(tmp_path)
+    data = tmp_path / "data"
+    data.mkdir()
+    remember(data, "bin/redis-server")
+    assert read_record(data) == Recorded(seven, (7, 0, 15))
