@@ -28,6 +28,13 @@ def stand_in(directory: Path, version: str) -> str:
 
 
 @pytest.fixture
+def data(tmp_path: Path) -> Path:
+    """An empty data directory of the embedded Redis."""
+    (tmp_path / "data").mkdir()
+    return tmp_path / "data"
+
+
+@pytest.fixture
 def six_then_seven(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[str, str]:
     """A Redis 6.2 first on PATH (as an activated virtualenv puts the wheel's), a 7.0 after."""
     six = stand_in(tmp_path / "venv-bin", "6.2.14")
@@ -37,41 +44,34 @@ def six_then_seven(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[str
 
 
 def test_a_new_directory_takes_the_first_on_path_and_records_it(
-    tmp_path: Path, six_then_seven: tuple[str, str]
+    data: Path, six_then_seven: tuple[str, str]
 ) -> None:
     six, _ = six_then_seven
-    data = tmp_path / "data"
-    data.mkdir()
     assert redis_binary(data) == six
     remember(data, six)
     assert read_record(data) == Recorded(six, (6, 2, 14))
 
 
 def test_the_binary_that_ran_on_a_directory_keeps_it_whatever_comes_first_on_path(
-    tmp_path: Path, six_then_seven: tuple[str, str]
+    data: Path, six_then_seven: tuple[str, str]
 ) -> None:
     _, seven = six_then_seven
-    data = tmp_path / "data"
-    data.mkdir()
     remember(data, seven)  # `make run`: the system's Redis 7
     assert redis_binary(data) == seven  # `up` from the activated virtualenv
 
 
 def test_redis_7_data_without_a_record_is_never_given_to_redis_6(
-    tmp_path: Path, six_then_seven: tuple[str, str]
+    data: Path, six_then_seven: tuple[str, str]
 ) -> None:
     _, seven = six_then_seven
-    data = tmp_path / "data"
-    (data / SPLIT_AOF).mkdir(parents=True)  # a directory from before records
+    (data / SPLIT_AOF).mkdir()  # a directory from before records
     assert redis_binary(data) == seven
 
 
 def test_a_recorded_binary_that_is_gone_gives_way_to_one_as_new(
-    tmp_path: Path, six_then_seven: tuple[str, str]
+    data: Path, tmp_path: Path, six_then_seven: tuple[str, str]
 ) -> None:
     _, seven = six_then_seven
-    data = tmp_path / "data"
-    data.mkdir()
     gone = stand_in(tmp_path / "old-bin", "7.2.4")
     remember(data, gone)
     Path(gone).unlink()
@@ -79,33 +79,26 @@ def test_a_recorded_binary_that_is_gone_gives_way_to_one_as_new(
 
 
 def test_a_start_no_binary_can_serve_is_refused_saying_which_redis_the_data_needs(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     stand_in(tmp_path / "venv-bin", "6.2.14")
     monkeypatch.setenv("PATH", str(tmp_path / "venv-bin"))
-    data = tmp_path / "data"
-    (data / SPLIT_AOF).mkdir(parents=True)
+    (data / SPLIT_AOF).mkdir()
     with pytest.raises(RedisLaunchError, match=r"written by Redis 7 or newer .*6\.2\.14"):
         redis_binary(data)
 
 
-def test_an_unreadable_record_counts_as_none(
-    tmp_path: Path, six_then_seven: tuple[str, str]
-) -> None:
+def test_an_unreadable_record_counts_as_none(data: Path, six_then_seven: tuple[str, str]) -> None:
     six, _ = six_then_seven
-    data = tmp_path / "data"
-    data.mkdir()
     (data / "binary").write_text("half a line")
     assert read_record(data) is None
     assert redis_binary(data) == six
 
 
 def test_a_binary_found_through_a_relative_path_is_recorded_by_its_whole_path(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     seven = stand_in(tmp_path / "bin", "7.0.15")
     monkeypatch.chdir(tmp_path)
-    data = tmp_path / "data"
-    data.mkdir()
     remember(data, "bin/redis-server")
     assert read_record(data) == Recorded(seven, (7, 0, 15))
