@@ -43,22 +43,22 @@ def redis_binary(data_dir: Path) -> str:
     recorded = read_record(data_dir)
     if recorded is not None and os.access(recorded.path, os.X_OK):
         return recorded.path
-    needed = recorded.version[0] if recorded else 7 if (data_dir / SPLIT_AOF).is_dir() else 0
+    split = (data_dir / SPLIT_AOF).is_dir()
+    needed = max(recorded.version[0] if recorded else 0, 7 if split else 0)
     if not needed:
         return find_redis_server()
     found = [(binary, version_of(binary)) for binary in candidates()]
     for binary, version in found:
         if version[0] >= needed:
             return binary
-    written = (
-        f"Redis {_dotted(recorded.version)} ({recorded.path}, no longer there)"
-        if recorded
-        else "Redis 7 or newer (its AOF is in appendonlydir/)"
+    why = (
+        [f"Redis {_dotted(recorded.version)} wrote it ({recorded.path}, gone)"] if recorded else []
     )
+    why += ["its AOF is in appendonlydir/"] if split else []
     seen = ", ".join(f"{binary} ({_dotted(version)})" for binary, version in found) or "none"
     raise RedisLaunchError(
-        f"the data in {data_dir} was written by {written}, and no redis-server found reads"
-        f" it (found: {seen}): install Redis {needed} or newer (Debian and Ubuntu:"
+        f"the data in {data_dir} needs Redis {needed} or newer ({'; '.join(why)}), and no"
+        f" redis-server found is (found: {seen}): install one (Debian and Ubuntu:"
         " apt-get install redis-server) and put it on PATH"
     )
 

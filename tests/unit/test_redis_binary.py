@@ -84,7 +84,9 @@ def test_a_start_no_binary_can_serve_is_refused_saying_which_redis_the_data_need
     stand_in(tmp_path / "venv-bin", "6.2.14")
     monkeypatch.setenv("PATH", str(tmp_path / "venv-bin"))
     (data / SPLIT_AOF).mkdir()
-    with pytest.raises(RedisLaunchError, match=r"written by Redis 7 or newer .*6\.2\.14"):
+    with pytest.raises(
+        RedisLaunchError, match=r"needs Redis 7 or newer \(its AOF is in appendonlydir/\).*6\.2\.14"
+    ):
         redis_binary(data)
 
 
@@ -102,3 +104,12 @@ def test_a_binary_found_through_a_relative_path_is_recorded_by_its_whole_path(
     monkeypatch.chdir(tmp_path)
     remember(data, "bin/redis-server")
     assert read_record(data) == Recorded(seven, (7, 0, 15))
+
+
+def test_a_record_whose_version_was_unreadable_still_keeps_redis_7_data_from_redis_6(
+    data: Path, six_then_seven: tuple[str, str]
+) -> None:
+    _, seven = six_then_seven
+    (data / "binary").write_text("/gone/redis-server\n0.0.0\n")
+    (data / SPLIT_AOF).mkdir()
+    assert redis_binary(data) == seven
