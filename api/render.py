@@ -164,6 +164,9 @@ def link_audit(r: dict[str, Any]) -> str:
     ]
     if not r["changes"]:
         lines.append("  (no event ever linked them)")
+    # Columns as wide as their longest entry (a consolidation's agent is 13 characters)
+    agents = max([10, *(len(c["agent"]) for c in r["changes"])])
+    types = max([18, *(len(c["type"]) + 1 for c in r["changes"])])
     for c in r["changes"]:
         moved = ", ".join(
             part
@@ -174,7 +177,8 @@ def link_audit(r: dict[str, Any]) -> str:
             if part
         )
         lines.append(
-            f"  {c['position']}  {_moment(c['ts'])}  {c['agent']:<10} {c['type']:<18} {moved:<24}"
+            f"  {c['position']}  {_moment(c['ts'])}  {c['agent']:<{agents}} {c['type']:<{types}}"
+            f" {moved:<24}"
             f" -> weight {_weight(c['weight'])}"
         )
     return "\n".join(lines)

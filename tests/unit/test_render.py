@@ -50,12 +50,20 @@ def test_a_link_audit_shows_what_a_consolidation_took_off_as_a_minus() -> None:
         "written_share": 0.0,
         "changes": [
             {**change, "position": "1-0", "written": 1, "weight": 1},
-            {**change, "position": "2-0", "written": -1, "weight": 0, "type": "links.consolidated"},
+            {
+                **change,
+                "position": "2-0",
+                "written": -1,
+                "weight": 0,
+                "agent": "consolidation",
+                "type": "links.consolidated",
+            },
         ],
     }
     lines = render.link_audit(audit).splitlines()
     assert lines[0] == "a -- e  weight 0 (written 0, taught 0)"
     assert " written +1 " in lines[1] and " written -1 " in lines[2]
+    assert lines[1].index(" written ") == lines[2].index(" written ")  # columns aligned
 
 
 def test_a_plotted_link_holds_its_last_weight_past_its_last_change() -> None:
