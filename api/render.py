@@ -124,8 +124,20 @@ def activity_summary(r: dict[str, Any]) -> str:
 
 
 def ingested(r: dict[str, Any]) -> str:
-    again = f", {r['already_stored']} already stored" if r["already_stored"] else ""
-    return f"ingested {r['files']} file(s) in {r['pieces']} piece(s): {r['units']} units{again}"
+    line = (
+        f"ingested {_counted(r['files'], 'file')} in {_counted(r['pieces'], 'piece')}:"
+        f" {_counted(r['units'], 'unit')}"
+    )
+    again = r["already_stored"]  # sent before with the same key: counted, not added again
+    if again and again == r["pieces"]:
+        line += "; all already stored (sent before: nothing added)"
+    elif again:
+        line += f"; {again} of those pieces already stored (sent before: not added again)"
+    return line
+
+
+def _counted(n: int, thing: str) -> str:
+    return f"{n} {thing}" if n == 1 else f"{n} {thing}s"
 
 
 def fed_back(r: dict[str, Any]) -> str:

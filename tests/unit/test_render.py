@@ -75,3 +75,18 @@ def test_a_plotted_link_holds_its_last_weight_past_its_last_change() -> None:
     times, counts, taught, weights = steps(changes)
     assert weights == [1.0, 0.0, 0.0] and counts == [1, 0, 0] and taught == [0.0, 0.0, 0.0]
     assert (times[2] - times[1]).total_seconds() == 10.0  # a twentieth of the span
+
+
+def test_an_ingest_sent_again_says_nothing_was_added() -> None:
+    first = {"files": 1, "pieces": 1, "units": 3, "already_stored": 0}
+    again = {**first, "already_stored": 1}
+    partly = {"files": 2, "pieces": 3, "units": 40, "already_stored": 2}
+
+    assert render.ingested(first) == "ingested 1 file in 1 piece: 3 units"
+    assert render.ingested(again) == (
+        "ingested 1 file in 1 piece: 3 units; all already stored (sent before: nothing added)"
+    )
+    assert render.ingested(partly) == (
+        "ingested 2 files in 3 pieces: 40 units;"
+        " 2 of those pieces already stored (sent before: not added again)"
+    )
