@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from assocmem.workers.child_process import LISTEN_FD, dies_with_parent
+from assocmem.workers.private_paths import private_directory
 from assocmem.workers.redis_server import (
     POLL,
     RedisServer,
@@ -201,7 +202,7 @@ class EmbeddedRedis:
 
 def run_pipeline(settings: Settings, workers: int = 1, echo: Callable[[str], None] = print) -> None:
     home = settings.home.resolve()
-    home.mkdir(parents=True, exist_ok=True)
+    home.mkdir(mode=0o700, parents=True, exist_ok=True)  # an existing one is left as it is
     lock = lock_home(home)
     if lock is None:
         running = read_run_file(home)
@@ -225,8 +226,7 @@ def run_pipeline(settings: Settings, workers: int = 1, echo: Callable[[str], Non
         port = listener.getsockname()[1]
         url = f"http://{settings.host}:{port}"
         env = _child_env(settings, home, port)
-        logs = home / "logs"
-        logs.mkdir(exist_ok=True)
+        logs = private_directory(home / "logs")
         # The API imports (and decodes its copy of the snapshot) while Redis starts and loads
         # its data (seconds at a million events); it waits for the load before it reads.
         api_env = env | {LISTEN_FD: str(listener.fileno())}

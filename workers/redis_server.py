@@ -26,6 +26,7 @@ from urllib.parse import quote
 
 from .child_process import dies_with_parent
 from .errors import RedisLaunchError
+from .private_paths import private_directory
 from .redis_binary import redis_binary, remember
 from .settings import DEFAULT_APPENDFSYNC
 
@@ -54,7 +55,8 @@ class RedisServer:
 
     @property
     def url(self) -> str:
-        credentials = f":{quote(self.password, safe='')}@" if self.password else ""
+        """Names the user, `default`: redis-cli -u sends an empty one (refused) for `:pw@`."""
+        credentials = f"default:{quote(self.password, safe='')}@" if self.password else ""
         return f"redis://{credentials}127.0.0.1:{self.port}/0"
 
     @property
@@ -96,8 +98,7 @@ def start_redis(
     once it has loaded its data; with `until="answering"` once it answers (it may still be
     loading: `RedisServer.wait_loaded`); with `until="spawned"` at once, before it answers
     (`RedisServer.wait_answering`), as `up` starts it to start the API meanwhile."""
-    data_dir = data_dir.resolve()
-    data_dir.mkdir(parents=True, exist_ok=True)
+    data_dir = private_directory(data_dir.resolve())
     port = port or free_port()
     config = data_dir / "redis.conf"
     config.touch(mode=0o600)
@@ -126,7 +127,7 @@ def start_redis(
 
 def stored_password(data_dir: Path) -> str:
     """The password of the Redis kept in `data_dir`, made on first use (mode 600)."""
-    data_dir.mkdir(parents=True, exist_ok=True)
+    private_directory(data_dir)
     path = data_dir / "password"
     if not path.exists():
         descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)

@@ -176,6 +176,8 @@ def test_the_embedded_redis_wants_its_password_and_keeps_it_to_its_owner(tmp_pat
         assert redis.Redis.from_url(up.info.redis_url).ping()
         for secret in (up.home / "redis" / "password", up.home / "run.json"):
             assert stat.S_IMODE(secret.stat().st_mode) == 0o600
+        for what_users_wrote in (up.home, up.home / "redis", up.home / "logs"):  # the AOF: 644
+            assert stat.S_IMODE(what_users_wrote.stat().st_mode) == 0o700
     finally:
         up.stop()
 

