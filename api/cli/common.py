@@ -21,9 +21,16 @@ def split(value: str | None) -> list[str] | None:
 
 def client_of(ctx: click.Context, degrade_after: float | None = None) -> Client:
     home = Path(os.environ.get("ASSOCMEM_HOME", ".assocmem"))
+    key = api_key(ctx.obj.get("api_key"), home)
+    if key is None:  # every route but the probes wants one: say where keys come from
+        raise click.ClickException(
+            f"no API key: none given (--api-key, ASSOCMEM_API_KEY) and none in {home}/api-key;"
+            " run this where `assocmem up` runs (it keeps its operator key there), or set"
+            " ASSOCMEM_HOME to its data directory"
+        )
     client = Client(
         service_url(ctx.obj.get("url"), home),
-        api_key=api_key(ctx.obj.get("api_key"), home),
+        api_key=key,
         degrade_after=degrade_after,
         scope={name: ctx.obj[name] for name in SCOPES if ctx.obj.get(name)},
     )

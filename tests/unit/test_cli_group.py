@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from assocmem.api.cli import main
@@ -32,3 +34,17 @@ def test_an_unknown_command_is_refused_with_the_known_ones_listed_in_help() -> N
     assert "No such command 'rememb'" in refused.output
     listed = CliRunner().invoke(main, ["--help"]).output
     assert "write " in listed and "dead-letters" in listed
+
+
+def test_a_command_run_away_from_any_key_says_where_keys_come_from(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It used to reach whatever listened on the default port and print its 401, which
+    says to make a key with `keys create` (a command that needs a key itself)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("ASSOCMEM_API_KEY", raising=False)
+    monkeypatch.delenv("ASSOCMEM_HOME", raising=False)
+    refused = CliRunner().invoke(main, ["state", "--url", "http://127.0.0.1:9"])
+    assert refused.exit_code == 1
+    assert "no API key: none given (--api-key, ASSOCMEM_API_KEY)" in refused.output
+    assert ".assocmem/api-key" in refused.output and "ASSOCMEM_HOME" in refused.output
