@@ -33,7 +33,8 @@ def fold(state: State, events: Iterable[Event], checked: bool = False) -> list[R
 
     `checked`: every event's time and payload passed its type's check already (the
     application's, on these very objects, before it appended them), so they are not checked
-    again: the same check of the same values, a tenth of the fold of short notes."""
+    again: the same check of the same values, a tenth of the fold of short notes. An event
+    marked `checked` (engine/checked_note.py checked it as it decoded it) is not either."""
     rejections: list[Rejection] = []
     for event in events:
         assert event.position is not None, "only appended events are folded"
@@ -43,7 +44,7 @@ def fold(state: State, events: Iterable[Event], checked: bool = False) -> list[R
             record = event_type(event.type)
             if not record.keeps_staged or len(state.staged) >= STAGED_AT_MOST:
                 state.flush()
-            if not checked:
+            if not (checked or event.checked):
                 check_time(event.ts)
                 record.check(event.data)
             record.apply(state, event)

@@ -10,6 +10,7 @@ import dataclasses
 import logging
 from collections.abc import Callable, Iterable, Iterator
 
+from assocmem.engine.checked_note import checked_note
 from assocmem.engine.errors import CorruptSnapshot, InvalidEvent
 from assocmem.engine.event import Event, decode_event
 from assocmem.engine.fold import STAGED_AT_MOST, Rejection, fold
@@ -69,7 +70,7 @@ def each_decoded(
     `skip_types`; the entries that do not decode are added to `rejections`."""
     for position, raw in entries:
         try:
-            event = decode_event(raw, position)
+            event = checked_note(raw, position) or decode_event(raw, position)
         except InvalidEvent as exc:
             rejections.append(Rejection(position, stray_reason(raw, position) or str(exc)))
             continue
