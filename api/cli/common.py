@@ -22,7 +22,7 @@ def split(value: str | None) -> list[str] | None:
 def client_of(ctx: click.Context, degrade_after: float | None = None) -> Client:
     home = Path(os.environ.get("ASSOCMEM_HOME", ".assocmem"))
     key = api_key(ctx.obj.get("api_key"), home)
-    if key is None:  # every route but the probes wants one: say where keys come from
+    if key is None and not ctx.obj.get("url"):  # away from `up`: not its key, nor its URL
         raise click.ClickException(
             f"no API key: none given (--api-key, ASSOCMEM_API_KEY) and none in {home}/api-key;"
             " run this where `assocmem up` runs (it keeps its operator key there), or set"

@@ -40,11 +40,14 @@ def test_a_command_run_away_from_any_key_says_where_keys_come_from(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """It used to reach whatever listened on the default port and print its 401, which
-    says to make a key with `keys create` (a command that needs a key itself)."""
+    says to make a key with `keys create` (a command that needs a key itself). A URL given
+    is asked as before: it may be down, or want a key its operator gives."""
     monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("ASSOCMEM_API_KEY", raising=False)
-    monkeypatch.delenv("ASSOCMEM_HOME", raising=False)
-    refused = CliRunner().invoke(main, ["state", "--url", "http://127.0.0.1:9"])
+    for name in ("ASSOCMEM_API_KEY", "ASSOCMEM_HOME", "ASSOCMEM_URL"):
+        monkeypatch.delenv(name, raising=False)
+    refused = CliRunner().invoke(main, ["state"])
     assert refused.exit_code == 1
     assert "no API key: none given (--api-key, ASSOCMEM_API_KEY)" in refused.output
     assert ".assocmem/api-key" in refused.output and "ASSOCMEM_HOME" in refused.output
+    elsewhere = CliRunner().invoke(main, ["state", "--url", "http://127.0.0.1:9"])
+    assert elsewhere.exit_code == 1 and "not reachable at http://127.0.0.1:9" in elsewhere.output
