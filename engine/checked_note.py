@@ -1,12 +1,13 @@
 """A note's envelope decoded and checked in one pass of msgspec's decoder.
 
 The fold checks every event again, since anything may have been added to the stream.
-For the memory.written envelopes our own writers make, by far the most common event,
-msgspec decodes the JSON straight into typed fields with their limits (types, lengths,
-ranges), and what types cannot say (blank text, a repeated concept, a concept with
-space around it, tiers in order, labels of the note's own concepts, the time) is checked
-after. A fold of commit messages went from 28,600 to 33,200 notes a second so
-(bench/worker_fold.py, medians of 5 alternating runs): 30 microseconds a note, not 35.
+For the memory.written and activity.logged envelopes our own writers make, by far the
+most common events, msgspec decodes the JSON straight into typed fields with their
+limits (types, lengths, ranges), and what types cannot say (blank text, a repeated
+concept, a concept with space around it, tiers in order, labels of the note's own
+concepts, blank activity labels, the time) is checked after. A fold of commit messages
+went from 28,600 to 33,200 notes a second so (bench/worker_fold.py, medians of 5
+alternating runs): 30 microseconds a note, not 35.
 
 It only ever says yes. Another type or version, a field it does not know, an envelope
 laid out otherwise, or one it refuses for any reason: `None`, and the event goes the
@@ -17,28 +18,26 @@ holds it to that, envelope by envelope.
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Generic, TypeVar
 
 import msgspec
 from msgspec import UNSET, Meta, Struct, UnsetType
 
 from .concept import MAX_CONCEPT_LENGTH
 from .event import LAST_TIME, Event
-from .payload import MAX_CONCEPTS, MAX_SUPERSEDES, MAX_TEXT_LENGTH
+from .payload import MAX_CONCEPTS, MAX_LABEL_LENGTH, MAX_SUPERSEDES, MAX_TAGS, MAX_TEXT_LENGTH
 from .position import Position
 
-VERSION = 2
-"""memory.written's version (checked against its record when the tests run)."""
-PREFIX = b'{"v":2,"type":"memory.written",'
-"""How `encode_event` starts a note's envelope: anything else is left to the ordinary way,
-which is how a write of another version or type costs no failed attempt here."""
+VERSIONS = {"memory.written": 2, "activity.logged": 2}
+"""The versions their records are at (checked against them when the tests run)."""
 
 _Concept = Annotated[str, Meta(min_length=1, max_length=MAX_CONCEPT_LENGTH)]
+_Label = Annotated[str, Meta(min_length=1, max_length=MAX_LABEL_LENGTH)]
 
 
 class _Note(Struct, forbid_unknown_fields=True):
-    """memory.written's payload as `memory_written.build` makes it: every field but
-    `supersedes` always written, so a decoded one has the same keys as the JSON."""
+    """What memory.written and activity.logged payloads share, as their `build` makes them:
+    every field always written, so a decoded one has the same keys as the JSON."""
 
     text: Annotated[str, Meta(min_length=1, max_length=MAX_TEXT_LENGTH)]
     concepts: Annotated[list[_Concept], Meta(max_length=MAX_CONCEPTS)]
@@ -46,13 +45,26 @@ class _Note(Struct, forbid_unknown_fields=True):
     labels: dict[str, _Concept]
     importance: Annotated[int, Meta(ge=1, le=5)]
     extractor: str
+
+
+class _Written(_Note):
     supersedes: (
         Annotated[list[Annotated[str, Meta(min_length=1)]], Meta(max_length=MAX_SUPERSEDES)]
         | UnsetType
     ) = UNSET
+    """Written only when there are some."""
 
 
-class _Envelope(Struct, forbid_unknown_fields=True):
+class _Activity(_Note):
+    category: _Label
+    tags: Annotated[list[_Label], Meta(max_length=MAX_TAGS)]
+    source: _Label | None
+
+
+Payload = TypeVar("Payload", _Written, _Activity)
+
+
+class _Envelope(Struct, Generic[Payload], forbid_unknown_fields=True):
     v: int
     type: str
     tenant: str
@@ -60,47 +72,50 @@ class _Envelope(Struct, forbid_unknown_fields=True):
     user: str | None
     ts: float
     key: str | None
-    data: _Note
+    data: Payload
     session: str | None = None
     namespace: str | None = None
 
 
-_decode = msgspec.json.Decoder(_Envelope).decode
+def _decoder(name: str, payload: type) -> tuple[bytes, str, msgspec.json.Decoder]:
+    """How `encode_event` starts the envelope of `name`, and its decoder."""
+    prefix = f'{{"v":{VERSIONS[name]},"type":"{name}",'.encode()
+    return prefix, name, msgspec.json.Decoder(_Envelope[payload])  # type: ignore[valid-type]
+
+
+_WRITTEN = _decoder("memory.written", _Written)
+_ACTIVITY = _decoder("activity.logged", _Activity)
+"""An envelope that starts otherwise is left to the ordinary way, which is how a write of
+another version or type costs no failed attempt here."""
 
 
 def checked_note(raw: bytes, position: Position) -> Event | None:
-    """The memory.written event in `raw`, marked `checked` (its type's check would pass),
-    if it is one that this decoder is sure of; None otherwise."""
-    if not raw.startswith(PREFIX):
+    """The memory.written or activity.logged event in `raw`, marked `checked` (its type's
+    check would pass), if it is one that this decoder is sure of; None otherwise."""
+    if raw.startswith(_WRITTEN[0]):
+        _, name, decoder = _WRITTEN
+    elif raw.startswith(_ACTIVITY[0]):
+        _, name, decoder = _ACTIVITY
+    else:
         return None
     try:
-        envelope = _decode(raw)
+        envelope = decoder.decode(raw)
     except msgspec.DecodeError:  # validation errors too
         return None
     note = envelope.data
-    if envelope.type != "memory.written" or envelope.v != VERSION:  # a key given twice
+    if envelope.type != name or envelope.v != VERSIONS[name]:  # a key given twice
         return None
     if not (0 <= envelope.ts <= LAST_TIME and _sound(note)):
         return None
-    data = {
-        "text": note.text,
-        "concepts": note.concepts,
-        "tiers": note.tiers,
-        "labels": note.labels,
-        "importance": note.importance,
-        "extractor": note.extractor,
-    }
-    if note.supersedes is not UNSET:
-        data["supersedes"] = note.supersedes
     return Event(
-        envelope.type,
+        name,
         envelope.tenant,
         envelope.agent,
         envelope.ts,
-        data,
+        _payload(note),
         envelope.user,
         envelope.key,
-        VERSION,
+        VERSIONS[name],
         envelope.session,
         envelope.namespace,
         position,
@@ -108,8 +123,8 @@ def checked_note(raw: bytes, position: Position) -> Event | None:
     )
 
 
-def _sound(note: _Note) -> bool:
-    """What the payload's types do not say and `memory_written.check` asks."""
+def _sound(note: _Written | _Activity) -> bool:
+    """What the payload's types do not say and its type's check asks."""
     concepts = note.concepts
     distinct = set(concepts)
     if len(distinct) != len(concepts) or not note.text.strip():
@@ -120,4 +135,25 @@ def _sound(note: _Note) -> bool:
     tiers = note.tiers
     if tiers is not None and not 0 <= tiers[0] <= tiers[1] <= len(concepts):
         return False
+    if isinstance(note, _Activity):
+        named = [note.category, *note.tags] + ([note.source] if note.source is not None else [])
+        if not all(map(str.strip, named)):
+            return False
     return note.labels.keys() <= distinct
+
+
+def _payload(note: _Written | _Activity) -> dict[str, object]:
+    """The payload's dict, as the JSON held it."""
+    data: dict[str, object] = {
+        "text": note.text,
+        "concepts": note.concepts,
+        "tiers": note.tiers,
+        "labels": note.labels,
+        "importance": note.importance,
+        "extractor": note.extractor,
+    }
+    if isinstance(note, _Activity):
+        data["category"], data["tags"], data["source"] = note.category, note.tags, note.source
+    elif note.supersedes is not UNSET:
+        data["supersedes"] = note.supersedes
+    return data

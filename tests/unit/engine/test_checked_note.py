@@ -13,12 +13,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assocmem.engine.checked_note import PREFIX, VERSION, checked_note
+from assocmem.engine.checked_note import VERSIONS, checked_note
 from assocmem.engine.errors import InvalidEvent
 from assocmem.engine.event import Event, check_time, decode_event, encode_event
 from assocmem.engine.event_type import event_type
-from assocmem.engine.events import MEMORY_WRITTEN
-from assocmem.engine.events.memory_written import build
+from assocmem.engine.events import ACTIVITY_LOGGED, MEMORY_WRITTEN, activity_logged, memory_written
 from assocmem.engine.extraction import extract
 from assocmem.engine.fold import fold
 from assocmem.engine.position import Position
@@ -33,14 +32,21 @@ AT = Position(7, 0)
 
 @functools.cache
 def notes() -> list[Event]:
-    """The sample's texts as the API writes them: extracted, some with a scope."""
+    """The sample's texts as the API writes them: extracted, some with a scope, one in four
+    an activity."""
     events = []
     for n, text in enumerate(sample_texts()):
-        data = build(text, extract(text), 1 + n % 5, [f"{n - 1}-0"] if n % 7 == 1 else None)
+        extraction, importance = extract(text), 1 + n % 5
+        if n % 4 == 2:
+            name = ACTIVITY_LOGGED.name
+            source = None if n % 8 == 2 else f"source {n}"
+            data = activity_logged.build(text, extraction, importance, "deploy", ["a", "b"], source)
+        else:
+            name = MEMORY_WRITTEN.name
+            superseded = [f"{n - 1}-0"] if n % 7 == 1 else None
+            data = memory_written.build(text, extraction, importance, superseded)
         scope = {"session": f"s{n}"} if n % 3 == 0 else {}
-        events.append(
-            Event(MEMORY_WRITTEN.name, "t", f"agent {n % 4}", 1.7e9 + n, data, **scope)  # type: ignore[arg-type]
-        )
+        events.append(Event(name, "t", f"agent {n % 4}", 1.7e9 + n, data, **scope))  # type: ignore[arg-type]
     return events
 
 
@@ -64,9 +70,11 @@ def test_every_note_our_writers_make_is_taken_and_decoded_as_the_ordinary_way_do
         assert not decode_event(raw, AT).checked
 
 
-def test_it_knows_the_version_and_the_layout_of_a_note_as_they_are_written() -> None:
-    assert VERSION == MEMORY_WRITTEN.version
-    assert encode_event(notes()[0]).startswith(PREFIX)
+def test_it_knows_the_versions_and_the_layout_of_notes_as_they_are_written() -> None:
+    assert VERSIONS == {r.name: r.version for r in (MEMORY_WRITTEN, ACTIVITY_LOGGED)}
+    kinds = {note.type: encode_event(note) for note in notes()}
+    for name, version in VERSIONS.items():
+        assert kinds[name].startswith(f'{{"v":{version},"type":"{name}",'.encode())
 
 
 def test_a_fold_of_notes_it_took_is_the_fold_of_the_ordinary_way() -> None:
@@ -103,12 +111,15 @@ def payload_changes(concept: str) -> dict[str, list[object]]:
         "importance": [0, 6, True, 3.0, "3", 2**70, None, 5],
         "extractor": [None, 3, ""],
         "supersedes": [[], [""], ["x"] * 101, [1], None, "1-0", ["1-0"]],
+        "category": ["", " ", "x" * 101, "x" * 100 + " ", 1, None, "ops"],
+        "tags": [[""], [" "], ["x"] * 33, ["x"] * 32, "t", None, [1], []],
+        "source": [None, "", " ", "s", 1, "x" * 101],
     }
 
 
 ENVELOPE_CHANGES: dict[str, list[object]] = {
     "v": [1, 3, 2.0, "2", True],
-    "type": ["activity.logged", "feedback.given", "nope", 2],
+    "type": ["activity.logged", "memory.written", "feedback.given", "nope", 2],
     "tenant": [1, None, ""],
     "agent": [1, None, [], ""],
     "user": [1, [], "u", ""],
@@ -124,8 +135,8 @@ def dumped(envelope: dict[str, object]) -> bytes:
     return json.dumps(envelope, separators=(",", ":"), ensure_ascii=False).encode()
 
 
-def a_linking_note() -> dict[str, object]:
-    note = next(n for n in notes() if len(n.data["concepts"]) >= 2)
+def a_linking_note(kind: str) -> dict[str, object]:
+    note = next(n for n in notes() if n.type == kind and len(n.data["concepts"]) >= 2)
     return orjson.loads(encode_event(note))  # type: ignore[no-any-return]
 
 
@@ -143,21 +154,23 @@ def changed(
 
 
 EVERY_CHANGE = [
-    pytest.param(field, at, True, id=f"data.{field}-{at}")
+    pytest.param(kind, field, at, True, id=f"{kind}:data.{field}-{at}")
+    for kind in VERSIONS
     for field, values in payload_changes("x").items()
     for at in range(len(values))
 ] + [
-    pytest.param(field, at, False, id=f"{field}-{at}")
+    pytest.param(kind, field, at, False, id=f"{kind}:{field}-{at}")
+    for kind in VERSIONS
     for field, values in ENVELOPE_CHANGES.items()
     for at in range(len(values))
 ]
 
 
-@pytest.mark.parametrize(("field", "at", "in_payload"), EVERY_CHANGE)
+@pytest.mark.parametrize(("kind", "field", "at", "in_payload"), EVERY_CHANGE)
 def test_a_note_with_a_field_changed_is_taken_only_as_the_ordinary_way_takes_it(
-    field: str, at: int, in_payload: bool
+    kind: str, field: str, at: int, in_payload: bool
 ) -> None:
-    envelope = a_linking_note()
+    envelope = a_linking_note(kind)
     changed(envelope, field, at, in_payload, envelope["data"]["concepts"][0])  # type: ignore[index]
     raw = dumped(envelope)
     fast = checked_note(raw, AT)
