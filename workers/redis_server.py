@@ -26,6 +26,7 @@ from urllib.parse import quote
 
 from .child_process import dies_with_parent
 from .errors import RedisLaunchError
+from .page_cache import read_ahead
 from .private_paths import private_directory
 from .redis_binary import redis_binary, remember
 from .settings import DEFAULT_APPENDFSYNC
@@ -105,6 +106,7 @@ def start_redis(
     config.chmod(0o600)
     config.write_text(_config_text(data_dir, port, appendfsync, password))
     binary = binary or redis_binary(data_dir)
+    read_ahead(data_files(data_dir))
     log = open(data_dir / "redis.log", "ab")  # noqa: SIM115 - handed to the child process
     process = subprocess.Popen(
         [binary, str(config)],
@@ -123,6 +125,14 @@ def start_redis(
         if until == "loaded":
             server.wait_loaded()
     return server
+
+
+def data_files(data_dir: Path) -> list[Path]:
+    """What a Redis started on `data_dir` loads, in the order it reads it: the AOF's base and
+    increments (Redis 7), the one AOF file (Redis 6), an RDB file (some may not exist)."""
+    parts = data_dir / "appendonlydir"
+    found = [*sorted(parts.glob("*.base.*")), *sorted(parts.glob("*.incr.*"))]
+    return [*found, data_dir / "appendonly.aof", data_dir / "dump.rdb"]
 
 
 def stored_password(data_dir: Path) -> str:
