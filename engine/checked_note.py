@@ -24,8 +24,15 @@ import msgspec
 from msgspec import UNSET, Meta, Struct, UnsetType
 
 from .concept import MAX_CONCEPT_LENGTH
-from .event import LAST_TIME, Event
-from .payload import MAX_CONCEPTS, MAX_LABEL_LENGTH, MAX_SUPERSEDES, MAX_TAGS, MAX_TEXT_LENGTH
+from .event import Event, in_time
+from .payload import (
+    MAX_CONCEPTS,
+    MAX_LABEL_LENGTH,
+    MAX_SUPERSEDES,
+    MAX_TAGS,
+    MAX_TEXT_LENGTH,
+    without_whitespace,
+)
 from .position import Position
 
 VERSIONS = {"memory.written": 2, "activity.logged": 2}
@@ -61,10 +68,10 @@ class _Activity(_Note):
     source: _Label | None
 
 
-Payload = TypeVar("Payload", _Written, _Activity)
+_Data = TypeVar("_Data", _Written, _Activity)
 
 
-class _Envelope(Struct, Generic[Payload], forbid_unknown_fields=True):
+class _Envelope(Struct, Generic[_Data], forbid_unknown_fields=True):
     v: int
     type: str
     tenant: str
@@ -72,7 +79,7 @@ class _Envelope(Struct, Generic[Payload], forbid_unknown_fields=True):
     user: str | None
     ts: float
     key: str | None
-    data: Payload
+    data: _Data
     session: str | None = None
     namespace: str | None = None
 
@@ -105,7 +112,7 @@ def checked_note(raw: bytes, position: Position) -> Event | None:
     note = envelope.data
     if envelope.type != name or envelope.v != VERSIONS[name]:  # a key given twice
         return None
-    if not (0 <= envelope.ts <= LAST_TIME and _sound(note)):
+    if not (in_time(envelope.ts) and _sound(note)):
         return None
     return Event(
         name,
@@ -130,7 +137,7 @@ def _sound(note: _Written | _Activity) -> bool:
     if len(distinct) != len(concepts) or not note.text.strip():
         return False
     joined = "".join(concepts)
-    if joined.split() != [joined] and any(c != c.strip() for c in concepts):
+    if not without_whitespace(joined) and any(c != c.strip() for c in concepts):
         return False  # space inside a concept (a phrase) is fine, around it is not
     tiers = note.tiers
     if tiers is not None and not 0 <= tiers[0] <= tiers[1] <= len(concepts):

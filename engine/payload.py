@@ -48,7 +48,7 @@ def check_concepts(concepts: Any, field: str = "concepts", minimum: int = 0) -> 
     if not concepts or (
         "" not in distinct
         and max(map(len, concepts)) <= MAX_CONCEPT_LENGTH
-        and _without_whitespace(joined)  # so none to strip
+        and without_whitespace(joined)  # so none to strip
     ):
         return distinct
     for concept in concepts:
@@ -59,7 +59,7 @@ def check_concepts(concepts: Any, field: str = "concepts", minimum: int = 0) -> 
     return distinct
 
 
-def _without_whitespace(text: str) -> bool:
+def without_whitespace(text: str) -> bool:
     return text.split() == [text]
 
 

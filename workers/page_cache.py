@@ -28,34 +28,43 @@ SMALL = 64 << 20
 def read_ahead(paths: Iterable[Path]) -> threading.Thread | None:
     """Read those of `paths` that are not in the page cache through, in order, in a
     daemon thread (None if there are none: missing, small or cached)."""
-    cold = [path for path in paths if _cold(path)]
+    large = [path for path in paths if _size(path) > SMALL]
+    if not large:  # no chunk buffer made for each small Redis a test starts
+        return None
+    buffer = bytearray(CHUNK)
+    cold = [path for path in large if _cold(path, buffer)]
     if not cold:
         return None
-    thread = threading.Thread(target=_read_through, args=(cold,), name="page-cache", daemon=True)
+    thread = threading.Thread(
+        target=_read_through, args=(cold, buffer), name="page-cache", daemon=True
+    )
     thread.start()
     return thread
 
 
-def _cold(path: Path) -> bool:
-    buffer = bytearray(CHUNK)
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:  # missing, or unreadable: Redis will say so itself
+        return 0
+
+
+def _cold(path: Path, buffer: bytearray) -> bool:
     try:
         with path.open("rb", buffering=0) as file:
             size = file.seek(0, 2)
-            if size <= SMALL:
-                return False
             for offset in (0, size // 2, size - CHUNK):
                 file.seek(offset)
                 start = time.perf_counter()
                 file.readinto(buffer)
                 if time.perf_counter() - start >= CACHED_SECONDS:
                     return True
-    except OSError:  # missing, or unreadable: Redis will say so itself
+    except OSError:  # gone meanwhile
         return False
     return False
 
 
-def _read_through(paths: list[Path]) -> None:
-    buffer = bytearray(CHUNK)
+def _read_through(paths: list[Path], buffer: bytearray) -> None:
     for path in paths:
         try:
             with path.open("rb", buffering=0) as file:

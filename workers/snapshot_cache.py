@@ -28,6 +28,7 @@ from assocmem.engine.position import Position
 from assocmem.engine.snapshot_delta import load_full
 from assocmem.engine.state import State
 
+from .private_paths import private_directory
 from .rebuild import starting_state
 from .redis_server import is_alive
 from .stores import SnapshotStore, snapshot_digest
@@ -108,7 +109,7 @@ class SnapshotCache:
         header = b"%s %s %d %s\n" % (MAGIC, str(position).encode(), len(blob), digest.encode())
         temporary = self.directory / f".{self.tenant}.{os.getpid()}.tmp"
         try:
-            self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+            private_directory(self.directory)
             self._remove_orphans()
             with open(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as f:
                 f.write(header)
