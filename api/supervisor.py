@@ -63,6 +63,8 @@ BACKLOG = 2048
 """Connections the listening socket queues (uvicorn's own default)."""
 SNAPSHOT_CACHE = "snapshot-cache"
 """Under the data directory: the local copy of the latest full snapshot (snapshot_cache.py)."""
+SNAPSHOT_RUNGS = "snapshot-rungs"
+"""Under the data directory: snapshots kept for as-of reads (snapshot_rungs.py)."""
 
 
 class StopRequest:
@@ -297,6 +299,8 @@ def _child_env(settings: Settings, home: Path, port: int) -> dict[str, str]:
         env["ASSOCMEM_QUEUE_URL"] = settings.queue_url
     # The API decodes this copy of the latest snapshot while Redis loads (set empty: none)
     env.setdefault("ASSOCMEM_SNAPSHOT_CACHE", str(home / SNAPSHOT_CACHE))
+    # Every process rebuilding as_of states starts from these too (set empty: none kept)
+    env.setdefault("ASSOCMEM_SNAPSHOT_RUNGS", str(home / SNAPSHOT_RUNGS))
     return env
 
 

@@ -129,6 +129,8 @@ def fold_and_publish(runtime: Runtime, tenant: str, force: bool = False) -> dict
     if state.position == folded.base or not (
         force or replaces or rewrote or _due(runtime, tenant, folded)
     ):
+        if state.position != folded.base:
+            _keep_unpublished(runtime, tenant, state, folded.before + folded.unpublished)
         if state.position == folded.base:
             runtime.log.set_fold_due(tenant, None)
         else:  # the scheduler comes back once the oldest has waited long enough
@@ -197,17 +199,38 @@ def _snapshot_of(runtime: Runtime, tenant: str, state: State) -> tuple[bytes, Po
     """The snapshot to publish, the base it is a delta of, and which it is: a small delta
     of the state's level while it is small beside the base, a delta of the base while that
     is, else a full snapshot (and each base must still be kept)."""
+    delta = _delta_of(runtime, tenant, state)
+    return delta if delta is not None else (dump_state(state), None, "full")
+
+
+def _delta_of(runtime: Runtime, tenant: str, state: State) -> tuple[bytes, Position, str] | None:
+    """`_snapshot_of`'s delta; None where it would be a full snapshot."""
     base, level = state.base, state.level
     kept = set(runtime.snapshots.positions(tenant))
     if base is None or base.position not in kept:
-        return dump_state(state), None, "full"
+        return None
     budget = REBASE_SHARE * (base.rows + base.concepts)
     if delta_size(state) > budget:
-        return dump_state(state), None, "full"
+        return None
     if level is not None and level.position in kept:
         if delta_size(state, level) <= LEVEL_SHARE * budget:
             return encode_delta(state, level), level.position, "small delta"
     return encode_delta(state), base.position, "delta"
+
+
+def _keep_unpublished(runtime: Runtime, tenant: str, state: State, folded: int) -> None:
+    """A snapshot kept for as-of reads though none is published now (workers/snapshot_rungs.py):
+    while writes stream in, a worker publishes when publishing takes no more than its share
+    of the time, which at a million memories is every 100,000 events or more, and an as-of
+    read in between folded all of them. Only a delta: a full snapshot waits for a publish."""
+    if not runtime.snapshots.keeps(tenant, folded):
+        return
+    state.seal()
+    with collection_held():
+        delta = _delta_of(runtime, tenant, state)
+    if delta is not None:
+        blob, base, _ = delta
+        runtime.snapshots.keep(tenant, blob, state.position, base, folded)
 
 
 def current_fold(runtime: Runtime, tenant: str) -> State | None:

@@ -261,6 +261,17 @@ class InMemorySnapshotStore:
     def positions(self, tenant: str) -> list[Position]:
         return list(self._ladder.get(tenant, []))
 
+    def starts(self, tenant: str) -> list[Position]:
+        return self.positions(tenant)
+
+    def keeps(self, tenant: str, folded: int) -> bool:
+        return False
+
+    def keep(
+        self, tenant: str, blob: bytes, position: Position, base: Position, folded: int
+    ) -> None:
+        return None
+
     def folded(self, tenant: str, position: Position) -> int:
         return self._folded.get(tenant, {}).get(position, 0)
 

@@ -25,8 +25,8 @@ from .stores import (
     SnapshotStore,
     iter_entries,
     latest_snapshot,
-    snapshot_at_or_before,
     snapshot_position_at_or_before,
+    snapshots_at_or_before,
     stray_reason,
 )
 
@@ -150,23 +150,20 @@ def starting_state(
     decoded ahead (workers/snapshot_cache.py): taken if it is the latest or its base."""
     if known is not None and upto is None and store.latest_position(tenant) == known[0]:
         return _marked(known[1], keep_base)
-    found = (
-        latest_snapshot(store, tenant)
-        if upto is None
-        else snapshot_at_or_before(store, tenant, upto)
-    )
-    if found is None:
-        return State()
-    position, blob = found
-    try:
-        with collection_paused():
-            state = load_snapshot(blob, lambda base: store.load(tenant, base), known=known)
-    except CorruptSnapshot as exc:
-        log.warning(
-            "snapshot %s of %s is unreadable (%s); folding from zero", position, tenant, exc
-        )
-        return State()
-    return _marked(state, keep_base)
+    if upto is None:
+        latest = latest_snapshot(store, tenant)
+        found = iter([latest] if latest is not None else [])
+    else:
+        found = snapshots_at_or_before(store, tenant, upto)
+    for position, blob in found:
+        try:
+            with collection_paused():
+                state = load_snapshot(blob, lambda base: store.load(tenant, base), known=known)
+        except CorruptSnapshot as exc:
+            log.warning("snapshot %s of %s is unreadable (%s)", position, tenant, exc)
+            continue
+        return _marked(state, keep_base)
+    return State()
 
 
 def _marked(state: State, keep_base: bool) -> State:

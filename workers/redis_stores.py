@@ -352,6 +352,17 @@ class RedisSnapshotStore:
             raw = self._client.lrange(snapshot_ladder_key(tenant), 0, -1)
         return [Position.parse(p) for p in raw]
 
+    def starts(self, tenant: str) -> list[Position]:
+        return self.positions(tenant)
+
+    def keeps(self, tenant: str, folded: int) -> bool:
+        return False
+
+    def keep(
+        self, tenant: str, blob: bytes, position: Position, base: Position, folded: int
+    ) -> None:
+        return None
+
     def folded(self, tenant: str, position: Position) -> int:
         with translated(f"read the snapshots of {tenant!r}"):
             return int(self._client.hget(snapshot_folded_key(tenant), str(position)) or 0)

@@ -19,6 +19,7 @@ from .memory_stores import InMemoryEventLog, InMemorySnapshotStore
 from .redis_stores import RedisEventLog, RedisSnapshotStore
 from .settings import Settings
 from .snapshot_cache import cached_store
+from .snapshot_rungs import with_rungs
 from .stores import EventLog, SnapshotStore
 
 
@@ -49,14 +50,18 @@ class Runtime:
             )
         data = redis.Redis.from_url(settings.redis_url, health_check_interval=30)
         queue = redis.Redis.from_url(settings.resolved_queue_url(), health_check_interval=30)
+        log = RedisEventLog(data, settings.idempotency_ttl)
+        snapshots = with_rungs(
+            RedisSnapshotStore(data, settings.ladder()),
+            settings.snapshot_rungs,
+            settings.rung_events,
+            settings.rungs_kept,
+            log.epoch,
+        )
         return cls(
             settings,
-            RedisEventLog(data, settings.idempotency_ttl),
-            cached_store(
-                RedisSnapshotStore(data, settings.ladder()),
-                settings.snapshot_cache,
-                settings.tenant,
-            ),
+            log,
+            cached_store(snapshots, settings.snapshot_cache, settings.tenant),
             queue,
             closers=[data.close, queue.close],
             keys=RedisKeyStore(data),

@@ -23,6 +23,11 @@ a snapshot lags behind the log, beside the fold itself (two Redis round trips a
 check, however many tenants). At 5,000 short events/s the fold lag p99 was 0.57-1.22 s at
 0.25 s against 1.38-1.57 s at 1 s (bench/fold_lag.py)."""
 DEFAULT_SNAPSHOTS_KEPT = 4
+DEFAULT_RUNG_EVENTS = 25_000
+"""Events folded between two snapshots kept on disk for as-of reads (workers/snapshot_rungs.py):
+a rebuild folds at most about this many after the one it starts from (under a second at
+the fold's 30,000 commit messages a second here)."""
+DEFAULT_RUNGS_KEPT = 64
 """The newest snapshots kept per tenant, beside the newest of each hour and day
 (`stores.Ladder`); a kept delta's bases are kept too."""
 DEFAULT_APPENDFSYNC = "always"
@@ -116,6 +121,13 @@ class Settings:
     snapshot_cache: Path | None = None
     """Directory of the local copy of `tenant`'s newest full snapshot (workers/snapshot_cache.py);
     None: no copy."""
+    snapshot_rungs: Path | None = None
+    """Directory of the snapshots kept on disk for as-of reads (workers/snapshot_rungs.py);
+    None: none kept."""
+    rung_events: int = DEFAULT_RUNG_EVENTS
+    """Events folded between two of them (0: none kept)."""
+    rungs_kept: int = DEFAULT_RUNGS_KEPT
+    """At most this many per tenant, thinned evenly over the log."""
     appendfsync: str = DEFAULT_APPENDFSYNC
     aof_rewrite_quiet: float = 60.0
     """Seconds the embedded Redis's AOF must stay still before `up` has it rewritten
@@ -182,6 +194,9 @@ def load_settings(env: Mapping[str, str], **overrides: Any) -> Settings:
         "home": Path(env.get("ASSOCMEM_HOME", DEFAULT_HOME)),
         "tenant": _read(env, "ASSOCMEM_TENANT", "default", check_tenant),
         "snapshot_cache": Path(cache) if (cache := env.get("ASSOCMEM_SNAPSHOT_CACHE")) else None,
+        "snapshot_rungs": Path(rungs) if (rungs := env.get("ASSOCMEM_SNAPSHOT_RUNGS")) else None,
+        "rung_events": _read(env, "ASSOCMEM_RUNG_EVENTS", DEFAULT_RUNG_EVENTS, _whole),
+        "rungs_kept": _read(env, "ASSOCMEM_RUNGS_KEPT", DEFAULT_RUNGS_KEPT, _at_least_two),
         "appendfsync": _read(env, "ASSOCMEM_APPENDFSYNC", DEFAULT_APPENDFSYNC, _appendfsync),
         "aof_rewrite_quiet": _read(env, "ASSOCMEM_AOF_REWRITE_QUIET", 60.0, _seconds),
         "port": _read(env, "ASSOCMEM_PORT", DEFAULT_PORT, _port),
@@ -381,3 +396,10 @@ def _with_database(url: str, database: int) -> str:
     if base.count("/") >= 2 and last.isdigit():
         return f"{base}/{database}"
     return f"{url.rstrip('/')}/{database}"
+
+
+def _at_least_two(raw: str) -> int:
+    value = int(raw)
+    if value < 2:
+        raise ValueError("expected a whole number of 2 or more (the first and the last are kept)")
+    return value

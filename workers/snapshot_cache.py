@@ -181,6 +181,17 @@ class CachingSnapshotStore:
     def positions(self, tenant: str) -> list[Position]:
         return self.inner.positions(tenant)
 
+    def starts(self, tenant: str) -> list[Position]:
+        return self.inner.starts(tenant)
+
+    def keeps(self, tenant: str, folded: int) -> bool:
+        return self.inner.keeps(tenant, folded)
+
+    def keep(
+        self, tenant: str, blob: bytes, position: Position, base: Position, folded: int
+    ) -> None:
+        self.inner.keep(tenant, blob, position, base, folded)
+
     def folded(self, tenant: str, position: Position) -> int:
         return self.inner.folded(tenant, position)
 

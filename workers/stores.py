@@ -198,6 +198,11 @@ class SnapshotStore(Protocol):
         """Retained snapshots, oldest first."""
         ...
 
+    def starts(self, tenant: str) -> list[Position]:
+        """Where a rebuild may start from, oldest first: the retained snapshots, and those
+        kept elsewhere (workers/snapshot_rungs.py), which `load` reads too."""
+        ...
+
     def publish(
         self,
         tenant: str,
@@ -212,6 +217,17 @@ class SnapshotStore(Protocol):
         `folded`: the log entries folded into it, counted from the tenant's first snapshot
         (or its last erasure), which spaces the ladder's rungs in events. At `expected`
         itself, it replaces that snapshot (a readable copy of one that is not)."""
+        ...
+
+    def keeps(self, tenant: str, folded: int) -> bool:
+        """Whether a snapshot of `folded` events would be kept for as-of reads though it is
+        not published (workers/snapshot_rungs.py); False for a store that keeps none."""
+        ...
+
+    def keep(
+        self, tenant: str, blob: bytes, position: Position, base: Position, folded: int
+    ) -> None:
+        """Keep a delta of the published snapshot at `base` for as-of reads, unpublished."""
         ...
 
     def folded(self, tenant: str, position: Position) -> int:
@@ -335,17 +351,18 @@ def latest_snapshot(store: SnapshotStore, tenant: str) -> tuple[Position, bytes]
 def snapshot_position_at_or_before(
     store: SnapshotStore, tenant: str, position: Position
 ) -> Position | None:
-    """The position of the newest retained snapshot at or before `position`, not loaded."""
-    return max((p for p in store.positions(tenant) if p <= position), default=None)
+    """The position of the newest snapshot at or before `position` a rebuild may start
+    from, not loaded."""
+    return max((p for p in store.starts(tenant) if p <= position), default=None)
 
 
-def snapshot_at_or_before(
+def snapshots_at_or_before(
     store: SnapshotStore, tenant: str, position: Position
-) -> tuple[Position, bytes] | None:
-    """The newest retained snapshot folded up to `position` or earlier."""
-    for candidate in sorted(store.positions(tenant), reverse=True):
+) -> Iterator[tuple[Position, bytes]]:
+    """The snapshots a rebuild may start from folded up to `position` or earlier, newest
+    first, each loaded as it is asked for."""
+    for candidate in sorted(store.starts(tenant), reverse=True):
         if candidate <= position:
             blob = store.load(tenant, candidate)
             if blob:
-                return candidate, blob
-    return None
+                yield candidate, blob

@@ -12,7 +12,7 @@ from pathlib import Path
 import redis
 import zstandard
 
-from assocmem.api.supervisor import SNAPSHOT_CACHE
+from assocmem.api.supervisor import SNAPSHOT_CACHE, SNAPSHOT_RUNGS
 from assocmem.engine.event import Event, decode_event
 from assocmem.engine.fold import fold_from_zero
 from assocmem.engine.position import ZERO
@@ -79,18 +79,24 @@ def redis_contents(redis_url: str) -> bytes:
 
 
 def files_under(home: Path) -> bytes:
-    """Every file's bytes; a copy of a snapshot (workers/snapshot_cache.py) inflated too."""
+    """Every file's bytes; a copy of a snapshot (workers/snapshot_cache.py) and the snapshots
+    kept for as-of reads (workers/snapshot_rungs.py) inflated too."""
     found = []
     for path in home.rglob("*"):
         if path.is_file():
             found.append(raw := path.read_bytes())
             if path.parent.name == SNAPSHOT_CACHE and path.suffix == ".snapshot":
                 found.append(decompress_snapshot(raw.partition(b"\n")[2]))
+            if SNAPSHOT_RUNGS in path.parts and path.name[0].isdigit():
+                found.append(decompress_snapshot(raw))
     return b"\n".join(found)
 
 
 def test_forget_a_user_leaves_nothing_of_them_and_the_rest_as_it_was(tmp_path: Path) -> None:
-    up = Pipeline(tmp_path / "data", {"ASSOCMEM_RETENTION_DAYS": "0.00001"})
+    # A snapshot kept for as-of reads at every publish (workers/snapshot_rungs.py)
+    up = Pipeline(
+        tmp_path / "data", {"ASSOCMEM_RETENTION_DAYS": "0.00001", "ASSOCMEM_RUNG_EVENTS": "1"}
+    )
     try:
         url = up.url
         first = as_user(
@@ -134,6 +140,8 @@ def test_forget_a_user_leaves_nothing_of_them_and_the_rest_as_it_was(tmp_path: P
             time.sleep(0.2)
         copied = files_under(up.home / SNAPSHOT_CACHE)  # the API's copy of the snapshot
         assert all(m in copied for m in MARKS), "the scan of files misses the snapshot's copy"
+        kept = files_under(up.home / SNAPSHOT_RUNGS)
+        assert all(m in kept for m in MARKS), "the scan of files misses the kept snapshots"
 
         done = cli_json("forget", "--user", ALICE, "--yes", url=url)
         report = done["result"]

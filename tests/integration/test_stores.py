@@ -21,8 +21,8 @@ from assocmem.workers.stores import (
     Ladder,
     iter_entries,
     latest_snapshot,
-    snapshot_at_or_before,
     snapshot_digest,
+    snapshots_at_or_before,
 )
 
 from ..stores import KINDS, Clock, make_runtime, note, write
@@ -164,8 +164,9 @@ def test_publish_is_a_compare_and_set_and_keeps_the_newest(runtime: Runtime) -> 
     assert not snapshots.publish("default", b"two", Position(6, 0), expected=None)
     assert snapshots.publish("default", b"two", Position(6, 0), expected=Position(5, 0))
     assert latest_snapshot(snapshots, "default") == (Position(6, 0), b"two")
-    assert snapshot_at_or_before(snapshots, "default", Position(5, 9)) == (Position(5, 0), b"one")
-    assert snapshot_at_or_before(snapshots, "default", Position(4, 0)) is None
+    found = snapshots_at_or_before(snapshots, "default", Position(5, 9))
+    assert next(found) == (Position(5, 0), b"one")
+    assert list(snapshots_at_or_before(snapshots, "default", Position(4, 0))) == []
     snapshots.drop("default")
     assert snapshots.latest_position("default") is None and snapshots.positions("default") == []
 

@@ -1,0 +1,161 @@
+"""Snapshots kept on disk every so many events (workers/snapshot_rungs.py): an as-of rebuild
+starts from the newest one at or before its point and gets the state a fold from zero
+gets; they thin out evenly, and an erasure or a rewritten history leaves none readable."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from assocmem.engine.position import Position
+from assocmem.engine.snapshot import content_hash
+from assocmem.workers.fold_job import fold_and_publish
+from assocmem.workers.memory_stores import InMemoryEventLog, InMemorySnapshotStore
+from assocmem.workers.rebuild import Rebuild, rebuild, starting_state
+from assocmem.workers.runtime import Runtime
+from assocmem.workers.settings import Settings
+from assocmem.workers.snapshot_rungs import Rungs, RungSnapshotStore, RungStore
+from assocmem.workers.stores import Ladder
+
+from ..stores import Clock, write
+
+STRIDE = 30
+
+
+def _runtime(directory: Path) -> Runtime:
+    log = InMemoryEventLog()
+    # Redis's side keeps only the newest snapshot (and what it loads on), as a log written
+    # within an hour keeps one of its hourly rung
+    ladder = InMemorySnapshotStore(Ladder(recent=1, hourly=0, daily=0))
+    store = RungSnapshotStore(ladder, RungStore(directory, STRIDE, 64, log.epoch))
+    return Runtime(Settings(snapshot_every=1), log, store, None, Clock())
+
+
+def _fill(runtime: Runtime, batches: int) -> list[Position]:
+    """Notes in batches of 7, a publish after each (full snapshots, deltas, small deltas)."""
+    written = []
+    for batch in range(batches):
+        notes = [[f"topic{batch}", f"word{n % 5}", f"pair{(batch + n) % 9}"] for n in range(7)]
+        written += write(runtime, *notes)
+        assert fold_and_publish(runtime, "default", force=True)["published"]
+    return written
+
+
+@pytest.fixture
+def runtime(tmp_path: Path) -> Runtime:
+    return _runtime(tmp_path / "rungs")
+
+
+def _rungs(runtime: Runtime) -> RungStore:
+    store = runtime.snapshots
+    assert isinstance(store, RungSnapshotStore)
+    return store.rungs
+
+
+def test_an_as_of_rebuild_starts_from_the_newest_rung_before_it_and_equals_a_fold_from_zero(
+    runtime: Runtime,
+) -> None:
+    written = _fill(runtime, 20)  # 140 events: a rung past each 30
+    rungs = _rungs(runtime).positions("default")
+    assert len(rungs) == 4
+    kept = runtime.snapshots.positions("default")
+    assert kept[0] > rungs[-1]  # Redis's side has none of them
+    for upto in [p for p in written if p < kept[0]][3::11]:
+        started = starting_state(runtime.snapshots, "default", upto)
+        assert started.position == max((r for r in rungs if r <= upto), default=Position(0, 0))
+        state = rebuild(runtime.log, runtime.snapshots, "default", Rebuild(upto))
+        zero = rebuild(runtime.log, runtime.snapshots, "default", Rebuild(upto, from_zero=True))
+        assert state.position == zero.position == upto
+        assert content_hash(state) == content_hash(zero)
+
+
+def test_a_rung_that_cannot_be_read_gives_way_to_the_one_before_it(runtime: Runtime) -> None:
+    written = _fill(runtime, 20)
+    rungs = _rungs(runtime).positions("default")
+    directory = _rungs(runtime).directory / "default" / "0"
+    (directory / str(rungs[-1])).write_bytes(b"not a snapshot")
+    upto = max(p for p in written if p < runtime.snapshots.positions("default")[0])
+    assert starting_state(runtime.snapshots, "default", upto).position == rungs[-2]
+
+
+def test_rungs_are_read_by_another_process_given_the_same_directory(
+    runtime: Runtime, tmp_path: Path
+) -> None:
+    _fill(runtime, 12)
+    rungs = _rungs(runtime).positions("default")
+    other = RungStore(tmp_path / "rungs", STRIDE, 64, runtime.log.epoch)
+    assert other.positions("default") == rungs
+    store = RungSnapshotStore(InMemorySnapshotStore(), other)  # none of its own
+    assert starting_state(store, "default", rungs[-1]).position == rungs[-1]
+
+
+def test_a_rewritten_history_reads_no_rung_of_before_and_an_erasure_leaves_no_file(
+    runtime: Runtime,
+) -> None:
+    _fill(runtime, 12)
+    directory = _rungs(runtime).directory / "default"
+    assert _rungs(runtime).positions("default")
+    runtime.log.raise_epoch("default")
+    assert _rungs(runtime).positions("default") == []
+    assert runtime.snapshots.starts("default") == runtime.snapshots.positions("default")
+    _fill(runtime, 6)  # a rung of the new epoch: the old epoch's files go
+    assert [d.name for d in directory.iterdir() if d.is_dir()] == ["1"]
+    runtime.snapshots.drop("default")
+    assert not directory.exists()
+    assert _rungs(runtime).positions("default") == []
+
+
+def test_past_the_most_kept_rungs_thin_out_evenly_keeping_the_first_and_the_last() -> None:
+    at = [Position(n, 0) for n in range(10)]
+    rungs = Rungs(
+        {at[1]: 100, at[3]: 200, at[5]: 250, at[7]: 300, at[9]: 400},
+        {at[0]: None, at[1]: at[0], at[3]: at[0], at[5]: at[0], at[7]: at[6], at[6]: None,
+         at[9]: at[8], at[8]: None},
+    )  # fmt: skip
+    thinned = rungs.thinned(4)
+    assert sorted(thinned.folded) == [at[1], at[3], at[7], at[9]]  # 250: the shortest run
+    thinned = thinned.thinned(2)
+    assert sorted(thinned.folded) == [at[1], at[9]]
+    assert set(thinned.bases) == {at[0], at[1], at[8], at[9]}  # the bases of those gone go
+    assert Rungs.decode(thinned.encode()) == thinned
+
+
+def test_no_directory_or_no_stride_keeps_none(tmp_path: Path) -> None:
+    from assocmem.workers.snapshot_rungs import with_rungs
+
+    inner = InMemorySnapshotStore()
+    assert with_rungs(inner, None, STRIDE, 64, lambda tenant: 0) is inner
+    assert with_rungs(inner, tmp_path, 0, 64, lambda tenant: 0) is inner
+
+
+@pytest.mark.parametrize("published", [True, False])
+def test_a_snapshot_dropped_while_it_was_saved_is_not_kept(tmp_path: Path, published: bool) -> None:
+    """An erasure that dropped the snapshots meanwhile: the store no longer holds the one
+    published, or the base of the one kept unpublished."""
+    rungs = RungStore(tmp_path, 1, 64, lambda tenant: 0)
+    store = InMemorySnapshotStore()
+    base = None if published else Position(4, 0)
+    rungs.save("default", Position(5, 0), b"what was erased", base, 10, store, published)
+    assert rungs.positions("default") == []
+    assert {p.name for p in (tmp_path / "default" / "0").iterdir()} <= {"rungs.json"}
+
+
+def test_between_two_publishes_the_fold_keeps_a_delta_unpublished_as_a_rung(
+    runtime: Runtime,
+) -> None:
+    """While writes stream in, a worker publishes seldom at scale (publishing takes at most
+    its share of the time): the folds between keep rungs of their own."""
+    _fill(runtime, 20)  # 140 events published, the last a full snapshot
+    runtime.settings = Settings(snapshot_every=10**6, snapshot_after=10**6)
+    written = []
+    for batch in range(6):  # the 4th folds past 150 events: a delta of the base at 140
+        written += write(runtime, *[[f"late{batch}", f"word{n}"] for n in range(3)])
+        assert not fold_and_publish(runtime, "default")["published"]
+    newest = _rungs(runtime).positions("default")[-1]
+    assert newest == written[11] and newest not in runtime.snapshots.positions("default")
+    upto = written[-1]
+    assert starting_state(runtime.snapshots, "default", upto).position == newest
+    state = rebuild(runtime.log, runtime.snapshots, "default", Rebuild(upto))
+    zero = rebuild(runtime.log, runtime.snapshots, "default", Rebuild(upto, from_zero=True))
+    assert content_hash(state) == content_hash(zero)
