@@ -147,6 +147,21 @@ def answered(call, *args, **kwargs) -> tuple[float, int]:  # type: ignore[no-unt
             refused += 1
 
 
+def rungs_on_disk(home: Path) -> str:
+    """What the snapshots kept on disk for as-of reads (workers/snapshot_rungs.py) hold."""
+    index = next(home.glob("snapshot-rungs/*/*/rungs.json"), None)
+    if index is None:
+        return "snapshots kept on disk: none"
+    kept = orjson.loads(index.read_bytes())
+    folded = [n for _, n in kept["rungs"]]
+    gaps = [b - a for a, b in itertools.pairwise(folded)]
+    size = sum(f.stat().st_size for f in index.parent.iterdir())
+    return (
+        f"snapshots kept on disk: {len(folded)} at most {max(gaps, default=0):,} events apart,"
+        f" {len(kept['bases'])} files, {size / 1e6:,.0f} MB"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -183,6 +198,7 @@ def main() -> None:
         finally:
             process.terminate()
             process.wait(120)
+        print(rungs_on_disk(home))
         concepts = [link[0]] if link else ["fix"]
         start = time.perf_counter()
         process, banner = spawn_up(home, UNLIMITED, timeout=600)
