@@ -28,6 +28,7 @@ from .stores import (
     Appended,
     Entry,
     Ladder,
+    RetainedOnly,
     key_conflict,
     snapshot_digest,
 )
@@ -239,7 +240,7 @@ class InMemoryEventLog:
         return None
 
 
-class InMemorySnapshotStore:
+class InMemorySnapshotStore(RetainedOnly):
     def __init__(self, ladder: Ladder = DEFAULT_LADDER) -> None:
         self._rule = ladder
         self._bases: dict[str, dict[Position, Position]] = {}
@@ -260,17 +261,6 @@ class InMemorySnapshotStore:
 
     def positions(self, tenant: str) -> list[Position]:
         return list(self._ladder.get(tenant, []))
-
-    def starts(self, tenant: str) -> list[Position]:
-        return self.positions(tenant)
-
-    def keeps(self, tenant: str, folded: int) -> bool:
-        return False
-
-    def keep(
-        self, tenant: str, blob: bytes, position: Position, base: Position, folded: int
-    ) -> None:
-        return None
 
     def folded(self, tenant: str, position: Position) -> int:
         return self._folded.get(tenant, {}).get(position, 0)

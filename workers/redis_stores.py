@@ -48,6 +48,7 @@ from .stores import (
     Appended,
     Entry,
     Ladder,
+    RetainedOnly,
     key_conflict,
     snapshot_digest,
     stray_entry,
@@ -328,7 +329,7 @@ def _field(fields: list[bytes]) -> bytes:
     return named[b"e"] if b"e" in named else stray_entry(named)
 
 
-class RedisSnapshotStore:
+class RedisSnapshotStore(RetainedOnly):
     def __init__(self, client: redis.Redis, ladder: Ladder = DEFAULT_LADDER) -> None:
         self._client = client
         self._rule = ladder
@@ -351,17 +352,6 @@ class RedisSnapshotStore:
         with translated(f"read the snapshots of {tenant!r}"):
             raw = self._client.lrange(snapshot_ladder_key(tenant), 0, -1)
         return [Position.parse(p) for p in raw]
-
-    def starts(self, tenant: str) -> list[Position]:
-        return self.positions(tenant)
-
-    def keeps(self, tenant: str, folded: int) -> bool:
-        return False
-
-    def keep(
-        self, tenant: str, blob: bytes, position: Position, base: Position, folded: int
-    ) -> None:
-        return None
 
     def folded(self, tenant: str, position: Position) -> int:
         with translated(f"read the snapshots of {tenant!r}"):

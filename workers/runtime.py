@@ -50,17 +50,17 @@ class Runtime:
             )
         data = redis.Redis.from_url(settings.redis_url, health_check_interval=30)
         queue = redis.Redis.from_url(settings.resolved_queue_url(), health_check_interval=30)
-        log = RedisEventLog(data, settings.idempotency_ttl)
+        event_log = RedisEventLog(data, settings.idempotency_ttl)
         snapshots = with_rungs(
             RedisSnapshotStore(data, settings.ladder()),
             settings.snapshot_rungs,
             settings.rung_events,
             settings.rungs_kept,
-            log.epoch,
+            event_log.epoch,
         )
         return cls(
             settings,
-            log,
+            event_log,
             cached_store(snapshots, settings.snapshot_cache, settings.tenant),
             queue,
             closers=[data.close, queue.close],

@@ -23,13 +23,13 @@ a snapshot lags behind the log, beside the fold itself (two Redis round trips a
 check, however many tenants). At 5,000 short events/s the fold lag p99 was 0.57-1.22 s at
 0.25 s against 1.38-1.57 s at 1 s (bench/fold_lag.py)."""
 DEFAULT_SNAPSHOTS_KEPT = 4
+"""The newest snapshots kept per tenant, beside the newest of each hour and day
+(`stores.Ladder`); a kept delta's bases are kept too."""
 DEFAULT_RUNG_EVENTS = 25_000
 """Events folded between two snapshots kept on disk for as-of reads (workers/snapshot_rungs.py):
 a rebuild folds at most about this many after the one it starts from (under a second at
 the fold's 30,000 commit messages a second here)."""
 DEFAULT_RUNGS_KEPT = 64
-"""The newest snapshots kept per tenant, beside the newest of each hour and day
-(`stores.Ladder`); a kept delta's bases are kept too."""
 DEFAULT_APPENDFSYNC = "always"
 """The embedded Redis fsyncs its AOF before it answers a write: an acknowledged event
 survives Redis's death (a `kill -9` of `up` takes Redis with it) and the machine's.

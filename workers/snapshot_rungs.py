@@ -302,10 +302,6 @@ class RungSnapshotStore:
             self.rungs.save(tenant, position, blob, base, folded, self.inner, published=True)
         return published
 
-    def _due(self, rungs: Rungs, folded: int) -> bool:
-        """Whether `folded` events are past a multiple of the stride that no rung is."""
-        return folded // self.stride > max(rungs.folded.values(), default=0) // self.stride
-
     def drop(self, tenant: str) -> None:
         self.inner.drop(tenant)
         self.rungs.drop(tenant)  # after the keys: a rung saved meanwhile goes too
