@@ -31,7 +31,7 @@ from assocmem.engine.state import State
 from .private_paths import private_directory
 from .rebuild import starting_state
 from .redis_server import is_alive
-from .stores import SnapshotStore, snapshot_digest
+from .stores import SnapshotStore, WrappedSnapshotStore, snapshot_digest
 
 log = logging.getLogger(__name__)
 
@@ -162,41 +162,12 @@ def _same(store: SnapshotStore, tenant: str, copy: Copy) -> bool:
     return published == copy.digest
 
 
-class CachingSnapshotStore:
+class CachingSnapshotStore(WrappedSnapshotStore):
     """A SnapshotStore that keeps `cache` equal to its tenant's newest full snapshot."""
 
     def __init__(self, inner: SnapshotStore, cache: SnapshotCache) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.cache = cache
-
-    def latest_position(self, tenant: str) -> Position | None:
-        return self.inner.latest_position(tenant)
-
-    def load(self, tenant: str, position: Position) -> bytes | None:
-        return self.inner.load(tenant, position)
-
-    def size(self, tenant: str, position: Position) -> int:
-        return self.inner.size(tenant, position)
-
-    def positions(self, tenant: str) -> list[Position]:
-        return self.inner.positions(tenant)
-
-    def starts(self, tenant: str) -> list[Position]:
-        return self.inner.starts(tenant)
-
-    def keeps(self, tenant: str, folded: int) -> bool:
-        return self.inner.keeps(tenant, folded)
-
-    def keep(
-        self, tenant: str, blob: bytes, position: Position, base: Position, folded: int
-    ) -> None:
-        self.inner.keep(tenant, blob, position, base, folded)
-
-    def folded(self, tenant: str, position: Position) -> int:
-        return self.inner.folded(tenant, position)
-
-    def digest(self, tenant: str, position: Position) -> str | None:
-        return self.inner.digest(tenant, position)
 
     def publish(
         self,
@@ -207,7 +178,7 @@ class CachingSnapshotStore:
         base: Position | None = None,
         folded: int = 0,
     ) -> bool:
-        published = self.inner.publish(tenant, blob, position, expected, base, folded)
+        published = super().publish(tenant, blob, position, expected, base, folded)
         if published and base is None and tenant == self.cache.tenant:
             # The digest the store made as it published: the blob is not hashed twice
             self.cache.keep(self.inner, position, blob, self.inner.digest(tenant, position))

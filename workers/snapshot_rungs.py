@@ -38,7 +38,7 @@ from assocmem.engine.position import Position
 from assocmem.engine.snapshot_delta import base_of
 
 from .private_paths import private_directory
-from .stores import SnapshotStore
+from .stores import SnapshotStore, WrappedSnapshotStore
 
 log = logging.getLogger(__name__)
 
@@ -251,34 +251,19 @@ def _write_file(path: Path, data: bytes) -> None:
         temporary.unlink(missing_ok=True)
 
 
-class RungSnapshotStore:
+class RungSnapshotStore(WrappedSnapshotStore):
     """A SnapshotStore whose rebuilds may also start from `rungs`; everything else is the
     inner store's (its ladder, its latest, what a delta may be published on)."""
 
     def __init__(self, inner: SnapshotStore, rungs: RungStore) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.rungs = rungs
-
-    def latest_position(self, tenant: str) -> Position | None:
-        return self.inner.latest_position(tenant)
 
     def load(self, tenant: str, position: Position) -> bytes | None:
         return self.inner.load(tenant, position) or self.rungs.load(tenant, position)
 
-    def size(self, tenant: str, position: Position) -> int:
-        return self.inner.size(tenant, position)
-
-    def positions(self, tenant: str) -> list[Position]:
-        return self.inner.positions(tenant)
-
     def starts(self, tenant: str) -> list[Position]:
         return sorted({*self.inner.starts(tenant), *self.rungs.positions(tenant)})
-
-    def folded(self, tenant: str, position: Position) -> int:
-        return self.inner.folded(tenant, position)
-
-    def digest(self, tenant: str, position: Position) -> str | None:
-        return self.inner.digest(tenant, position)
 
     def keeps(self, tenant: str, folded: int) -> bool:
         return self.rungs.due(tenant, folded)
@@ -297,13 +282,13 @@ class RungSnapshotStore:
         base: Position | None = None,
         folded: int = 0,
     ) -> bool:
-        published = self.inner.publish(tenant, blob, position, expected, base, folded)
+        published = super().publish(tenant, blob, position, expected, base, folded)
         if published:
             self.rungs.save(tenant, position, blob, base, folded, self.inner, published=True)
         return published
 
     def drop(self, tenant: str) -> None:
-        self.inner.drop(tenant)
+        super().drop(tenant)
         self.rungs.drop(tenant)  # after the keys: a rung saved meanwhile goes too
 
 

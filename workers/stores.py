@@ -260,6 +260,57 @@ class RetainedOnly:
         return None
 
 
+class WrappedSnapshotStore:
+    """A SnapshotStore that hands every call to `inner`, for one that adds to some of them
+    (workers/snapshot_cache.py, workers/snapshot_rungs.py)."""
+
+    def __init__(self, inner: SnapshotStore) -> None:
+        self.inner = inner
+
+    def latest_position(self, tenant: str) -> Position | None:
+        return self.inner.latest_position(tenant)
+
+    def load(self, tenant: str, position: Position) -> bytes | None:
+        return self.inner.load(tenant, position)
+
+    def size(self, tenant: str, position: Position) -> int:
+        return self.inner.size(tenant, position)
+
+    def positions(self, tenant: str) -> list[Position]:
+        return self.inner.positions(tenant)
+
+    def starts(self, tenant: str) -> list[Position]:
+        return self.inner.starts(tenant)
+
+    def keeps(self, tenant: str, folded: int) -> bool:
+        return self.inner.keeps(tenant, folded)
+
+    def keep(
+        self, tenant: str, blob: bytes, position: Position, base: Position, folded: int
+    ) -> None:
+        self.inner.keep(tenant, blob, position, base, folded)
+
+    def folded(self, tenant: str, position: Position) -> int:
+        return self.inner.folded(tenant, position)
+
+    def digest(self, tenant: str, position: Position) -> str | None:
+        return self.inner.digest(tenant, position)
+
+    def publish(
+        self,
+        tenant: str,
+        blob: bytes,
+        position: Position,
+        expected: Position | None,
+        base: Position | None = None,
+        folded: int = 0,
+    ) -> bool:
+        return self.inner.publish(tenant, blob, position, expected, base, folded)
+
+    def drop(self, tenant: str) -> None:
+        self.inner.drop(tenant)
+
+
 def snapshot_digest(blob: bytes) -> str:
     """What tells two snapshots' bytes apart without comparing them: SHA-256 (0.16 s for
     the 258 MB of a million memories' full snapshot here)."""
