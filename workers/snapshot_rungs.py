@@ -210,6 +210,8 @@ class RungStore:
                 if older.is_dir() and older.name != here.name:
                     shutil.rmtree(older, ignore_errors=True)
             private_directory(here)
+            for orphan in here.glob(".*.tmp"):  # of a writer killed mid-write: none else writes
+                orphan.unlink(missing_ok=True)
             yield here
 
     def _read(self, here: Path) -> Rungs:

@@ -159,3 +159,13 @@ def test_between_two_publishes_the_fold_keeps_a_delta_unpublished_as_a_rung(
     state = rebuild(runtime.log, runtime.snapshots, "default", Rebuild(upto))
     zero = rebuild(runtime.log, runtime.snapshots, "default", Rebuild(upto, from_zero=True))
     assert content_hash(state) == content_hash(zero)
+
+
+def test_what_a_writer_killed_mid_write_left_goes_at_the_next_save(runtime: Runtime) -> None:
+    _fill(runtime, 6)
+    directory = _rungs(runtime).directory / "default" / "0"
+    orphan = directory / ".1796000000000-0.4242.tmp"  # hundreds of MB at a million events
+    orphan.write_bytes(b"half a snapshot")
+    _fill(runtime, 6)
+    assert not orphan.exists()
+    assert not list(directory.glob(".*"))
