@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 import redis
 from rq import Queue, SimpleWorker
@@ -19,6 +20,8 @@ from .native_threads import limit_native_threads
 from .redis_errors import Outage, wait_until_writable
 from .runtime import Runtime, use_runtime
 from .scheduler import run_scheduler
+from .stop_signals import block as block_stop_signals
+from .stop_signals import unblock as unblock_stop_signals
 
 MAINTENANCE_INTERVAL = 30
 """Seconds between a worker's maintenance rounds, where abandoned jobs (their worker died)
@@ -40,6 +43,10 @@ class HeartbeatWorker(SimpleWorker):
 
     def get_heartbeat_ttl(self, job: Job, working_time: float = 0.0) -> int:
         return HEARTBEAT_TTL
+
+    def bootstrap(self, *args: Any, **kwargs: Any) -> None:
+        super().bootstrap(*args, **kwargs)  # starts RQ's pubsub thread
+        unblock_stop_signals()  # blocked by run_worker, so that its threads block them
 
     def execute_job(self, job: Job, queue: Queue) -> None:
         execution = self.prepare_execution(job)
@@ -80,6 +87,7 @@ class HeartbeatWorker(SimpleWorker):
         super().handle_job_failure(job, queue, started_job_registry, exc_string, execution)
 
     def _beat(self, job: Job, execution: Execution, stop: threading.Event) -> None:
+        block_stop_signals()
         outage = Outage(f"heartbeat of job {job.id}")
         while not stop.wait(HEARTBEAT_EVERY):
             try:
@@ -144,6 +152,10 @@ def run_worker(runtime: Runtime, burst: bool = False) -> None:
     stop = threading.Event()
     assert runtime.queue_connection is not None, "a worker needs Redis"
     wait_until_writable(runtime.queue_connection, "worker", stop)
+    # Until RQ's worker has started its threads (HeartbeatWorker.bootstrap): every thread
+    # started meanwhile blocks them too. A stop signal meanwhile waits, then ends the process
+    # as it would have at once (RQ's handlers are not in place yet).
+    block_stop_signals()
     helpers = [
         threading.Thread(target=run_scheduler, args=(runtime, stop), name="fold-scheduler"),
         threading.Thread(target=run_retries, args=(runtime, stop), name="retry-scheduler"),

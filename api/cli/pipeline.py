@@ -69,7 +69,10 @@ def up(home: Path, port: int, workers: int, appendfsync: str | None) -> None:
 def worker(burst: bool) -> None:
     """Run one RQ worker (fold, consolidation and replay jobs) and the fold scheduler.
     Needs REDIS_URL."""
-    with collection_paused():  # see serve
+    from assocmem.workers.stop_signals import kept_from_new_threads
+
+    # numpy's import starts OpenBLAS's thread: it must never take a stop signal
+    with collection_paused(), kept_from_new_threads():  # see serve
         import redis
 
         from assocmem.workers.runtime import Runtime

@@ -128,3 +128,29 @@ def test_a_worker_refuses_a_wrong_password_and_a_url_that_leads_to_no_redis(
         responder.wait(10)
     assert done.returncode == 1
     assert "Error: worker: REDIS_URL does not lead to a Redis" in done.stderr
+
+
+def _blocked(task: Path) -> int:
+    line = next(x for x in (task / "status").read_text().splitlines() if x.startswith("SigBlk:"))
+    return int(line.split()[1], 16)
+
+
+def test_only_a_workers_main_thread_takes_the_signal_to_stop(tmp_path: Path) -> None:
+    """A SIGTERM the kernel gives another thread leaves the main one blocked in its wait for
+    a job (RQ's dequeue, up to 405 s): every other thread blocks SIGTERM and SIGINT."""
+    server = start_redis(tmp_path / "redis")
+    try:
+        process = started(["worker"], server.url, tmp_path / "home", tmp_path / "worker.log")
+        queues = redis.Redis(port=server.port, db=1)
+        wait_for(lambda: queues.scard("rq:workers") == 1, "the worker registered")
+        time.sleep(0.5)  # its threads started: the schedulers' and RQ's pubsub
+        stops = (1 << (signal.SIGTERM - 1)) | (1 << (signal.SIGINT - 1))
+        tasks = {int(t.name): _blocked(t) for t in Path(f"/proc/{process.pid}/task").iterdir()}
+        assert len(tasks) >= 4, tasks
+        assert tasks.pop(process.pid) & stops == 0  # the main thread
+        assert all(mask & stops == stops for mask in tasks.values()), tasks
+        process.send_signal(signal.SIGTERM)
+        process.wait(10)
+        queues.close()
+    finally:
+        server.stop()
