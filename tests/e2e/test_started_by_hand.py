@@ -139,8 +139,8 @@ def test_only_a_workers_main_thread_takes_the_signal_to_stop(tmp_path: Path) -> 
     """A SIGTERM the kernel gives another thread leaves the main one blocked in its wait for
     a job (RQ's dequeue, up to 405 s): every other thread blocks SIGTERM and SIGINT."""
     server = start_redis(tmp_path / "redis")
+    process = started(["worker"], server.url, tmp_path / "home", tmp_path / "worker.log")
     try:
-        process = started(["worker"], server.url, tmp_path / "home", tmp_path / "worker.log")
         queues = redis.Redis(port=server.port, db=1)
         wait_for(lambda: queues.scard("rq:workers") == 1, "the worker registered")
         time.sleep(0.5)  # its threads started: the schedulers' and RQ's pubsub
@@ -153,4 +153,7 @@ def test_only_a_workers_main_thread_takes_the_signal_to_stop(tmp_path: Path) -> 
         process.wait(10)
         queues.close()
     finally:
+        if process.poll() is None:  # a failed assertion: not left running
+            process.kill()
+            process.wait()
         server.stop()
