@@ -80,7 +80,8 @@ def run_cron(runtime: Runtime, stop: threading.Event, tick: float = TICK_SECONDS
     schedule = settings.consolidation.cron()
     if schedule is None:
         log.info("cron: nightly consolidation is off (ASSOCMEM_CONSOLIDATE_AT=off)")
-        stop.wait()
+        while not stop.wait(tick):  # a tick at a time: a signal handler runs in between
+            pass
         return
     if not wait_until_writable(runtime.queue_connection, "cron", stop):
         return

@@ -1,4 +1,4 @@
-"""A worker's stop signals (SIGTERM, SIGINT) go to its main thread only.
+"""The stop signals (SIGTERM, SIGINT) of a worker or a cron go to its main thread only.
 
 The kernel gives a signal sent to a process to any thread that does not block it. Python
 runs the handler in the main thread, but only once that thread runs Python again: a worker

@@ -97,7 +97,9 @@ def cron() -> None:
     import signal
     import threading
 
-    with collection_paused():  # see serve
+    from assocmem.workers.stop_signals import kept_from_new_threads
+
+    with collection_paused(), kept_from_new_threads():  # see serve, and worker
         from assocmem.workers.cron import run_cron
         from assocmem.workers.runtime import Runtime
 

@@ -12,6 +12,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 import redis
 import urllib3
 
@@ -135,18 +136,22 @@ def _blocked(task: Path) -> int:
     return int(line.split()[1], 16)
 
 
-def test_only_a_workers_main_thread_takes_the_signal_to_stop(tmp_path: Path) -> None:
-    """A SIGTERM the kernel gives another thread leaves the main one blocked in its wait for
-    a job (RQ's dequeue, up to 405 s): every other thread blocks SIGTERM and SIGINT."""
+@pytest.mark.parametrize("command", ["worker", "cron"])
+def test_only_the_main_thread_takes_the_signal_to_stop(tmp_path: Path, command: str) -> None:
+    """A SIGTERM the kernel gives another thread leaves the main one blocked in its wait (for
+    a job: RQ's dequeue, up to 405 s): every other thread blocks SIGTERM and SIGINT."""
     server = start_redis(tmp_path / "redis")
-    process = started(["worker"], server.url, tmp_path / "home", tmp_path / "worker.log")
+    process = started([command], server.url, tmp_path / "home", tmp_path / f"{command}.log")
     try:
         queues = redis.Redis(port=server.port, db=1)
-        wait_for(lambda: queues.scard("rq:workers") == 1, "the worker registered")
+        if command == "worker":
+            wait_for(lambda: queues.scard("rq:workers") == 1, "the worker registered")
+        else:
+            wait_for(lambda: queues.exists(cron_lease_key()) == 1, "the cron holding its lease")
         time.sleep(0.5)  # its threads started: the schedulers' and RQ's pubsub
         stops = (1 << (signal.SIGTERM - 1)) | (1 << (signal.SIGINT - 1))
         tasks = {int(t.name): _blocked(t) for t in Path(f"/proc/{process.pid}/task").iterdir()}
-        assert len(tasks) >= 4, tasks
+        assert len(tasks) >= 2, tasks  # OpenBLAS's at least
         assert tasks.pop(process.pid) & stops == 0  # the main thread
         assert all(mask & stops == stops for mask in tasks.values()), tasks
         process.send_signal(signal.SIGTERM)
