@@ -152,7 +152,7 @@ def starting_state(
         return _marked(known[1], keep_base)
     if upto is None:
         latest = latest_snapshot(store, tenant)
-        found = iter([latest] if latest is not None else [])
+        found: Iterable[tuple[Position, bytes]] = [latest] if latest is not None else []
     else:
         found = snapshots_at_or_before(store, tenant, upto)
     for position, blob in found:

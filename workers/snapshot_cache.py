@@ -169,25 +169,16 @@ class CachingSnapshotStore(WrappedSnapshotStore):
         super().__init__(inner)
         self.cache = cache
 
-    def publish(
-        self,
-        tenant: str,
-        blob: bytes,
-        position: Position,
-        expected: Position | None,
-        base: Position | None = None,
-        folded: int = 0,
-    ) -> bool:
-        published = super().publish(tenant, blob, position, expected, base, folded)
-        if published and base is None and tenant == self.cache.tenant:
+    def published(
+        self, tenant: str, blob: bytes, position: Position, base: Position | None, folded: int
+    ) -> None:
+        if base is None and tenant == self.cache.tenant:
             # The digest the store made as it published: the blob is not hashed twice
             self.cache.keep(self.inner, position, blob, self.inner.digest(tenant, position))
-        return published
 
-    def drop(self, tenant: str) -> None:
-        self.inner.drop(tenant)
+    def dropped(self, tenant: str) -> None:
         if tenant == self.cache.tenant:
-            self.cache.remove()  # after the keys: a copy written meanwhile goes too (`keep`)
+            self.cache.remove()  # a copy written meanwhile goes too (`keep`)
 
 
 def cached_store(store: SnapshotStore, directory: Path | None, tenant: str) -> SnapshotStore:

@@ -275,23 +275,13 @@ class RungSnapshotStore(WrappedSnapshotStore):
     ) -> None:
         self.rungs.save(tenant, position, blob, base, folded, self.inner, published=False)
 
-    def publish(
-        self,
-        tenant: str,
-        blob: bytes,
-        position: Position,
-        expected: Position | None,
-        base: Position | None = None,
-        folded: int = 0,
-    ) -> bool:
-        published = super().publish(tenant, blob, position, expected, base, folded)
-        if published:
-            self.rungs.save(tenant, position, blob, base, folded, self.inner, published=True)
-        return published
+    def published(
+        self, tenant: str, blob: bytes, position: Position, base: Position | None, folded: int
+    ) -> None:
+        self.rungs.save(tenant, position, blob, base, folded, self.inner, published=True)
 
-    def drop(self, tenant: str) -> None:
-        super().drop(tenant)
-        self.rungs.drop(tenant)  # after the keys: a rung saved meanwhile goes too
+    def dropped(self, tenant: str) -> None:
+        self.rungs.drop(tenant)
 
 
 def with_rungs(

@@ -305,10 +305,22 @@ class WrappedSnapshotStore:
         base: Position | None = None,
         folded: int = 0,
     ) -> bool:
-        return self.inner.publish(tenant, blob, position, expected, base, folded)
+        published = self.inner.publish(tenant, blob, position, expected, base, folded)
+        if published:
+            self.published(tenant, blob, position, base, folded)
+        return published
 
     def drop(self, tenant: str) -> None:
         self.inner.drop(tenant)
+        self.dropped(tenant)  # after the keys: what a wrapper saved meanwhile goes too
+
+    def published(
+        self, tenant: str, blob: bytes, position: Position, base: Position | None, folded: int
+    ) -> None:
+        """What the wrapper adds once `inner` published `blob` (nothing here)."""
+
+    def dropped(self, tenant: str) -> None:
+        """What the wrapper adds once `inner` dropped the tenant's snapshots (nothing here)."""
 
 
 def snapshot_digest(blob: bytes) -> str:
