@@ -49,7 +49,7 @@ class LinkWeights:
     """Rows of link strengths for one state version; `links_of` hands out the current one."""
 
     def __init__(self, state: State) -> None:
-        self.state = state
+        self.learned = state.learned  # not the state: it keeps this object in `derived`
         self.counts = state.counts
         marginals = state.counts.marginals().astype(np.float64)
         self.marginals = marginals
@@ -83,7 +83,7 @@ class LinkWeights:
     def _compute(self, i: int, floor: float) -> Row:
         targets, counts = self.counts.row(i)
         targets, counts = targets.astype(np.int64), counts.astype(np.float64)
-        learned_row = self.state.learned.get(i, {})
+        learned_row = self.learned.get(i, {})
         learned = np.zeros(len(targets))
         if learned_row:
             position = {int(t): n for n, t in enumerate(targets)}

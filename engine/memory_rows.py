@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import weakref
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -119,7 +120,9 @@ class MemoryRows:
     """The memories in row (log) order, as a sequence of Memory objects."""
 
     def __init__(self, state: State) -> None:
-        self._state = state
+        self._state = weakref.proxy(state)
+        """Not the state itself: a state that is let go must go by reference counting alone
+        (`State`)."""
         self._objects: list[Memory | None] = []
         self._blocks: list[LoadedMemories] = []
         self._starts: list[int] = []

@@ -157,7 +157,11 @@ class Column:
 
 
 class State:
-    """Mutable state owned by whoever folds into it; `fold` is its only writer."""
+    """Mutable state owned by whoever folds into it; `fold` is its only writer.
+
+    Nothing it holds refers back to it but weakly: the workers freeze a folded state out
+    of the garbage collector's sight (workers/heap.py), so a state in a reference cycle
+    would never be freed, and each `as_of` read or job that let one go leaked it whole."""
 
     links_key: Any = "links"
     """Where its link strengths are kept in `derived` (a scoped view keeps its own)."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import weakref
+
 import pytest
 
 import assocmem.workers.rebuild_cache as cache_module
@@ -68,3 +70,33 @@ def test_an_as_of_read_later_than_a_kept_one_folds_on_from_it_unless_a_snapshot_
     assert len(rebuilds) == 2  # from the snapshot at ids[2], nearer than the state at ids[1]
     assert found_at(ids[0]) == set(ids[:1])
     assert len(rebuilds) == 3  # no state kept before ids[0]: the one there moved on
+
+
+def test_a_rebuilt_state_the_cache_lets_go_is_freed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rebuild is frozen out of the collector's sight (workers/heap.py), so a reference
+    cycle through a state would keep it for the life of the process: every `as_of` read
+    at a new point leaked a whole state (1-2 GB at a million events) before a state's
+    back-references were made weak."""
+    clock = Clock()
+    app = Application(Runtime.in_memory(Settings(), clock), clock)
+    who = Principal("default", "agent")
+    alice = Principal("default", "agent", user="alice")
+    points = []
+    for n in range(cache_module.KEPT + 3):
+        note = Note(f"a b{n}", concepts=["a", f"b{n}"])
+        points.append(str(app.write(alice if n % 2 else who, [note])[0].position))
+        clock.advance(1)
+    app.give_feedback(who, Rating([points[0]], 1.0, concepts=["a", "b0"]))
+    rebuilt = []
+    real = cache_module.rebuild
+    monkeypatch.setattr(
+        cache_module, "rebuild", lambda *a: rebuilt.append(weakref.ref(state := real(*a))) or state
+    )
+    for point in reversed(points):  # latest first: each one rebuilt, none folded on
+        for principal in (who, alice):  # a scoped read keeps views of the state in it
+            request = ReadRequest(concepts=["a"], as_of=point, record_access=False)
+            assert app.read(principal, request).recall.items
+        app.graph(alice, ["a"], 2, as_of=point)
+    assert len(rebuilt) == len(points)
+    alive = [ref() is not None for ref in rebuilt]
+    assert alive == [False] * (len(points) - cache_module.KEPT) + [True] * cache_module.KEPT

@@ -1,12 +1,29 @@
-"""The bulk steps that index memories: the same answers as one memory at a time."""
+"""The bulk steps that index memories: the same answers as one memory at a time; a state
+let go is freed."""
 
 from __future__ import annotations
+
+import gc
+import weakref
 
 import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from assocmem.engine.state import CORE, IMPORTANT, SUPPLEMENT, tiers_of
+from assocmem.engine.chains import find_chains
+from assocmem.engine.consolidation import Rule
+from assocmem.engine.fold import fold, fold_from_zero
+from assocmem.engine.graph import neighbourhood
+from assocmem.engine.links import links_of
+from assocmem.engine.recall import Query, recall
+from assocmem.engine.scoped_links import links_view
+from assocmem.engine.snapshot import content_hash, dump_state
+from assocmem.engine.snapshot_delta import load_snapshot
+from assocmem.engine.state import CORE, IMPORTANT, SUPPLEMENT, State, tiers_of
+from assocmem.engine.visibility import Visibility
+
+from .events import accessed, activity, consolidated, document, feedback, written
+from .test_scoped_links import about
 
 MEMORIES = st.lists(
     st.integers(0, 6).flatmap(
@@ -31,3 +48,41 @@ def test_each_concept_has_the_tier_its_place_in_its_memory_gives(memories: list)
     core = np.array([c for _, (c, _) in memories], dtype=np.int64)
     matched = np.array([m for _, (_, m) in memories], dtype=np.int64)
     assert tiers_of(lengths, core, matched).tolist() == expected
+
+
+def used_state() -> State:
+    """A state loaded from a snapshot, folded on, and read every way a read reads one."""
+    state = fold_from_zero(
+        [
+            about(written(1, ["card", "diabetes"]), "alice"),
+            written(2, ["card", "checkout"]),
+            activity(3, ["card", "travel"]),
+            document(4, [["card", "refund"]]),
+            feedback(5, ["2-0"], 1.0, ["card", "checkout"]),
+        ]
+    )
+    state = load_snapshot(dump_state(state), lambda base: None)
+    fold(state, [accessed(6, ["1-0"]), consolidated(7, state, Rule(at=8.0, min_cooccurrence=1))])
+    for visibility in (Visibility(), Visibility(user="alice")):
+        view = links_view(state, visibility)
+        assert recall(view, Query(("card",), now=10.0, visibility=visibility)).items
+        find_chains(view, links_of(view), ("card", "checkout"), 0.0)
+        neighbourhood(view, ["card"], 2)
+    content_hash(state)
+    state.seal(1)
+    return state
+
+
+def test_a_state_let_go_is_freed_by_reference_counting_alone() -> None:
+    """Long-lived processes freeze a state once folded (workers/heap.py), out of the
+    collector's sight: a cycle through it would keep every state they let go."""
+    state = used_state()
+    gone = weakref.ref(state)
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        del state
+        assert gone() is None
+    finally:
+        if was_enabled:
+            gc.enable()
