@@ -87,11 +87,17 @@ def test_a_rebuilt_state_the_cache_lets_go_is_freed(monkeypatch: pytest.MonkeyPa
         points.append(str(app.write(alice if n % 2 else who, [note])[0].position))
         clock.advance(1)
     app.give_feedback(who, Rating([points[0]], 1.0, concepts=["a", "b0"]))
-    rebuilt = []
+    rebuilt: list[weakref.ref] = []
+    alive_before: list[int] = []
     real = cache_module.rebuild
-    monkeypatch.setattr(
-        cache_module, "rebuild", lambda *a: rebuilt.append(weakref.ref(state := real(*a))) or state
-    )
+
+    def rebuild(*args: object) -> object:
+        alive_before.append(sum(ref() is not None for ref in rebuilt))
+        state = real(*args)
+        rebuilt.append(weakref.ref(state))
+        return state
+
+    monkeypatch.setattr(cache_module, "rebuild", rebuild)
     for point in reversed(points):  # latest first: each one rebuilt, none folded on
         for principal in (who, alice):  # a scoped read keeps views of the state in it
             request = ReadRequest(concepts=["a"], as_of=point, record_access=False)
@@ -100,3 +106,5 @@ def test_a_rebuilt_state_the_cache_lets_go_is_freed(monkeypatch: pytest.MonkeyPa
     assert len(rebuilt) == len(points)
     alive = [ref() is not None for ref in rebuilt]
     assert alive == [False] * (len(points) - cache_module.KEPT) + [True] * cache_module.KEPT
+    # the least recently read one went before each rebuild, which reuses its memory
+    assert max(alive_before) == cache_module.KEPT - 1
