@@ -157,9 +157,10 @@ def _raw(values: Any, dtype: str) -> memoryview:
 
 
 def unpack(
-    blob: bytes,
+    blob: bytes | memoryview,
 ) -> tuple[dict[str, Any], dict[str, scipy.sparse.csr_array], dict[str, np.ndarray]]:
-    """The header, matrices and memory columns of a compressed snapshot (full or delta)."""
+    """The header, matrices and memory columns of a snapshot (full or delta), compressed or
+    unpacked (engine/snapshot_frames.py)."""
     try:
         raw = decompress_snapshot(blob)
         sections = _sections(raw)

@@ -103,7 +103,7 @@ def encode_delta(state: State, base: Base | None = None) -> bytes:
     )
 
 
-def base_of(blob: bytes) -> Position | None:
+def base_of(blob: bytes | memoryview) -> Position | None:
     """The base a snapshot is a delta of; None for a full snapshot."""
     header, _, _ = unpack(blob)
     return Position.parse(header["base"]) if header.get("base") else None
@@ -122,8 +122,8 @@ def load_full(blob: bytes) -> State:
 
 
 def load_snapshot(
-    blob: bytes,
-    fetch: Callable[[Position], bytes | None],
+    blob: bytes | memoryview,
+    fetch: Callable[[Position], bytes | memoryview | None],
     depth: int = DEPTH,
     known: Decoded | None = None,
 ) -> State:

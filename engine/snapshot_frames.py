@@ -27,6 +27,10 @@ THREADS = min(
     4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 )
 """Frames compressed or decompressed at once."""
+UNPACKED_MAGIC = b"AMSNAP\x00\x01"
+"""Heads a snapshot kept unpacked: its bytes as they are, not compressed, for a reader that
+maps the file rather than decompressing it (workers/snapshot_rungs.py). Eight bytes, so the
+sections after it stay as aligned as in a buffer of their own."""
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 TABLE_MAGIC = struct.pack("<I", 0x184D2A5A)
 """A zstd skippable frame's, for the table of frame sizes."""
@@ -45,10 +49,14 @@ def compress_snapshot(raw: Sequence[memoryview]) -> bytes:
     return b"".join([TABLE_MAGIC, struct.pack("<I", len(table)), table, *compressed])
 
 
-def decompress_snapshot(blob: bytes) -> np.ndarray:
+def decompress_snapshot(blob: bytes | memoryview) -> np.ndarray:
     """A snapshot's bytes, in a buffer of their own that the arrays of a load are views of
     (writable, so none is copied; numpy's, which is not zeroed before the frames fill it,
-    as a bytearray is); zlib-compressed ones (before zstd) are read too."""
+    as a bytearray is); zlib-compressed ones (before zstd) are read too, and unpacked ones
+    as they are (a view of a writable buffer, such as a file mapped copy-on-write)."""
+    if bytes(blob[: len(UNPACKED_MAGIC)]) == UNPACKED_MAGIC:
+        raw = np.frombuffer(blob, dtype=np.uint8)[len(UNPACKED_MAGIC) :]
+        return raw if raw.flags.writeable else raw.copy()
     if blob[:4] == TABLE_MAGIC:
         return _decompressed(_frames(blob))
     if blob[:4] != ZSTD_MAGIC:
@@ -57,6 +65,15 @@ def decompress_snapshot(blob: bytes) -> np.ndarray:
         whole = bytearray(zstandard.ZstdDecompressor().decompressobj().decompress(blob))
         return np.frombuffer(whole, dtype=np.uint8)
     return _decompressed([memoryview(blob)])
+
+
+def unpacked_snapshot(blob: bytes | memoryview) -> list[memoryview]:
+    """A snapshot's bytes as a reader may map them: UNPACKED_MAGIC, then the bytes
+    `decompress_snapshot` gives."""
+    try:
+        return [memoryview(UNPACKED_MAGIC), memoryview(decompress_snapshot(blob))]
+    except (zlib.error, zstandard.ZstdError) as exc:
+        raise CorruptSnapshot(f"snapshot cannot be decompressed: {exc}") from exc
 
 
 def _cut(pieces: Sequence[memoryview], most: int) -> list[list[memoryview]]:

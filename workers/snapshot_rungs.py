@@ -26,6 +26,7 @@ import contextlib
 import dataclasses
 import fcntl
 import logging
+import mmap
 import os
 import shutil
 from collections.abc import Callable, Iterator
@@ -36,6 +37,7 @@ import orjson
 from assocmem.engine.errors import CorruptSnapshot
 from assocmem.engine.position import Position
 from assocmem.engine.snapshot_delta import base_of
+from assocmem.engine.snapshot_frames import UNPACKED_MAGIC, unpacked_snapshot
 
 from .private_paths import private_directory
 from .stores import SnapshotStore, WrappedSnapshotStore
@@ -110,14 +112,19 @@ class RungStore:
         """The rungs of the log's epoch now, oldest first."""
         return sorted(self._read(self._here(tenant)).folded)
 
-    def load(self, tenant: str, position: Position) -> bytes | None:
-        """A rung's file, or one a rung loads on; None if there is none."""
+    def load(self, tenant: str, position: Position) -> bytes | memoryview | None:
+        """A rung's file, or one a rung loads on; None if there is none. One kept unpacked
+        is mapped copy-on-write, not read: a load's arrays are views of the page cache, and
+        the pages of what a read never looks at (most texts) are never touched."""
         try:
             with (self._here(tenant) / str(position)).open("rb", buffering=0) as file:
-                return file.read()
+                if file.read(len(UNPACKED_MAGIC)) != UNPACKED_MAGIC:
+                    file.seek(0)
+                    return file.read()
+                return memoryview(mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_COPY))
         except FileNotFoundError:
             return None
-        except OSError as exc:
+        except (OSError, ValueError) as exc:
             log.warning("cannot read the snapshot rung %s of %s: %s", position, tenant, exc)
             return None
 
@@ -185,13 +192,13 @@ class RungStore:
         """The rung's file and those of the bases it loads on that are not kept yet (a full
         snapshot has a digest; a delta's header names its base)."""
         bases[position] = base
-        _write_file(here / str(position), blob)
+        _write_file(here / str(position), *unpacked_snapshot(blob))
         while base is not None and base not in bases:
             found = store.load(tenant, base)
             if found is None:
                 raise CorruptSnapshot(f"its base {base} is no longer published")
             bases[base] = None if store.digest(tenant, base) is not None else base_of(found)
-            _write_file(here / str(base), found)
+            _write_file(here / str(base), *unpacked_snapshot(found))
             base = bases[base]
 
     def _here(self, tenant: str) -> Path:
@@ -242,12 +249,13 @@ def _held(
     return base is not None and store.size(tenant, base) > 0
 
 
-def _write_file(path: Path, data: bytes) -> None:
+def _write_file(path: Path, *pieces: bytes | memoryview) -> None:
     """Whole or not at all: a temporary file renamed over it."""
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         with open(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as file:
-            file.write(data)
+            for piece in pieces:
+                file.write(piece)
         temporary.replace(path)
     finally:
         temporary.unlink(missing_ok=True)
@@ -261,7 +269,7 @@ class RungSnapshotStore(WrappedSnapshotStore):
         super().__init__(inner)
         self.rungs = rungs
 
-    def load(self, tenant: str, position: Position) -> bytes | None:
+    def load(self, tenant: str, position: Position) -> bytes | memoryview | None:
         return self.inner.load(tenant, position) or self.rungs.load(tenant, position)
 
     def starts(self, tenant: str) -> list[Position]:

@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 from assocmem.engine.position import Position
-from assocmem.engine.snapshot import content_hash
+from assocmem.engine.snapshot import content_hash, dump_state
+from assocmem.engine.snapshot_frames import UNPACKED_MAGIC
+from assocmem.engine.state import State
 from assocmem.workers.fold_job import fold_and_publish
 from assocmem.workers.memory_stores import InMemoryEventLog, InMemorySnapshotStore
 from assocmem.workers.rebuild import Rebuild, rebuild, starting_state
@@ -79,6 +81,31 @@ def test_a_rung_that_cannot_be_read_gives_way_to_the_one_before_it(runtime: Runt
     assert starting_state(runtime.snapshots, "default", upto).position == rungs[-2]
 
 
+def test_rungs_are_kept_unpacked_and_mapped_and_one_kept_compressed_is_read_too(
+    runtime: Runtime,
+) -> None:
+    """Mapped, a load's arrays are views of the page cache: no decompression, and no memory
+    of its own to touch first (a load at a million events 0.3 s instead of 0.9-1.1 s).
+    Rungs written compressed (before they were kept unpacked) are still read."""
+    written = _fill(runtime, 12)
+    store = _rungs(runtime)
+    rungs = store.positions("default")
+    directory = store.directory / "default" / "0"
+    files = [f for f in directory.iterdir() if f.name != "rungs.json"]
+    assert files and all(f.read_bytes().startswith(UNPACKED_MAGIC) for f in files)
+    assert all(isinstance(store.load("default", r), memoryview) for r in rungs)
+    upto = max(p for p in written if p < runtime.snapshots.positions("default")[0])
+    zero = content_hash(
+        rebuild(runtime.log, runtime.snapshots, "default", Rebuild(upto, from_zero=True))
+    )
+    newest = starting_state(runtime.snapshots, "default", upto)
+    assert newest.position == rungs[-1]
+    (directory / str(rungs[-1])).write_bytes(dump_state(newest))  # compressed, as before
+    assert isinstance(store.load("default", rungs[-1]), bytes)
+    assert starting_state(runtime.snapshots, "default", upto).position == rungs[-1]
+    assert content_hash(rebuild(runtime.log, runtime.snapshots, "default", Rebuild(upto))) == zero
+
+
 def test_rungs_are_read_by_another_process_given_the_same_directory(
     runtime: Runtime, tmp_path: Path
 ) -> None:
@@ -136,7 +163,7 @@ def test_a_snapshot_dropped_while_it_was_saved_is_not_kept(tmp_path: Path, publi
     rungs = RungStore(tmp_path, 1, 64, lambda tenant: 0)
     store = InMemorySnapshotStore()
     base = None if published else Position(4, 0)
-    rungs.save("default", Position(5, 0), b"what was erased", base, 10, store, published)
+    rungs.save("default", Position(5, 0), dump_state(State()), base, 10, store, published)
     assert rungs.positions("default") == []
     assert {p.name for p in (tmp_path / "default" / "0").iterdir()} <= {"rungs.json"}
 

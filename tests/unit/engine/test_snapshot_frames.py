@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import math
 
+import numpy as np
 import pytest
 import zstandard
 from hypothesis import given
@@ -14,7 +15,7 @@ from assocmem.engine import snapshot_frames
 from assocmem.engine.errors import CorruptSnapshot
 from assocmem.engine.fold import fold_from_zero
 from assocmem.engine.snapshot import content_hash, dump_state, encode_state, load_state
-from assocmem.engine.snapshot_frames import TABLE_MAGIC, _cut
+from assocmem.engine.snapshot_frames import TABLE_MAGIC, UNPACKED_MAGIC, _cut, unpacked_snapshot
 
 from .events import acceptance_notes, feedback
 
@@ -83,3 +84,22 @@ def test_pieces_are_cut_into_runs_of_the_frame_size_in_order(
     assert b"".join(joined) == b"".join(pieces)
     assert all(len(frame) == most for frame in joined[:-1])
     assert 0 < len(joined[-1]) <= most or joined == [b""]
+
+
+def test_a_snapshot_kept_unpacked_loads_as_the_compressed_one_does() -> None:
+    """Unpacked (what the rungs on disk keep, mapped), or bytes that cannot be written to
+    (copied first: a load's arrays are views that the state may change)."""
+    state = fold_from_zero([*acceptance_notes(), feedback(7, ["3-0"], 0.5, ["a"])])
+    blob = dump_state(state)
+    unpacked = b"".join(unpacked_snapshot(blob))
+    assert unpacked == UNPACKED_MAGIC + encode_state(state)
+    assert content_hash(load_state(unpacked)) == content_hash(state)
+    writable = memoryview(bytearray(unpacked))
+    raw = snapshot_frames.decompress_snapshot(writable)
+    assert raw.flags.writeable and raw.ctypes.data == _address(writable) + len(UNPACKED_MAGIC)
+    with pytest.raises(CorruptSnapshot):
+        unpacked_snapshot(b"not a snapshot")
+
+
+def _address(buffer: memoryview) -> int:
+    return int(np.frombuffer(buffer, dtype=np.uint8).ctypes.data)
