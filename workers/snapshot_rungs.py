@@ -18,6 +18,13 @@ replays and diffs). At most `kept` rungs: past that, the rung whose removal leav
 shortest run of events between its neighbours goes, so they thin out evenly over the log.
 An erasure drops them all (`drop`), and the rungs of another epoch of the log (a history
 rewritten) are never read. The files hold what users wrote: the directory is its owner's.
+
+A rung's files are kept unpacked (engine/snapshot_frames.py, `UNPACKED_MAGIC`), about 3.3
+times the disk of a compressed snapshot, and mapped copy-on-write to be loaded: a load's
+arrays are views of the page cache, not decompressed into memory the process has to touch
+first, and the pages of what a read never looks at (most of the texts) are never read. In
+fresh processes a rung of 686,000 commit messages loaded in 0.30-0.34 s, compressed in
+0.91-1.08 s. Files kept compressed (before) are read as they are.
 """
 
 from __future__ import annotations

@@ -12,13 +12,14 @@ from assocmem.engine.position import Position
 from assocmem.engine.snapshot import content_hash, dump_state
 from assocmem.engine.snapshot_frames import UNPACKED_MAGIC
 from assocmem.engine.state import State
+from assocmem.workers import fold_job
 from assocmem.workers.fold_job import fold_and_publish
 from assocmem.workers.memory_stores import InMemoryEventLog, InMemorySnapshotStore
 from assocmem.workers.rebuild import Rebuild, rebuild, starting_state
 from assocmem.workers.runtime import Runtime
 from assocmem.workers.settings import Settings
 from assocmem.workers.snapshot_rungs import Rungs, RungSnapshotStore, RungStore
-from assocmem.workers.stores import Ladder
+from assocmem.workers.stores import Ladder, iter_entries
 
 from ..stores import Clock, write
 
@@ -79,6 +80,28 @@ def test_a_rung_that_cannot_be_read_gives_way_to_the_one_before_it(runtime: Runt
     (directory / str(rungs[-1])).write_bytes(b"not a snapshot")
     upto = max(p for p in written if p < runtime.snapshots.positions("default")[0])
     assert starting_state(runtime.snapshots, "default", upto).position == rungs[-2]
+
+
+def test_a_long_fold_keeps_the_rungs_it_passes_not_only_one_at_its_end(
+    runtime: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker behind a burst folds tens of thousands of events in one job."""
+    _fill(runtime, 40)  # 280 events published
+    runtime.settings = Settings(snapshot_every=10**6, snapshot_after=10**6)
+    before = _rungs(runtime).positions("default")
+    written = write(runtime, *[["late", f"word{n}"] for n in range(75)])
+    monkeypatch.setattr(  # read in chunks of 5 entries, not of 1,000
+        fold_job,
+        "iter_entries",
+        lambda log, tenant, after: iter_entries(log, tenant, after, batch=5),
+    )
+    monkeypatch.setattr(fold_job, "REBASE_SHARE", 100.0)  # no rung waits for a publish
+    assert not fold_and_publish(runtime, "default")["published"]
+    new = [p for p in _rungs(runtime).positions("default") if p not in before]
+    assert new == [written[19], written[49]]  # the 300th and the 330th event folded
+    state = rebuild(runtime.log, runtime.snapshots, "default", Rebuild(new[0]))
+    zero = rebuild(runtime.log, runtime.snapshots, "default", Rebuild(new[0], from_zero=True))
+    assert content_hash(state) == content_hash(zero)
 
 
 def test_rungs_are_kept_unpacked_and_mapped_and_one_kept_compressed_is_read_too(
