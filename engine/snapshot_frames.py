@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import struct
 import zlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -67,11 +67,26 @@ def decompress_snapshot(blob: bytes | memoryview) -> np.ndarray:
     return _decompressed([memoryview(blob)])
 
 
-def unpacked_snapshot(blob: bytes | memoryview) -> list[memoryview]:
-    """A snapshot's bytes as a reader may map them: UNPACKED_MAGIC, then the bytes
-    `decompress_snapshot` gives."""
+def unpacked_snapshot(blob: bytes | memoryview) -> Iterator[bytes | memoryview]:
+    """A snapshot's bytes as a reader may map them, in pieces of a frame at most, to be
+    written out without holding them all at once (hundreds of MB at a million memories):
+    UNPACKED_MAGIC, then the bytes `decompress_snapshot` gives."""
+    if bytes(blob[: len(UNPACKED_MAGIC)]) == UNPACKED_MAGIC:
+        yield blob
+        return
+    yield UNPACKED_MAGIC
     try:
-        return [memoryview(UNPACKED_MAGIC), memoryview(decompress_snapshot(blob))]
+        if blob[:4] == TABLE_MAGIC:
+            frames = _frames(blob)
+        elif blob[:4] == ZSTD_MAGIC:
+            frames = [memoryview(blob)]
+        else:
+            yield zlib.decompress(blob)
+            return
+        for frame in frames:
+            with zstandard.ZstdDecompressor().stream_reader(frame) as reader:
+                while piece := reader.read(FRAME_BYTES):
+                    yield piece
     except (zlib.error, zstandard.ZstdError) as exc:
         raise CorruptSnapshot(f"snapshot cannot be decompressed: {exc}") from exc
 

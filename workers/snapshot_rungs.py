@@ -36,7 +36,7 @@ import logging
 import mmap
 import os
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 import orjson
@@ -199,13 +199,13 @@ class RungStore:
         """The rung's file and those of the bases it loads on that are not kept yet (a full
         snapshot has a digest; a delta's header names its base)."""
         bases[position] = base
-        _write_file(here / str(position), *unpacked_snapshot(blob))
+        _write_file(here / str(position), unpacked_snapshot(blob))
         while base is not None and base not in bases:
             found = store.load(tenant, base)
             if found is None:
                 raise CorruptSnapshot(f"its base {base} is no longer published")
             bases[base] = None if store.digest(tenant, base) is not None else base_of(found)
-            _write_file(here / str(base), *unpacked_snapshot(found))
+            _write_file(here / str(base), unpacked_snapshot(found))
             base = bases[base]
 
     def _here(self, tenant: str) -> Path:
@@ -238,7 +238,7 @@ class RungStore:
             return Rungs({}, {})
 
     def _write(self, here: Path, rungs: Rungs) -> None:
-        _write_file(here / INDEX, rungs.encode())
+        _write_file(here / INDEX, [rungs.encode()])
 
 
 def _held(
@@ -256,7 +256,7 @@ def _held(
     return base is not None and store.size(tenant, base) > 0
 
 
-def _write_file(path: Path, *pieces: bytes | memoryview) -> None:
+def _write_file(path: Path, pieces: Iterable[bytes | memoryview]) -> None:
     """Whole or not at all: a temporary file renamed over it."""
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:

@@ -86,19 +86,25 @@ def test_pieces_are_cut_into_runs_of_the_frame_size_in_order(
     assert 0 < len(joined[-1]) <= most or joined == [b""]
 
 
-def test_a_snapshot_kept_unpacked_loads_as_the_compressed_one_does() -> None:
+@pytest.mark.parametrize("frames", [1, 2])
+def test_a_snapshot_kept_unpacked_loads_as_the_compressed_one_does(
+    monkeypatch: pytest.MonkeyPatch, frames: int
+) -> None:
     """Unpacked (what the rungs on disk keep, mapped), or bytes that cannot be written to
     (copied first: a load's arrays are views that the state may change)."""
     state = fold_from_zero([*acceptance_notes(), feedback(7, ["3-0"], 0.5, ["a"])])
+    monkeypatch.setattr(snapshot_frames, "FRAME_BYTES", len(encode_state(state)) // frames + 1)
     blob = dump_state(state)
+    assert (blob[:4] == TABLE_MAGIC) == (frames > 1)
     unpacked = b"".join(unpacked_snapshot(blob))
     assert unpacked == UNPACKED_MAGIC + encode_state(state)
     assert content_hash(load_state(unpacked)) == content_hash(state)
     writable = memoryview(bytearray(unpacked))
     raw = snapshot_frames.decompress_snapshot(writable)
     assert raw.flags.writeable and raw.ctypes.data == _address(writable) + len(UNPACKED_MAGIC)
+    assert b"".join(unpacked_snapshot(unpacked)) == unpacked
     with pytest.raises(CorruptSnapshot):
-        unpacked_snapshot(b"not a snapshot")
+        b"".join(unpacked_snapshot(b"not a snapshot"))
 
 
 def _address(buffer: memoryview) -> int:
