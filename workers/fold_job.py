@@ -35,6 +35,11 @@ log = logging.getLogger(__name__)
 REBASE_SHARE = 0.25
 """A delta snapshot is published while what changed since its base (rows and concepts added
 or touched) is at most this share of the base; then a full snapshot becomes the new base."""
+RUNG_SHARE = 1.0
+"""REBASE_SHARE for a delta kept unpublished as a rung (`_keep_unpublished`): one that may
+not be published yet is still kept. Concepts whose words a note counts again are touched,
+so at a million commit messages a delta reached a quarter of its base some 50,000 events
+after it, and rungs waited for the next publish, up to 72,000 events apart."""
 LEVEL_SHARE = 0.125
 """A small delta (of the last delta of the base) is published while it would hold at most
 this share of what a delta of the base may hold (REBASE_SHARE of the base); then a delta of
@@ -71,6 +76,11 @@ class _Folded:
         return self.published_at + self.publish_took * (1 - share) / share
 
 
+def _next_mark(memories: int) -> int:
+    """The first multiple of PROGRESS_EVERY past `memories`: where the next progress line is."""
+    return (memories // PROGRESS_EVERY + 1) * PROGRESS_EVERY
+
+
 def fold_tenant(tenant: str) -> dict[str, object]:
     """RQ entry point; safe to run twice or concurrently (the publish is a compare-and-set)."""
     return fold_and_publish(current_runtime(), tenant)
@@ -103,12 +113,14 @@ def fold_and_publish(runtime: Runtime, tenant: str, force: bool = False) -> dict
     cache.pop(tenant, None)
     state = folded.state
     start = state.position
-    marks = {"next": PROGRESS_EVERY}
+    # From the memories it starts with: counted from zero, every job on a state past the
+    # first mark logged a line per chunk until its marks caught up
+    marks = {"next": _next_mark(len(state.memories))}
 
     def progress(s: object) -> None:
         if len(state.memories) >= marks["next"]:
             log.info("fold %s: %d memories, at %s", tenant, len(state.memories), state.position)
-            marks["next"] += PROGRESS_EVERY
+            marks["next"] = _next_mark(len(state.memories))
         # A rung as the fold passes it, not once at its end: a worker behind a burst (a
         # publish at a million memories takes seconds) folded 74,000 events in one job, and
         # an as-of read between folded as many.
@@ -207,13 +219,16 @@ def _snapshot_of(runtime: Runtime, tenant: str, state: State) -> tuple[bytes, Po
     return delta if delta is not None else (dump_state(state), None, "full")
 
 
-def _delta_of(runtime: Runtime, tenant: str, state: State) -> tuple[bytes, Position, str] | None:
-    """`_snapshot_of`'s delta; None where it would be a full snapshot."""
+def _delta_of(
+    runtime: Runtime, tenant: str, state: State, share: float = REBASE_SHARE
+) -> tuple[bytes, Position, str] | None:
+    """`_snapshot_of`'s delta; None where it would be a full snapshot (more than `share` of
+    the base changed)."""
     base, level = state.base, state.level
     kept = set(runtime.snapshots.positions(tenant))
     if base is None or base.position not in kept:
         return None
-    budget = REBASE_SHARE * (base.rows + base.concepts)
+    budget = share * (base.rows + base.concepts)
     if delta_size(state) > budget:
         return None
     if level is not None and level.position in kept:
@@ -226,13 +241,14 @@ def _keep_unpublished(runtime: Runtime, tenant: str, state: State, folded: int) 
     """A snapshot kept for as-of reads though none is published now (workers/snapshot_rungs.py):
     while writes stream in, a worker publishes when publishing takes no more than its share
     of the time, which at a million memories is every 100,000 events or more, and an as-of
-    read in between folded all of them. Only a delta: a full snapshot waits for a publish."""
+    read in between folded all of them. Only a delta (of up to RUNG_SHARE of its base): a
+    full snapshot waits for a publish."""
     if not runtime.snapshots.keeps(tenant, folded):
         return
     state.flush()  # between two chunks of a fold, its last notes may still be staged
     state.seal()
     with collection_held():
-        delta = _delta_of(runtime, tenant, state)
+        delta = _delta_of(runtime, tenant, state, RUNG_SHARE)
     if delta is not None:
         blob, base, _ = delta
         runtime.snapshots.keep(tenant, blob, state.position, base, folded)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import gc
+import logging
 import struct
 from collections.abc import Iterator
 
@@ -23,13 +24,15 @@ from assocmem.engine.snapshot import (
     load_state,
 )
 from assocmem.engine.snapshot_delta import base_of
+from assocmem.workers import fold_job
 from assocmem.workers.consolidation_job import consolidate
 from assocmem.workers.fold_job import fold_and_publish
 from assocmem.workers.live_state import latest_loaded
 from assocmem.workers.rebuild import Rebuild, rebuild, starting_state
 from assocmem.workers.runtime import Runtime, use_runtime
 from assocmem.workers.scheduler import enqueue_fold, schedule_folds
-from assocmem.workers.stores import Ladder, latest_snapshot
+from assocmem.workers.settings import Settings
+from assocmem.workers.stores import Ladder, iter_entries, latest_snapshot
 
 from ..stores import KINDS, Clock, make_runtime, write
 
@@ -338,3 +341,24 @@ def test_a_snapshot_that_cannot_be_read_is_replaced_at_its_position_before_any_n
     assert published_hash(anywhere) == from_zero_hash(anywhere)
     assert latest_loaded(anywhere.log, anywhere.snapshots, "default")[1].position == position
     assert not fold_and_publish(anywhere, "default")["published"]  # and once only
+
+
+def test_a_long_fold_logs_its_progress_once_a_mark_not_once_a_chunk(
+    clock: Clock, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Each job on a state past the first mark logged a line per chunk of 1,000 entries."""
+    runtime = Runtime.in_memory(Settings(), clock)
+    monkeypatch.setattr(fold_job, "PROGRESS_EVERY", 10)
+    monkeypatch.setattr(  # read in chunks of 2 entries
+        fold_job,
+        "iter_entries",
+        lambda log, tenant, after: iter_entries(log, tenant, after, batch=2),
+    )
+    write(runtime, *[["a", f"b{n}"] for n in range(25)])
+    fold_and_publish(runtime, "default", force=True)
+    write(runtime, *[["a", f"c{n}"] for n in range(12)])  # 25 -> 37 memories: one mark
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger=fold_job.__name__):
+        fold_and_publish(runtime, "default", force=True)
+    lines = [r.getMessage() for r in caplog.records if "memories, at" in r.getMessage()]
+    assert len(lines) == 1  # past 30, at the end of the chunk that went past it
