@@ -277,7 +277,9 @@ class RungSnapshotStore(WrappedSnapshotStore):
         self.rungs = rungs
 
     def load(self, tenant: str, position: Position) -> bytes | memoryview | None:
-        return self.inner.load(tenant, position) or self.rungs.load(tenant, position)
+        """The kept file first where there is one: the same snapshot, mapped rather than
+        fetched from Redis and decompressed (a rung's base at a million memories: 0.6 s)."""
+        return self.rungs.load(tenant, position) or self.inner.load(tenant, position)
 
     def starts(self, tenant: str) -> list[Position]:
         return sorted({*self.inner.starts(tenant), *self.rungs.positions(tenant)})

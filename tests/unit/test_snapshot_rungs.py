@@ -127,6 +127,10 @@ def test_rungs_are_kept_unpacked_and_mapped_and_one_kept_compressed_is_read_too(
     assert isinstance(store.load("default", rungs[-1]), bytes)
     assert starting_state(runtime.snapshots, "default", upto).position == rungs[-1]
     assert content_hash(rebuild(runtime.log, runtime.snapshots, "default", Rebuild(upto))) == zero
+    _fill(runtime, 1)  # a rung that Redis's side holds too is read mapped all the same
+    latest = runtime.snapshots.latest_position("default")
+    assert latest == store.positions("default")[-1]
+    assert isinstance(runtime.snapshots.load("default", latest), memoryview)
 
 
 def test_rungs_are_read_by_another_process_given_the_same_directory(
