@@ -81,7 +81,8 @@ class RebuildCache:
             state = self._states.pop(key, None)
             if state is not None and upto is None:
                 fold_log(state, self._log, tenant, None, skip)
-            state = state or self._carried_on(key)
+            if state is None:
+                state = self._carried_on(key)
             if state is None:
                 # The least recently read state goes before, not after: a new one then takes
                 # up the memory it frees, which the first time it is touched cost a load of
@@ -89,9 +90,7 @@ class RebuildCache:
                 while len(self._states) >= KEPT:
                     self._states.popitem(last=False)
                 state = self._rebuilt(tenant, upto, skip)
-            self._states[key] = state
-            while len(self._states) > KEPT:
-                self._states.popitem(last=False)
+            self._states[key] = state  # in place of the one it was, if it was kept
             yield state
 
     def _rebuilt(self, tenant: str, upto: Position | None, skip: frozenset[str]) -> State:
