@@ -26,6 +26,12 @@ def _snippet(text: str, width: int = SNIPPET) -> str:
     return flat if len(flat) <= width else flat[: width - 1].rstrip() + "…"
 
 
+def _at(position: str) -> str:
+    """Where a read was answered; 0-0 is a state before the log's first event (an `--as-of`
+    earlier than it), which holds nothing."""
+    return "at 0-0 (before the first event)" if position == "0-0" else f"at {position}"
+
+
 def _weight(value: float) -> str:
     return f"{value:g}"
 
@@ -36,7 +42,7 @@ def recalled(r: dict[str, Any]) -> str:
         or "(none)"
     )
     query = ", ".join(c["concept"] for c in r["query_concepts"]) or "(time only)"
-    lines = [f"at {r['position']}  {r['depth']}  query: {query}  expanded: {expanded}"]
+    lines = [f"{_at(r['position'])}  {r['depth']}  query: {query}  expanded: {expanded}"]
     for m in r["matches"]:
         lines.append(f"  near miss: {m['query']} ~ {m['concept']} ({m['similarity']:g})")
     if r.get("time"):
@@ -81,7 +87,7 @@ def _chain(c: dict[str, Any]) -> str:
 
 
 def chains(r: dict[str, Any]) -> str:
-    lines = [f"at {r['position']}  between: {', '.join(r['concepts'])}"]
+    lines = [f"{_at(r['position'])}  between: {', '.join(r['concepts'])}"]
     if r["unknown_concepts"]:
         lines.append(f"  unknown concepts: {', '.join(r['unknown_concepts'])}")
     if not r["chains"]:
@@ -146,7 +152,9 @@ def fed_back(r: dict[str, Any]) -> str:
 
 
 def edges(r: dict[str, Any]) -> str:
-    lines = [f"at {r['position']}  around: {', '.join(r['concepts'])}  hops {r['hops']}"]
+    lines = [f"{_at(r['position'])}  around: {', '.join(r['concepts'])}  hops {r['hops']}"]
+    if r.get("unknown_concepts"):  # a server from before it said so leaves it out
+        lines.append(f"  unknown concepts: {', '.join(r['unknown_concepts'])}")
     if not r["edges"]:
         lines.append("  (no links)")
     for e in r["edges"]:
@@ -159,7 +167,7 @@ def edges(r: dict[str, Any]) -> str:
 
 def state(r: dict[str, Any]) -> str:
     return (
-        f"at {r['position']}  hash {r['hash'][:16]}  memories {r['memories']}  concepts {r['concepts']}"
+        f"{_at(r['position'])}  hash {r['hash'][:16]}  memories {r['memories']}  concepts {r['concepts']}"
         f"  written links {r['written_links']}  taught links {r['taught_links']}"
     )
 

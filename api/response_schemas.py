@@ -171,6 +171,7 @@ class GraphOut(BaseModel):
     position: str
     concepts: list[str]
     concept_keys: list[str]
+    unknown_concepts: list[str]
     hops: int
     edges: list[Edge]
 

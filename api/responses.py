@@ -195,6 +195,7 @@ def neighbourhood_view(found: results.Neighbourhood) -> dict[str, Any]:
         "position": str(found.position),
         "concepts": list(found.labels),
         "concept_keys": list(found.concepts),
+        "unknown_concepts": list(found.unknown),
         "hops": found.hops,
         "edges": [edge_view(e) for e in found.edges],
     }

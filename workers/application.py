@@ -395,7 +395,8 @@ class Application:
             state = links_view(whole, self._visibility(principal))
             edges = checked(lambda: neighbourhood(state, seeds, hops))
             labels = tuple(state.label(c) for c in seeds)
-            return results.Neighbourhood(state.position, tuple(seeds), labels, hops, edges)
+            unknown = tuple(c for c in seeds if c not in state.concept_index)
+            return results.Neighbourhood(state.position, tuple(seeds), labels, unknown, hops, edges)
 
     def activities(self, principal: Principal, request: ActivityQuery) -> results.Activities:
         require(principal, READ)

@@ -62,6 +62,8 @@ class Neighbourhood:
     position: Position
     concepts: tuple[str, ...]
     labels: tuple[str, ...]
+    unknown: tuple[str, ...]
+    """The concepts asked about that the state has never seen (they have no links)."""
     hops: int
     edges: list[Edge]
 

@@ -249,3 +249,12 @@ def test_the_api_runs_numpy_math_on_one_thread(settings: Settings) -> None:
     if before == 1:
         pytest.skip("numpy's BLAS runs on one thread here anyway: nothing to limit")
     assert serving == 1
+
+
+def test_graph_names_the_concepts_it_has_never_seen(http: TestClient) -> None:
+    """Not only "(no links)": a concept never written is told apart from one without links."""
+    http.post("/v1/memories", json={"text": "n", "concepts": ["a", "b"]})
+    http.post("/v1/memories", json={"text": "m", "concepts": ["lonely"]})
+    found = http.get("/v1/graph", params={"concepts": ["a", "lonely", "never"]}).json()
+    assert found["unknown_concepts"] == ["never"]
+    assert [(e["source"], e["target"]) for e in found["edges"]] == [("a", "b")]

@@ -90,3 +90,22 @@ def test_an_ingest_sent_again_says_nothing_was_added() -> None:
         "ingested 2 files in 3 pieces: 40 units;"
         " 2 of those pieces already stored (sent before: not added again)"
     )
+
+
+def test_a_graph_names_unknown_concepts_and_a_state_before_the_log_says_so() -> None:
+    answer = {
+        "position": "0-0",
+        "concepts": ["timeout"],
+        "unknown_concepts": ["timeout"],
+        "hops": 1,
+        "edges": [],
+    }
+    assert render.edges(answer).splitlines() == [
+        "at 0-0 (before the first event)  around: timeout  hops 1",
+        "  unknown concepts: timeout",
+        "  (no links)",
+    ]
+    assert render.edges({**answer, "position": "7-0", "unknown_concepts": []}).splitlines() == [
+        "at 7-0  around: timeout  hops 1",
+        "  (no links)",
+    ]
