@@ -54,33 +54,35 @@ def decompress_snapshot(blob: bytes | memoryview) -> np.ndarray:
     (writable, so none is copied; numpy's, which is not zeroed before the frames fill it,
     as a bytearray is); zlib-compressed ones (before zstd) are read too, and unpacked ones
     as they are (a view of a writable buffer, such as a file mapped copy-on-write)."""
-    if bytes(blob[: len(UNPACKED_MAGIC)]) == UNPACKED_MAGIC:
+    if is_unpacked(blob):
         raw = np.frombuffer(blob, dtype=np.uint8)[len(UNPACKED_MAGIC) :]
         return raw if raw.flags.writeable else raw.copy()
-    if blob[:4] == TABLE_MAGIC:
-        return _decompressed(_frames(blob))
-    if blob[:4] != ZSTD_MAGIC:
+    frames = _zstd_frames(blob)
+    if frames is None:
         return np.frombuffer(bytearray(zlib.decompress(blob)), dtype=np.uint8)
-    if zstandard.frame_content_size(blob) < 0:  # a frame that does not say its size (none of ours)
+    if blob[:4] == ZSTD_MAGIC and zstandard.frame_content_size(blob) < 0:
+        # a frame that does not say its size (none of ours)
         whole = bytearray(zstandard.ZstdDecompressor().decompressobj().decompress(blob))
         return np.frombuffer(whole, dtype=np.uint8)
-    return _decompressed([memoryview(blob)])
+    return _decompressed(frames)
+
+
+def is_unpacked(blob: bytes | memoryview) -> bool:
+    """Whether `blob` is a snapshot kept unpacked (it starts with UNPACKED_MAGIC)."""
+    return bytes(blob[: len(UNPACKED_MAGIC)]) == UNPACKED_MAGIC
 
 
 def unpacked_snapshot(blob: bytes | memoryview) -> Iterator[bytes | memoryview]:
     """A snapshot's bytes as a reader may map them, in pieces of a frame at most, to be
     written out without holding them all at once (hundreds of MB at a million memories):
     UNPACKED_MAGIC, then the bytes `decompress_snapshot` gives."""
-    if bytes(blob[: len(UNPACKED_MAGIC)]) == UNPACKED_MAGIC:
+    if is_unpacked(blob):
         yield blob
         return
     yield UNPACKED_MAGIC
     try:
-        if blob[:4] == TABLE_MAGIC:
-            frames = _frames(blob)
-        elif blob[:4] == ZSTD_MAGIC:
-            frames = [memoryview(blob)]
-        else:
+        frames = _zstd_frames(blob)
+        if frames is None:
             yield zlib.decompress(blob)
             return
         for frame in frames:
@@ -89,6 +91,16 @@ def unpacked_snapshot(blob: bytes | memoryview) -> Iterator[bytes | memoryview]:
                     yield piece
     except (zlib.error, zstandard.ZstdError) as exc:
         raise CorruptSnapshot(f"snapshot cannot be decompressed: {exc}") from exc
+
+
+def _zstd_frames(blob: bytes | memoryview) -> list[memoryview] | None:
+    """The zstd frames of a compressed snapshot (several after a table, or one); None for a
+    zlib-compressed one (before zstd)."""
+    if blob[:4] == TABLE_MAGIC:
+        return _frames(blob)
+    if blob[:4] == ZSTD_MAGIC:
+        return [memoryview(blob)]
+    return None
 
 
 def _cut(pieces: Sequence[memoryview], most: int) -> list[list[memoryview]]:

@@ -44,7 +44,7 @@ import orjson
 from assocmem.engine.errors import CorruptSnapshot
 from assocmem.engine.position import Position
 from assocmem.engine.snapshot_delta import base_of
-from assocmem.engine.snapshot_frames import UNPACKED_MAGIC, unpacked_snapshot
+from assocmem.engine.snapshot_frames import UNPACKED_MAGIC, is_unpacked, unpacked_snapshot
 
 from .private_paths import private_directory
 from .stores import SnapshotStore, WrappedSnapshotStore
@@ -125,7 +125,7 @@ class RungStore:
         the pages of what a read never looks at (most texts) are never touched."""
         try:
             with (self._here(tenant) / str(position)).open("rb", buffering=0) as file:
-                if file.read(len(UNPACKED_MAGIC)) != UNPACKED_MAGIC:
+                if not is_unpacked(file.read(len(UNPACKED_MAGIC))):
                     file.seek(0)
                     return file.read()
                 return memoryview(mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_COPY))
