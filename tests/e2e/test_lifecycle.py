@@ -35,6 +35,17 @@ def wait_until(condition, timeout: float, what: str) -> float:
     return time.monotonic() - start
 
 
+def _commands(pids: list[int]) -> dict[int, str]:
+    """The command lines of those of `pids` still alive."""
+    found = {}
+    for pid in pids:
+        try:
+            found[pid] = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:  # gone meanwhile
+            continue
+    return found
+
+
 def test_kill_9_of_up_takes_every_process_down_and_a_new_up_serves_the_same_state(
     tmp_path: Path,
 ) -> None:
@@ -48,7 +59,10 @@ def test_kill_9_of_up_takes_every_process_down_and_a_new_up_serves_the_same_stat
     pids = [up.info.api_pid, *up.info.worker_pids, up.info.cron_pid, up.info.redis_pid]
     os.kill(up.info.up_pid, signal.SIGKILL)
     up.process.wait(10)
-    wait_until(lambda: not any(is_alive(p) for p in pids), 2.0, "every child gone")
+    try:
+        wait_until(lambda: not any(is_alive(p) for p in pids), 2.0, "every child gone")
+    except AssertionError as exc:  # which one lingers, and doing what
+        raise AssertionError(f"{exc}; still alive: {_commands(pids)}") from exc
     again = Pipeline(home)  # the lock went with the last child
     try:
         assert cli_json("state", url=again.url)["hash"] == before
