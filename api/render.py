@@ -107,7 +107,7 @@ def _day(ts: float) -> str:
 
 
 def activity_list(r: dict[str, Any]) -> str:
-    lines = [f"at {r['position']}  {_day(r['start'])} .. {_day(r['end'])} UTC"]
+    lines = [f"{_at(r['position'])}  {_day(r['start'])} .. {_day(r['end'])} UTC"]
     if not r["items"]:
         lines.append("  (no entries)")
     for m in r["items"]:
@@ -117,7 +117,7 @@ def activity_list(r: dict[str, Any]) -> str:
 
 
 def activity_summary(r: dict[str, Any]) -> str:
-    lines = [f"at {r['position']}  per {r['period']}"]
+    lines = [f"{_at(r['position'])}  per {r['period']}"]
     if not r["periods"]:
         lines.append("  (no entries)")
     for p in r["periods"]:
@@ -216,9 +216,9 @@ def memory_audit(r: dict[str, Any]) -> str:
 
 def verification(r: dict[str, Any]) -> str:
     if r["matches"]:
-        return f"at {r['position']}  replay from zero matches the served state (hash {r['served_hash'][:16]})"
+        return f"{_at(r['position'])}  replay from zero matches the served state (hash {r['served_hash'][:16]})"
     return (
-        f"at {r['position']}  MISMATCH: replay {r['replayed_hash'][:16]}, served {r['served_hash'][:16]}"
+        f"{_at(r['position'])}  MISMATCH: replay {r['replayed_hash'][:16]}, served {r['served_hash'][:16]}"
         f"\n  first difference: {r['difference']}"
     )
 

@@ -109,3 +109,12 @@ def test_a_graph_names_unknown_concepts_and_a_state_before_the_log_says_so() -> 
         "at 7-0  around: timeout  hops 1",
         "  (no links)",
     ]
+
+
+def test_a_replay_until_before_the_log_says_it_is_before_the_first_event() -> None:
+    answer = {"position": "0-0", "matches": True, "served_hash": "621fff042cdd3cfe00"}
+    assert render.verification(answer) == (
+        "at 0-0 (before the first event)  replay from zero matches the served state"
+        " (hash 621fff042cdd3cfe)"
+    )
+    assert render.verification({**answer, "position": "7-0"}).startswith("at 7-0  replay")
