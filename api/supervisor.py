@@ -1,7 +1,7 @@
 """`assocmem up`: the embedded Redis, the HTTP API and the workers, started, watched and
 stopped together.
 
-The pipeline lives and dies whole: every child gets SIGTERM when `up` dies, however it
+The pipeline lives and dies whole: every child gets a signal when `up` dies, however it
 dies (SIGKILL included), and the data directory stays locked until the last of them has
 exited, so a second `up` can never run a second Redis on the same files. A child that
 crashes is restarted; so is the embedded Redis, unless it keeps crashing, and then `up`
@@ -94,9 +94,12 @@ class Child:
         env: dict[str, str],
         log_path: Path,
         fds: tuple[int, ...],
+        orphaned: int = signal.SIGTERM,
     ) -> None:
-        """`fds`: the descriptors it inherits (the data directory's lock, first)."""
+        """`fds`: the descriptors it inherits (the data directory's lock, first); `orphaned`:
+        the signal it gets when `up` dies."""
         self.name, self.args, self.env, self.log_path, self.fds = name, args, env, log_path, fds
+        self.orphaned = orphaned
         self.process = self._spawn()
         self.started = time.monotonic()
         self.quick_exits = 0
@@ -112,7 +115,7 @@ class Child:
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,
-                preexec_fn=dies_with_parent(),  # noqa: PLW1509 - one prctl call, no locks
+                preexec_fn=dies_with_parent(self.orphaned),  # noqa: PLW1509 - one prctl call
                 pass_fds=self.fds,
             )
 
@@ -246,8 +249,14 @@ def run_pipeline(settings: Settings, workers: int = 1, echo: Callable[[str], Non
         # The API starts alone: on two cores, three interpreters importing at once made it
         # serve later; the workers' first jobs can wait that second.
         _wait_healthy(url, children[0], stop)
+        # A worker stops on SIGTERM only once its job is done (RQ's warm stop): a replay of a
+        # million events is a minute, and the data directory stays locked till then. So
+        # workers are killed as `stop` would after STOP_TIMEOUT; the job is retried as one
+        # of a killed worker (workers/worker.py). The API and the cron stop in a second.
         children += [
-            Child(f"worker-{i}", ["worker"], env, logs / f"worker-{i}.log", (lock,))
+            Child(
+                f"worker-{i}", ["worker"], env, logs / f"worker-{i}.log", (lock,), signal.SIGKILL
+            )
             for i in range(workers)
         ]
         children.append(Child("cron", ["cron"], env, logs / "cron.log", (lock,)))

@@ -23,16 +23,16 @@ checks), and no other program can take it while the API restarts. Here, not besi
 `serve` reads it at start and imports this module anyway."""
 
 
-def dies_with_parent() -> Callable[[], None] | None:
-    """A `preexec_fn` for subprocess.Popen: SIGTERM the child when this process dies (on
-    Linux; None elsewhere, where a child outlives a killed parent)."""
+def dies_with_parent(signum: int = signal.SIGTERM) -> Callable[[], None] | None:
+    """A `preexec_fn` for subprocess.Popen: send the child `signum` when this process dies
+    (on Linux; None elsewhere, where a child outlives a killed parent)."""
     if not sys.platform.startswith("linux"):
         return None
     libc = ctypes.CDLL(None, use_errno=True)
     parent = os.getpid()
 
     def preexec() -> None:
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+        libc.prctl(PR_SET_PDEATHSIG, signum)
         if os.getppid() != parent:  # the parent died before the line above
             os._exit(1)
 

@@ -3,6 +3,7 @@ itself and alive."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
@@ -15,13 +16,17 @@ from pathlib import Path
 import pytest
 import redis
 import urllib3
+from rq import Queue
+from rq.serializers import JSONSerializer
 
 from assocmem.api.run_file import read_run_file
 from assocmem.api.supervisor import SNAPSHOT_CACHE
 from assocmem.engine.fold import fold_from_zero
 from assocmem.engine.position import Position
 from assocmem.engine.snapshot import dump_state
-from assocmem.workers.redis_server import is_alive
+from assocmem.workers.keys import FOLD_QUEUE
+from assocmem.workers.redis_server import is_alive, start_redis
+from assocmem.workers.settings import load_settings
 
 from ..stores import note
 from .pipeline import Pipeline, cli, cli_json
@@ -35,15 +40,18 @@ def wait_until(condition, timeout: float, what: str) -> float:
     return time.monotonic() - start
 
 
-def _commands(pids: list[int]) -> dict[int, str]:
-    """The command lines of those of `pids` still alive."""
-    found = {}
-    for pid in pids:
-        try:
-            found[pid] = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-        except OSError:  # gone meanwhile
-            continue
-    return found
+def _gone_within(pids: list[int], seconds: float) -> None:
+    """Every one of `pids` ends within `seconds`; else fail naming those left, doing what
+    (their command lines), and kill them."""
+    try:
+        wait_until(lambda: not any(is_alive(p) for p in pids), seconds, "every child gone")
+    except AssertionError as exc:
+        left = {}
+        for pid in filter(is_alive, pids):
+            with contextlib.suppress(OSError):  # gone meanwhile
+                left[pid] = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")
+                os.kill(pid, signal.SIGKILL)
+        raise AssertionError(f"{exc}; still alive: {left}") from exc
 
 
 def test_kill_9_of_up_takes_every_process_down_and_a_new_up_serves_the_same_state(
@@ -59,15 +67,39 @@ def test_kill_9_of_up_takes_every_process_down_and_a_new_up_serves_the_same_stat
     pids = [up.info.api_pid, *up.info.worker_pids, up.info.cron_pid, up.info.redis_pid]
     os.kill(up.info.up_pid, signal.SIGKILL)
     up.process.wait(10)
-    try:
-        wait_until(lambda: not any(is_alive(p) for p in pids), 2.0, "every child gone")
-    except AssertionError as exc:  # which one lingers, and doing what
-        raise AssertionError(f"{exc}; still alive: {_commands(pids)}") from exc
+    _gone_within(pids, 2.0)
     again = Pipeline(home)  # the lock went with the last child
     try:
         assert cli_json("state", url=again.url)["hash"] == before
     finally:
         again.stop()
+
+
+def test_kill_9_of_up_on_a_redis_of_its_own_stops_a_worker_in_the_middle_of_a_job(
+    tmp_path: Path,
+) -> None:
+    """With REDIS_URL, Redis outlives `up`: a worker told to stop would finish its job first
+    (a replay of a million events is a minute) and keep the data directory locked."""
+    server = start_redis(tmp_path / "redis")
+    try:
+        up = Pipeline(tmp_path / "data", {"REDIS_URL": server.url})
+        try:
+            connection = redis.Redis.from_url(
+                load_settings({"REDIS_URL": server.url}).resolved_queue_url()
+            )
+            queue = Queue(FOLD_QUEUE, connection=connection, serializer=JSONSerializer)
+            job = queue.enqueue("time.sleep", 120)  # a long job, of the kind any worker runs
+            wait_until(lambda: job.get_status(refresh=True) == "started", 30.0, "job started")
+        except BaseException:
+            up.stop()
+            raise
+        pids = [up.info.api_pid, *up.info.worker_pids, up.info.cron_pid]
+        os.kill(up.info.up_pid, signal.SIGKILL)
+        up.process.wait(10)
+        _gone_within(pids, 2.0)
+        Pipeline(tmp_path / "data", {"REDIS_URL": server.url}).stop()  # the lock went too
+    finally:
+        server.stop()
 
 
 def test_a_redis_that_cannot_start_stops_up_and_the_api_it_started_meanwhile(
