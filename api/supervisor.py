@@ -235,8 +235,17 @@ def run_pipeline(settings: Settings, workers: int = 1, echo: Callable[[str], Non
         # The API imports (and decodes its copy of the snapshot) while Redis starts and loads
         # its data (seconds at a million events); it waits for the load before it reads.
         api_env = env | {LISTEN_FD: str(listener.fileno())}
+        # Killed when `up` dies, as the workers below: its stop waits for the requests in
+        # flight and its threads (0.8-1 s beside a Redis of its own, longer under a read).
         children.append(
-            Child("api", ["serve"], api_env, logs / "api.log", (lock, listener.fileno()))
+            Child(
+                "api",
+                ["serve"],
+                api_env,
+                logs / "api.log",
+                (lock, listener.fileno()),
+                signal.SIGKILL,
+            )
         )
         if redis:
             redis.server.wait_answering()
@@ -251,12 +260,10 @@ def run_pipeline(settings: Settings, workers: int = 1, echo: Callable[[str], Non
         _wait_healthy(url, children[0], stop)
         # A worker stops on SIGTERM only once its job is done (RQ's warm stop): a replay of a
         # million events is a minute, and the data directory stays locked till then. So
-        # workers are killed as `stop` would after STOP_TIMEOUT; the job is retried as one
-        # of a killed worker (workers/worker.py). The API and the cron stop in a second.
+        # when `up` dies, workers are killed, as `stop` would after STOP_TIMEOUT; the job is
+        # then one of a killed worker (workers/worker.py). The cron stops at once.
         children += [
-            Child(
-                f"worker-{i}", ["worker"], env, logs / f"worker-{i}.log", (lock,), signal.SIGKILL
-            )
+            Child(f"worker-{i}", ["worker"], env, logs / f"worker-{i}.log", (lock,), signal.SIGKILL)
             for i in range(workers)
         ]
         children.append(Child("cron", ["cron"], env, logs / "cron.log", (lock,)))
