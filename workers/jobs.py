@@ -141,9 +141,15 @@ def requeue(runtime: Runtime, job_id: str) -> JobInfo:
     )
 
 
-def _said(line: str) -> str:
+def _said(line: str, job_id: str) -> str:
     """The last line of a job's traceback; of an error in what was asked (an
-    ApplicationError), its message alone: the job did what it could."""
+    ApplicationError), its message alone: the job did what it could; of a job whose worker
+    died, what that means (RQ says "Moved to FailedJobRegistry, due to AbandonedJobError")."""
+    if "AbandonedJobError" in line:
+        return (
+            "its worker ended while it ran (killed, or its machine stopped):"
+            f" `assocmem jobs --requeue {job_id}` runs it again"
+        )
     name, _, message = line.partition(": ")
     module, _, kind = name.rpartition(".")
     known = getattr(errors, kind, None) if module == errors.__name__ else None
@@ -156,7 +162,7 @@ def _info(job: Job, queue: Queue, state: str) -> JobInfo:
     last = error.strip().splitlines()[-1] if error else None
     if state == "scheduled":
         last = job.meta.get(LAST_ERROR) or None
-    last = _said(last) if last else None
+    last = _said(last, job.id) if last else None
     return JobInfo(
         job.id,
         job.origin or queue.name,

@@ -81,12 +81,36 @@ def test_a_job_whose_worker_was_killed_is_abandoned_once_its_heartbeat_lapses(
 ) -> None:
     queue = runtime.queue(MAINTENANCE_QUEUE)
     queue.enqueue_call("time.sleep", args=(30,), job_id="slow", timeout=600, retry=Retry(1))
+    expiry = _killed_while_running(runtime, settings)
+    assert expiry <= time.time() + HEARTBEAT_TTL + 1  # not the job's 600 s timeout
+    assert Job.fetch("slow", runtime.queue_connection, queue.serializer).get_status() == (
+        JobStatus.QUEUED
+    )
+
+
+def test_a_job_whose_worker_died_says_so_and_how_to_run_it_again(
+    runtime: Runtime, settings: Settings
+) -> None:
+    queue = runtime.queue(MAINTENANCE_QUEUE)
+    queue.enqueue_call("time.sleep", args=(30,), job_id="orphan", timeout=600)
+    _killed_while_running(runtime, settings)
+    [failed] = list_jobs(runtime)
+    assert (failed.state, failed.id) == ("failed", "orphan")
+    assert failed.error == (
+        "its worker ended while it ran (killed, or its machine stopped):"
+        " `assocmem jobs --requeue orphan` runs it again"
+    )
+
+
+def _killed_while_running(runtime: Runtime, settings: Settings) -> float:
+    """A worker takes the maintenance queue's job and is killed while it runs; then
+    maintenance finds the job's heartbeat lapsed. Returns when the heartbeat would lapse."""
+    registry = StartedJobRegistry(queue=runtime.queue(MAINTENANCE_QUEUE))
     env = {**os.environ, "REDIS_URL": settings.redis_url or ""}
     worker = subprocess.Popen(
         [sys.executable, "-m", "assocmem.api.cli", "worker", "--burst"], env=env
     )
     try:
-        registry = StartedJobRegistry(queue=queue)
         deadline = time.monotonic() + 30
         while not registry.get_job_ids():
             assert time.monotonic() < deadline, "the worker never started the job"
@@ -94,12 +118,11 @@ def test_a_job_whose_worker_was_killed_is_abandoned_once_its_heartbeat_lapses(
         connection = runtime.queue_connection
         assert connection is not None
         [(_, expiry)] = connection.zrange(registry.key, 0, -1, withscores=True)
-        assert expiry <= time.time() + HEARTBEAT_TTL + 1  # not the job's 600 s timeout
     finally:
         worker.kill()
         worker.wait(10)
     registry.cleanup(timestamp=time.time() + HEARTBEAT_TTL + 1)  # what maintenance does then
-    assert Job.fetch("slow", connection, queue.serializer).get_status() == JobStatus.QUEUED
+    return expiry
 
 
 def test_a_job_waiting_for_its_retry_says_when_and_why(runtime: Runtime) -> None:
