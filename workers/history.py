@@ -5,6 +5,7 @@ points, and the dead letters (listed, and appended again once the code reads the
 from __future__ import annotations
 
 import dataclasses
+import logging
 from collections.abc import Callable, Iterator
 
 from assocmem.engine.audit import (
@@ -42,9 +43,11 @@ from .rebuild import (
     log_share,
     rebuild,
 )
+from .replay_children import SecondHalf, ServedHash
 from .runtime import Runtime
-from .served_hash import ServedHash
 from .stores import DEFAULT_BATCH, Entry, iter_entries
+
+logger = logging.getLogger(__name__)
 
 Share = Callable[[float], None]
 """Told how far a long query has got, 0 to 1."""
@@ -240,31 +243,61 @@ class History:
         self, principal: Principal, upto: Position | None, progress: Share | None = None
     ) -> Verification:
         """The fold from zero against the state served at `upto` (default: the log's end),
-        which is the newest snapshot at or before it plus the events after."""
+        which is the newest snapshot at or before it plus the events after.
+
+        On Redis, the fold runs in two halves on two cores: from zero to a snapshot kept
+        near the middle of the log here, and from that snapshot on in a child. The halves
+        join only if the fold from zero reaches that snapshot's very hash; otherwise, and
+        whenever the end differs from the served state, the fold from zero goes on here to
+        the end, and what it finds is the answer."""
         tenant, log, snapshots = principal.tenant, self.runtime.log, self.runtime.snapshots
         upto = upto or log.last_position(tenant)
         if upto is None:
             raise InvalidRequest(f"the log of {tenant!r} is empty: nothing to replay")
-        elsewhere = (
-            ServedHash(self.runtime.settings, tenant, upto)
-            if self.runtime.queue_connection is not None  # the child reads the same Redis
-            else None
-        )
+        settings = self.runtime.settings
+        in_children = self.runtime.queue_connection is not None  # children read the same Redis
+        middle = _middle(self.runtime, tenant, upto) if in_children else None
+        elsewhere = ServedHash(settings, tenant, upto) if in_children else None
+        second = SecondHalf(settings, tenant, middle, upto) if middle is not None else None
         try:
-            at = log_share(log, tenant, upto, progress) if progress is not None else None
+            first_upto = middle if middle is not None else upto
+            at = log_share(log, tenant, first_upto, progress) if progress is not None else None
             replayed = rebuild(
                 log,
                 snapshots,
                 tenant,
-                Rebuild(upto, from_zero=True),
+                Rebuild(first_upto, from_zero=True),
                 (lambda state: at(state.position)) if at is not None else None,
             )
             with collection_held():
                 replayed_hash = content_hash(replayed)
             served_hash = elsewhere.result() if elsewhere is not None else None
+            if second is not None:
+                halves = second.result()
+                joined = halves is not None and halves.start == replayed_hash
+                if joined and halves is not None and halves.end == served_hash:
+                    position = Position.parse(halves.position)
+                    return Verification(position, served_hash, served_hash, None)
+                if halves is not None and not joined:
+                    logger.warning(
+                        "the snapshot kept at %s is not the log of %s folded to it",
+                        middle,
+                        tenant,
+                    )
+                rest = log_share(log, tenant, upto, progress) if progress is not None else None
+                fold_log(
+                    replayed,
+                    log,
+                    tenant,
+                    upto,
+                    progress=(lambda state: rest(state.position)) if rest is not None else None,
+                )
+                with collection_held():
+                    replayed_hash = content_hash(replayed)
         finally:
-            if elsewhere is not None:
-                elsewhere.close()
+            for child in (elsewhere, second):
+                if child is not None:
+                    child.close()
         difference = None
         if served_hash != replayed_hash:  # none came back, or a mismatch to show
             served = rebuild(log, snapshots, tenant, Rebuild(upto))
@@ -320,6 +353,18 @@ class History:
             for (at, _), done in zip(chunk, appended, strict=True):
                 resent[at] = dataclasses.replace(resent[at], appended=done.position)
         return resent
+
+
+def _middle(runtime: Runtime, tenant: str, upto: Position) -> Position | None:
+    """The snapshot kept nearest the middle of the log up to `upto` (by time): where the
+    second half of a replay may start. None if none is kept strictly inside it."""
+    first = runtime.log.entries(tenant, ZERO, upto, 1)
+    if not first:
+        return None
+    start = first[0][0]
+    half = (start.ms + upto.ms) / 2
+    inside = [p for p in runtime.snapshots.starts(tenant) if start < p < upto]
+    return min(inside, key=lambda p: abs(p.ms - half), default=None)
 
 
 def _decoded(entries: list[Entry], decoded: dict[Position, Event]) -> list[Event]:

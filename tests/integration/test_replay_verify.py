@@ -4,6 +4,7 @@ process; either way a match is a match and a snapshot that differs from the log 
 from __future__ import annotations
 
 import dataclasses
+import logging
 from collections.abc import Iterator
 
 import pytest
@@ -14,11 +15,12 @@ from assocmem.engine.position import ZERO
 from assocmem.engine.principal import Principal
 from assocmem.engine.snapshot import content_hash, dump_state
 from assocmem.engine.state import State
+from assocmem.workers import replay_children
 from assocmem.workers.fold_job import fold_and_publish
 from assocmem.workers.history import History
 from assocmem.workers.rebuild import Rebuild, decode_entries, rebuild
+from assocmem.workers.replay_children import ServedHash, served_hash
 from assocmem.workers.runtime import Runtime
-from assocmem.workers.served_hash import ServedHash, served_hash
 from assocmem.workers.settings import Settings
 from assocmem.workers.stores import iter_entries
 
@@ -32,7 +34,10 @@ def runtime(request: pytest.FixtureRequest) -> Iterator[Runtime]:
     yield from make_runtime(request, request.param, Clock())
 
 
-def test_a_replay_of_a_log_folded_and_snapshotted_matches(runtime: Runtime) -> None:
+def test_a_replay_of_a_log_folded_and_snapshotted_matches(
+    runtime: Runtime, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger=replay_children.__name__)
     write(runtime, ["timeout", "jitter"], ["timeout", "retry"])
     fold_and_publish(runtime, "default", force=True)
     last = write(runtime, ["jitter", "backoff"])[-1]  # a tail after the snapshot
@@ -41,6 +46,27 @@ def test_a_replay_of_a_log_folded_and_snapshotted_matches(runtime: Runtime) -> N
     assert found.position == last
     replayed = rebuild(runtime.log, runtime.snapshots, "default", Rebuild(from_zero=True))
     assert found.replayed == found.served == content_hash(replayed)
+    halved = "the second half of the replay: worked out in a child process" in caplog.text
+    assert halved == (runtime.queue_connection is not None)  # on Redis, from the snapshot
+
+
+def test_a_snapshot_kept_midway_that_is_not_the_log_folded_is_caught_past_it(
+    runtime: Runtime,
+) -> None:
+    """The second half folds on from the snapshot kept midway: were it taken as it is, the
+    served state (that snapshot and the tail) would match it."""
+    last = write(runtime, ["timeout", "jitter"], ["timeout", "retry"])[-1]
+    entries = [e for chunk in iter_entries(runtime.log, "default", ZERO) for e in chunk]
+    wrong = State()
+    fold(wrong, decode_entries(entries)[0])
+    wrong.set_learned(wrong.concept_index["timeout"], wrong.concept_index["retry"], 2.0, last)
+    runtime.snapshots.publish("default", dump_state(wrong), last, None)
+    end = write(runtime, ["jitter", "backoff"])[-1]
+    found = History(runtime).verify(OPERATOR, None)
+    assert not found.matches and found.position == end
+    replayed = rebuild(runtime.log, runtime.snapshots, "default", Rebuild(from_zero=True))
+    assert found.replayed == content_hash(replayed)
+    assert found.difference is not None and "retry" in found.difference
 
 
 def test_a_snapshot_that_is_not_the_log_folded_is_caught_with_its_first_link(
