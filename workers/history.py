@@ -356,15 +356,18 @@ class History:
 
 
 def _middle(runtime: Runtime, tenant: str, upto: Position) -> Position | None:
-    """The snapshot kept nearest the middle of the log up to `upto` (by time): where the
-    second half of a replay may start. None if none is kept strictly inside it."""
+    """The snapshot kept nearest the middle of the log up to `upto`, in events folded (not
+    time: a log idle for hours after a million writes is not half-way at half its time):
+    where the second half of a replay may start. None if none is kept inside it, or their
+    counts are unknown."""
     first = runtime.log.entries(tenant, ZERO, upto, 1)
     if not first:
         return None
-    start = first[0][0]
-    half = (start.ms + upto.ms) / 2
-    inside = [p for p in runtime.snapshots.starts(tenant) if start < p < upto]
-    return min(inside, key=lambda p: abs(p.ms - half), default=None)
+    store = runtime.snapshots
+    folded = {p: store.folded(tenant, p) for p in store.starts(tenant) if first[0][0] < p < upto}
+    half = max(folded.values(), default=0) / 2
+    counted = [p for p, n in folded.items() if n > 0]
+    return min(counted, key=lambda p: abs(folded[p] - half), default=None)
 
 
 def _decoded(entries: list[Entry], decoded: dict[Position, Event]) -> list[Event]:

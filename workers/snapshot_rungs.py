@@ -119,6 +119,10 @@ class RungStore:
         """The rungs of the log's epoch now, oldest first."""
         return sorted(self._read(self._here(tenant)).folded)
 
+    def folded(self, tenant: str, position: Position) -> int:
+        """The events folded into the rung at `position` (0 if there is none)."""
+        return self._read(self._here(tenant)).folded.get(position, 0)
+
     def load(self, tenant: str, position: Position) -> bytes | memoryview | None:
         """A rung's file, or one a rung loads on; None if there is none. One kept unpacked
         is mapped copy-on-write, not read: a load's arrays are views of the page cache, and
@@ -286,6 +290,9 @@ class RungSnapshotStore(WrappedSnapshotStore):
 
     def keeps(self, tenant: str, folded: int) -> bool:
         return self.rungs.due(tenant, folded)
+
+    def folded(self, tenant: str, position: Position) -> int:
+        return self.rungs.folded(tenant, position) or self.inner.folded(tenant, position)
 
     def keep(
         self, tenant: str, blob: bytes, position: Position, base: Position, folded: int

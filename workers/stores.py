@@ -231,7 +231,8 @@ class SnapshotStore(Protocol):
         ...
 
     def folded(self, tenant: str, position: Position) -> int:
-        """The `folded` count the snapshot at `position` was published with (0 if none)."""
+        """The `folded` count the snapshot at `position` was published (or kept) with (0 if
+        none)."""
         ...
 
     def digest(self, tenant: str, position: Position) -> str | None:

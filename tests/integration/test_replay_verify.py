@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -17,7 +18,7 @@ from assocmem.engine.snapshot import content_hash, dump_state
 from assocmem.engine.state import State
 from assocmem.workers import replay_children
 from assocmem.workers.fold_job import fold_and_publish
-from assocmem.workers.history import History
+from assocmem.workers.history import History, _middle
 from assocmem.workers.rebuild import Rebuild, decode_entries, rebuild
 from assocmem.workers.replay_children import ServedHash, served_hash
 from assocmem.workers.runtime import Runtime
@@ -60,7 +61,7 @@ def test_a_snapshot_kept_midway_that_is_not_the_log_folded_is_caught_past_it(
     wrong = State()
     fold(wrong, decode_entries(entries)[0])
     wrong.set_learned(wrong.concept_index["timeout"], wrong.concept_index["retry"], 2.0, last)
-    runtime.snapshots.publish("default", dump_state(wrong), last, None)
+    runtime.snapshots.publish("default", dump_state(wrong), last, None, folded=2)
     end = write(runtime, ["jitter", "backoff"])[-1]
     found = History(runtime).verify(OPERATOR, None)
     assert not found.matches and found.position == end
@@ -82,6 +83,31 @@ def test_a_snapshot_that_is_not_the_log_folded_is_caught_with_its_first_link(
     assert not found.matches
     assert found.served == content_hash(wrong)
     assert found.difference is not None and "retry" in found.difference
+
+
+def test_the_second_half_starts_at_the_snapshot_midway_in_events_not_in_time(
+    settings: Settings,
+) -> None:
+    """Eight notes in a burst, then one a second later: half-way in time is the end of the
+    burst, half-way in events its middle."""
+    runtime = Runtime.connect(settings)
+    burst = []
+    for n in range(8):
+        burst += write(runtime, ["timeout", f"c{n}"])
+        time.sleep(0.005)  # each its own millisecond
+    latest = None
+    for n in (3, 8):
+        state = rebuild(runtime.log, runtime.snapshots, "default", Rebuild(burst[n - 1]))
+        assert runtime.snapshots.publish(
+            "default", dump_state(state), burst[n - 1], latest, folded=n
+        )
+        latest = burst[n - 1]
+    assert runtime.snapshots.starts("default") == [burst[2], burst[7]]
+    time.sleep(1.0)
+    last = write(runtime, ["timeout", "later"])[-1]
+    assert _middle(runtime, "default", last) == burst[2]
+    assert History(runtime).verify(OPERATOR, None).matches
+    runtime.close()
 
 
 def test_the_child_hashes_the_served_state_and_a_failed_child_answers_none(
