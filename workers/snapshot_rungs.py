@@ -142,8 +142,6 @@ class RungStore:
     def due(self, tenant: str, folded: int) -> bool:
         """Whether a snapshot of `folded` events is the first past a multiple of the stride
         (no rung is past it yet)."""
-        if self.stride <= 0 or folded <= 0:
-            return False
         return self._due(self._read(self._here(tenant)), folded)
 
     def save(
@@ -159,12 +157,23 @@ class RungStore:
         """Save a snapshot of `folded` events as a rung if it is due, with the bases it
         loads on that are not saved yet (from `store`). Undone if `store` no longer holds
         it (`published`) or its base once it is saved: an erasure dropped them meanwhile. A
-        failure costs slower `as_of` reads, never a fold: it is logged."""
-        if not self.due(tenant, folded):
+        failure costs slower `as_of` reads, never a fold: it is logged.
+
+        A snapshot published where a file is kept already, of another base (a fold kept a
+        small delta as a rung, then published a delta of the same state there), replaces
+        it: the next deltas are taken from what was published, and on the rung's file they
+        would load on more deltas than a load applies."""
+        kept = self._read(self._here(tenant))
+        if not (published and _rebased(kept, position, base)) and not self._due(kept, folded):
             return  # most publishes: no lock taken
         try:
             with self._locked(tenant) as here:
                 rungs = self._read(here)
+                if published and _rebased(rungs, position, base):
+                    bases = dict(rungs.bases)
+                    self._save(tenant, here, position, blob, base, bases, store)
+                    rungs = Rungs(rungs.folded, bases)
+                    self._write(here, rungs)
                 if not self._due(rungs, folded) or position in rungs.folded:
                     return
                 bases = dict(rungs.bases)
@@ -182,6 +191,8 @@ class RungStore:
             log.warning("cannot keep the snapshot at %s of %s as a rung: %s", position, tenant, exc)
 
     def _due(self, rungs: Rungs, folded: int) -> bool:
+        if self.stride <= 0 or folded <= 0:
+            return False
         return folded // self.stride > max(rungs.folded.values(), default=0) // self.stride
 
     def drop(self, tenant: str) -> None:
@@ -243,6 +254,11 @@ class RungStore:
 
     def _write(self, here: Path, rungs: Rungs) -> None:
         _write_file(here / INDEX, [rungs.encode()])
+
+
+def _rebased(rungs: Rungs, position: Position, base: Position | None) -> bool:
+    """Whether a file is kept at `position` of a base other than `base`."""
+    return position in rungs.bases and rungs.bases[position] != base
 
 
 def _held(

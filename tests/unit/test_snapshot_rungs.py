@@ -223,3 +223,25 @@ def test_what_a_writer_killed_mid_write_left_goes_at_the_next_save(runtime: Runt
     _fill(runtime, 6)
     assert not orphan.exists()
     assert not list(directory.glob(".*"))
+
+
+def test_every_rung_loads_as_itself_where_a_publish_lands_on_a_rung_kept_mid_fold(
+    runtime: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fold keeps a rung as it passes a mark, and may publish at that very position
+    another snapshot of the same state (a delta where the rung is a small delta): later
+    rungs are taken from what was published. Were they saved on the rung's file, some
+    would load on more deltas than a load applies, and not load at all."""
+    _fill(runtime, 20)
+    monkeypatch.setattr(  # read in chunks of 5 entries: a chunk ends on each mark
+        fold_job,
+        "iter_entries",
+        lambda log, tenant, after: iter_entries(log, tenant, after, batch=5),
+    )
+    for batch in range(30):
+        write(runtime, *[[f"late{batch}", f"word{n}", f"pair{n % 3}"] for n in range(10)])
+        assert fold_and_publish(runtime, "default", force=True)["published"]
+    kept = _rungs(runtime).positions("default")
+    assert len(kept) > 10
+    for rung in kept:
+        assert starting_state(runtime.snapshots, "default", rung).position == rung
