@@ -56,12 +56,7 @@ def test_a_snapshot_kept_midway_that_is_not_the_log_folded_is_caught_past_it(
 ) -> None:
     """The second half folds on from the snapshot kept midway: were it taken as it is, the
     served state (that snapshot and the tail) would match it."""
-    last = write(runtime, ["timeout", "jitter"], ["timeout", "retry"])[-1]
-    entries = [e for chunk in iter_entries(runtime.log, "default", ZERO) for e in chunk]
-    wrong = State()
-    fold(wrong, decode_entries(entries)[0])
-    wrong.set_learned(wrong.concept_index["timeout"], wrong.concept_index["retry"], 2.0, last)
-    runtime.snapshots.publish("default", dump_state(wrong), last, None, folded=2)
+    _publish_wrong(runtime)
     end = write(runtime, ["jitter", "backoff"])[-1]
     found = History(runtime).verify(OPERATOR, None)
     assert not found.matches and found.position == end
@@ -73,12 +68,7 @@ def test_a_snapshot_kept_midway_that_is_not_the_log_folded_is_caught_past_it(
 def test_a_snapshot_that_is_not_the_log_folded_is_caught_with_its_first_link(
     runtime: Runtime,
 ) -> None:
-    last = write(runtime, ["timeout", "jitter"], ["timeout", "retry"])[-1]
-    entries = [e for chunk in iter_entries(runtime.log, "default", ZERO) for e in chunk]
-    wrong = State()
-    fold(wrong, decode_entries(entries)[0])
-    wrong.set_learned(wrong.concept_index["timeout"], wrong.concept_index["retry"], 2.0, last)
-    runtime.snapshots.publish("default", dump_state(wrong), last, None)
+    wrong = _publish_wrong(runtime)
     found = History(runtime).verify(OPERATOR, None)
     assert not found.matches
     assert found.served == content_hash(wrong)
@@ -151,3 +141,14 @@ def test_dead_letters_this_version_reads_are_appended_again_once_and_the_others_
     assert [r.appended for r in again[:3]] == appended  # each appended once
     texts = [e.data["text"] for e in decode_entries(runtime.log.entries("default", broken))[0]]
     assert texts == ["c0 d", "c1 d", "c2 d"]
+
+
+def _publish_wrong(runtime: Runtime) -> State:
+    """Two notes, and a snapshot of them published with a link no event taught; returned."""
+    last = write(runtime, ["timeout", "jitter"], ["timeout", "retry"])[-1]
+    entries = [e for chunk in iter_entries(runtime.log, "default", ZERO) for e in chunk]
+    wrong = State()
+    fold(wrong, decode_entries(entries)[0])
+    wrong.set_learned(wrong.concept_index["timeout"], wrong.concept_index["retry"], 2.0, last)
+    runtime.snapshots.publish("default", dump_state(wrong), last, None, folded=2)
+    return wrong
