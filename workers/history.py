@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import time
 from collections.abc import Callable, Iterator
 
 from assocmem.engine.audit import (
@@ -44,12 +45,12 @@ from .rebuild import (
     rebuild,
 )
 from .replay_children import SecondHalf, ServedHash
+from .replay_progress import ReplayProgress, Share, counted_snapshots
 from .runtime import Runtime
 from .stores import DEFAULT_BATCH, Entry, iter_entries
 
 logger = logging.getLogger(__name__)
 
-Share = Callable[[float], None]
 """Told how far a long query has got, 0 to 1."""
 REPORT_EVERY = 1000
 """Events between two progress reports of an audit."""
@@ -261,19 +262,29 @@ class History:
         second = SecondHalf(settings, tenant, middle, upto) if middle is not None else None
         try:
             first_upto = middle if middle is not None else upto
-            at = log_share(log, tenant, first_upto, progress) if progress is not None else None
+            started = time.perf_counter()
+            shown = ReplayProgress(log, snapshots, tenant, upto, progress) if progress else None
+            if shown is not None and middle is not None:
+                shown.halves(middle, second)
             replayed = rebuild(
                 log,
                 snapshots,
                 tenant,
                 Rebuild(first_upto, from_zero=True),
-                (lambda state: at(state.position)) if at is not None else None,
+                (lambda state: shown.first_at(state.position)) if shown is not None else None,
             )
             with collection_held():
                 replayed_hash = content_hash(replayed)
-            served_hash = elsewhere.result() if elsewhere is not None else None
             if second is not None:
-                halves = second.result()
+                logger.info(
+                    "the first half of the replay, to %s: folded here in %.2f s",
+                    middle,
+                    time.perf_counter() - started,
+                )
+            meanwhile = shown.report if shown is not None else None
+            served_hash = elsewhere.result(meanwhile) if elsewhere is not None else None
+            if second is not None:
+                halves = second.result(meanwhile)
                 joined = halves is not None and halves.start == replayed_hash
                 if joined and halves is not None and halves.end == served_hash:
                     position = Position.parse(halves.position)
@@ -284,13 +295,14 @@ class History:
                         middle,
                         tenant,
                     )
-                rest = log_share(log, tenant, upto, progress) if progress is not None else None
+                if shown is not None:
+                    shown.halves(middle, None)  # the fold from zero goes on alone
                 fold_log(
                     replayed,
                     log,
                     tenant,
                     upto,
-                    progress=(lambda state: rest(state.position)) if rest is not None else None,
+                    progress=(lambda state: shown.first_at(state.position)) if shown else None,
                 )
                 with collection_held():
                     replayed_hash = content_hash(replayed)
@@ -360,14 +372,10 @@ def _middle(runtime: Runtime, tenant: str, upto: Position) -> Position | None:
     time: a log idle for hours after a million writes is not half-way at half its time):
     where the second half of a replay may start. None if none is kept inside it, or their
     counts are unknown."""
-    first = runtime.log.entries(tenant, ZERO, upto, 1)
-    if not first:
-        return None
-    store = runtime.snapshots
-    folded = {p: store.folded(tenant, p) for p in store.starts(tenant) if first[0][0] < p < upto}
-    half = max(folded.values(), default=0) / 2
-    counted = [p for p, n in folded.items() if n > 0]
-    return min(counted, key=lambda p: abs(folded[p] - half), default=None)
+    _, counts = counted_snapshots(runtime.log, runtime.snapshots, tenant, upto)
+    counts.pop(upto, None)
+    half = max(counts.values(), default=0) / 2
+    return min(counts, key=lambda p: abs(counts[p] - half), default=None)
 
 
 def _decoded(entries: list[Entry], decoded: dict[Position, Event]) -> list[Event]:

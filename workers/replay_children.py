@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import ctypes
 import dataclasses
 import logging
 import multiprocessing
@@ -27,6 +28,7 @@ from typing import Generic, TypeVar
 
 from assocmem.engine.position import Position
 from assocmem.engine.snapshot import content_hash
+from assocmem.engine.state import State
 
 from .child_process import exit_with
 from .heap import collection_held
@@ -38,25 +40,43 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
+_reached: ctypes.c_int64 | None = None
+"""In a child: where its fold has reached (a position's milliseconds), for its parent."""
+
+
+def _started(parent: int, reached: ctypes.c_int64) -> None:
+    global _reached
+    _reached = reached
+    exit_with(parent)
+
+
 class InChild(Generic[T]):
     """A result on its way from a child process; `result` waits for it, `close` lets the
-    child go (the caller closes it whatever happened)."""
+    child go (the caller closes it whatever happened). `reached`: where the child's fold
+    is, in a position's milliseconds (0 until it says)."""
 
     def __init__(self, what: str, function: Callable[..., tuple[T, float]], *args: object) -> None:
         """`function(*args)` in the child returns its result and the seconds it took."""
         self._what = what
         # spawn, never fork: the caller (a worker, the API) has threads that may hold locks
+        context = multiprocessing.get_context("spawn")
+        self._reached = context.Value("q", 0, lock=False)
         self._executor = concurrent.futures.ProcessPoolExecutor(
-            1,
-            mp_context=multiprocessing.get_context("spawn"),
-            initializer=exit_with,
-            initargs=(os.getpid(),),
+            1, mp_context=context, initializer=_started, initargs=(os.getpid(), self._reached)
         )
         self._future = self._executor.submit(function, *args)
 
-    def result(self) -> T | None:
-        """None if the child failed (it is logged, and the caller does the work itself)."""
+    def reached(self) -> int:
+        return int(self._reached.value)
+
+    def result(self, meanwhile: Callable[[], None] | None = None) -> T | None:
+        """None if the child failed (it is logged, and the caller does the work itself).
+        `meanwhile` is called about twice a second while it waits, and once it is done."""
         try:
+            if meanwhile is not None:
+                while not concurrent.futures.wait([self._future], timeout=0.5).done:
+                    meanwhile()
+                meanwhile()
             found, took = self._future.result()
             log.info("%s: worked out in a child process in %.2f s", self._what, took)
             return found
@@ -126,9 +146,14 @@ def second_half(
             return None, time.perf_counter() - start
         with collection_held():
             at_middle = content_hash(state)
-        fold_log(state, runtime.log, tenant, Position.parse(upto))
+        fold_log(state, runtime.log, tenant, Position.parse(upto), progress=_report)
         with collection_held():
             found = Halves(at_middle, content_hash(state), str(state.position))
         return found, time.perf_counter() - start
     finally:
         runtime.close()
+
+
+def _report(state: State) -> None:
+    if _reached is not None:
+        _reached.value = state.position.ms

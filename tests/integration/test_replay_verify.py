@@ -12,7 +12,7 @@ import pytest
 
 from assocmem.engine.event import encode_event
 from assocmem.engine.fold import Rejection, fold
-from assocmem.engine.position import ZERO
+from assocmem.engine.position import ZERO, Position
 from assocmem.engine.principal import Principal
 from assocmem.engine.snapshot import content_hash, dump_state
 from assocmem.engine.state import State
@@ -21,6 +21,7 @@ from assocmem.workers.fold_job import fold_and_publish
 from assocmem.workers.history import History, _middle
 from assocmem.workers.rebuild import Rebuild, decode_entries, rebuild
 from assocmem.workers.replay_children import ServedHash, served_hash
+from assocmem.workers.replay_progress import ReplayProgress
 from assocmem.workers.runtime import Runtime
 from assocmem.workers.settings import Settings
 from assocmem.workers.stores import iter_entries
@@ -81,23 +82,71 @@ def test_the_second_half_starts_at_the_snapshot_midway_in_events_not_in_time(
     """Eight notes in a burst, then one a second later: half-way in time is the end of the
     burst, half-way in events its middle."""
     runtime = Runtime.connect(settings)
-    burst = []
-    for n in range(8):
-        burst += write(runtime, ["timeout", f"c{n}"])
-        time.sleep(0.005)  # each its own millisecond
-    latest = None
-    for n in (3, 8):
-        state = rebuild(runtime.log, runtime.snapshots, "default", Rebuild(burst[n - 1]))
-        assert runtime.snapshots.publish(
-            "default", dump_state(state), burst[n - 1], latest, folded=n
-        )
-        latest = burst[n - 1]
+    burst = _burst(runtime, 8, kept=(3, 8))
     assert runtime.snapshots.starts("default") == [burst[2], burst[7]]
     time.sleep(1.0)
     last = write(runtime, ["timeout", "later"])[-1]
     assert _middle(runtime, "default", last) == burst[2]
     assert History(runtime).verify(OPERATOR, None).matches
     runtime.close()
+
+
+def test_a_replay_shows_its_progress_in_events_and_in_halves_the_work_of_both(
+    runtime: Runtime,
+) -> None:
+    """Eight notes in a burst, snapshots kept after the 4th and the 8th, then one note a
+    second later: by time the burst would be a hundredth of the replay."""
+    burst = _burst(runtime, 8, kept=(4, 8))
+    time.sleep(1.0)
+    last = write(runtime, ["timeout", "later"])[-1]
+    second = _Second()
+    shares: list[float] = []
+    shown = ReplayProgress(runtime.log, runtime.snapshots, "default", last, shares.append)
+    shown.first_at(burst[3])
+    assert shares[-1] == pytest.approx(4 / 9)
+    shown.halves(burst[3], second)  # a second half from the 4th note
+    shown.report()
+    assert shares[-1] == pytest.approx(4 / 9)  # it has yet to begin
+    second.at = burst[7].ms
+    shown.report()
+    assert shares[-1] == pytest.approx(8 / 9)
+    second.at = last.ms
+    shown.report()
+    assert shares[-1] == 1.0
+
+
+def test_a_replay_on_redis_reports_progress_past_its_first_half_to_the_end(
+    settings: Settings, caplog: pytest.LogCaptureFixture
+) -> None:
+    runtime = Runtime.connect(settings)
+    for n in range(8):
+        write(runtime, ["timeout", f"c{n}"])
+        if n in (3, 7):
+            fold_and_publish(runtime, "default", force=True)
+    write(runtime, ["timeout", "later"])
+    caplog.set_level(logging.INFO, logger=History.__module__)
+    shares: list[float] = []
+    seen: list[int] = []  # how many shares were reported when the first half ended
+
+    def report(share: float) -> None:
+        if "the first half of the replay" in caplog.text and not seen:
+            seen.append(len(shares))
+        shares.append(share)
+
+    assert History(runtime).verify(OPERATOR, None, report).matches
+    assert seen and shares[seen[0] :], "nothing reported while the second half folded"
+    assert shares == sorted(shares) and shares[-1] == 1.0
+    runtime.close()
+
+
+@dataclasses.dataclass
+class _Second:
+    """A second half whose fold is where a test says."""
+
+    at: int = 0
+
+    def reached(self) -> int:
+        return self.at
 
 
 def test_the_child_hashes_the_served_state_and_a_failed_child_answers_none(
@@ -152,3 +201,20 @@ def _publish_wrong(runtime: Runtime) -> State:
     wrong.set_learned(wrong.concept_index["timeout"], wrong.concept_index["retry"], 2.0, last)
     runtime.snapshots.publish("default", dump_state(wrong), last, None, folded=2)
     return wrong
+
+
+def _burst(runtime: Runtime, notes: int, kept: tuple[int, ...]) -> list[Position]:
+    """`notes` notes, each in its own millisecond, with a snapshot published after the
+    n-th for each n of `kept` (with its count of events folded); their positions."""
+    burst: list[Position] = []
+    latest = None
+    for n in range(1, notes + 1):
+        burst += write(runtime, ["timeout", f"c{n}"])
+        time.sleep(0.005)
+        if n in kept:
+            state = rebuild(runtime.log, runtime.snapshots, "default", Rebuild(burst[-1]))
+            assert runtime.snapshots.publish(
+                "default", dump_state(state), burst[-1], latest, folded=n
+            )
+            latest = burst[-1]
+    return burst
