@@ -33,6 +33,7 @@ from assocmem.engine.state import State
 from .errors import InvalidRequest, UnknownConcept, UnknownMemory
 from .fold_job import current_fold, fold_and_publish
 from .heap import collection_held
+from .job_progress import Share
 from .permissions import require
 from .rebuild import (
     Rebuild,
@@ -45,13 +46,12 @@ from .rebuild import (
     rebuild,
 )
 from .replay_children import SecondHalf, ServedHash
-from .replay_progress import ReplayProgress, Share, counted_snapshots
+from .replay_progress import ReplayProgress, counted_snapshots
 from .runtime import Runtime
 from .stores import DEFAULT_BATCH, Entry, iter_entries
 
 logger = logging.getLogger(__name__)
 
-"""Told how far a long query has got, 0 to 1."""
 REPORT_EVERY = 1000
 """Events between two progress reports of an audit."""
 

@@ -12,6 +12,8 @@ SAVE_EVERY = 0.5
 """Seconds between two writes of the metadata (the end of a phase is always written)."""
 
 Report = Callable[[str, float], None]
+Share = Callable[[float], None]
+"""Told how far a long query has got, 0 to 1."""
 
 
 def job_progress() -> Report:

@@ -8,16 +8,14 @@ them, where events came at about one rate), and the log's length is the count at
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Protocol
 
 import numpy as np
 
 from assocmem.engine.position import ZERO, Position
 
+from .job_progress import Share
 from .stores import EventLog, SnapshotStore
-
-Share = Callable[[float], None]
 
 
 def counted_snapshots(
