@@ -37,8 +37,13 @@ def check_time(ts: float, field: str = "ts") -> None:
         )
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@dataclasses.dataclass(slots=True)
 class Event:
+    """Never changed once made (`dataclasses.replace` makes another), though not frozen: a
+    frozen dataclass sets each field through `object.__setattr__`, and the fold makes one
+    for every entry it reads (1.35 against 0.32 microseconds, a twentieth of a fold of
+    commit messages)."""
+
     type: str
     tenant: str
     agent: str
@@ -60,7 +65,7 @@ class Event:
 
     def __post_init__(self) -> None:
         if self.v == 0:
-            object.__setattr__(self, "v", _event_type(self.type).version)
+            self.v = _event_type(self.type).version
 
     def at(self, position: Position) -> Event:
         """This event as the log appended it, at `position` (dataclasses.replace, without
