@@ -1,12 +1,15 @@
 """Logging of every assocmem process: one JSON object per line (time, level, logger,
 message, the request id while a request is served, the exception), or plain text with
-ASSOCMEM_LOG_FORMAT=text."""
+ASSOCMEM_LOG_FORMAT=text; SIGUSR1 writes every thread's stack there."""
 
 from __future__ import annotations
 
 import contextvars
+import faulthandler
 import logging
 import os
+import signal
+import sys
 
 from pythonjsonlogger.json import JsonFormatter
 
@@ -41,3 +44,6 @@ def configure_logging(level: int = logging.INFO) -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)
+    # Where a process that should have ended hangs: `kill -USR1 PID` writes the stack of
+    # each of its threads to its log (stderr), and it goes on.
+    faulthandler.register(signal.SIGUSR1, file=sys.stderr, all_threads=True)

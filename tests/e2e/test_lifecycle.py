@@ -40,9 +40,10 @@ def wait_until(condition, timeout: float, what: str) -> float:
     return time.monotonic() - start
 
 
-def _gone_within(pids: list[int], seconds: float) -> None:
+def _gone_within(pids: list[int], seconds: float, logs: Path) -> None:
     """Every one of `pids` ends within `seconds`; else fail naming those left, doing what
-    (their command lines), and kill them."""
+    (their command lines, and the stacks of ours, which SIGUSR1 writes into `logs`), and
+    kill them."""
     try:
         wait_until(lambda: not any(is_alive(p) for p in pids), seconds, "every child gone")
     except AssertionError as exc:
@@ -50,8 +51,14 @@ def _gone_within(pids: list[int], seconds: float) -> None:
         for pid in filter(is_alive, pids):
             with contextlib.suppress(OSError):  # gone meanwhile
                 left[pid] = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")
+                if b"assocmem" in left[pid]:
+                    os.kill(pid, signal.SIGUSR1)
+        time.sleep(1.0)
+        for pid in left:
+            with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
-        raise AssertionError(f"{exc}; still alive: {left}") from exc
+        tails = {p.name: p.read_text(errors="replace")[-3000:] for p in logs.glob("*.log")}
+        raise AssertionError(f"{exc}; still alive: {left}; logs: {tails}") from exc
 
 
 def test_kill_9_of_up_takes_every_process_down_and_a_new_up_serves_the_same_state(
@@ -67,7 +74,7 @@ def test_kill_9_of_up_takes_every_process_down_and_a_new_up_serves_the_same_stat
     pids = [up.info.api_pid, *up.info.worker_pids, up.info.cron_pid, up.info.redis_pid]
     os.kill(up.info.up_pid, signal.SIGKILL)
     up.process.wait(10)
-    _gone_within(pids, 2.0)
+    _gone_within(pids, 2.0, home / "logs")
     again = Pipeline(home)  # the lock went with the last child
     try:
         assert cli_json("state", url=again.url)["hash"] == before
@@ -96,7 +103,7 @@ def test_kill_9_of_up_on_a_redis_of_its_own_stops_a_worker_in_the_middle_of_a_jo
         pids = [up.info.api_pid, *up.info.worker_pids, up.info.cron_pid]
         os.kill(up.info.up_pid, signal.SIGKILL)
         up.process.wait(10)
-        _gone_within(pids, 2.0)
+        _gone_within(pids, 2.0, tmp_path / "data" / "logs")
         Pipeline(tmp_path / "data", {"REDIS_URL": server.url}).stop()  # the lock went too
     finally:
         server.stop()

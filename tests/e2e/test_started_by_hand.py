@@ -155,10 +155,46 @@ def test_only_the_main_thread_takes_the_signal_to_stop(tmp_path: Path, command: 
         assert tasks.pop(process.pid) & stops == 0  # the main thread
         assert all(mask & stops == stops for mask in tasks.values()), tasks
         process.send_signal(signal.SIGTERM)
-        process.wait(10)
+        _ended_within(process, 10, tmp_path / f"{command}.log")
         queues.close()
     finally:
         if process.poll() is None:  # a failed assertion: not left running
             process.kill()
             process.wait()
         server.stop()
+
+
+def test_sigusr1_writes_where_every_thread_of_a_running_worker_is_and_it_goes_on(
+    tmp_path: Path,
+) -> None:
+    server = start_redis(tmp_path / "redis")
+    log = tmp_path / "worker.log"
+    process = started(["worker"], server.url, tmp_path / "home", log)
+    try:
+        queues = redis.Redis(port=server.port, db=1)
+        wait_for(lambda: queues.scard("rq:workers") == 1, "the worker registered")
+        process.send_signal(signal.SIGUSR1)
+        wait_for(lambda: "most recent call first" in log.read_text(), "the stacks written")
+        assert "in run_retries" in log.read_text()  # a thread of its own: every thread
+        assert process.poll() is None
+        process.send_signal(signal.SIGTERM)
+        _ended_within(process, 10, log)
+        queues.close()
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        server.stop()
+
+
+def _ended_within(process: subprocess.Popen[bytes], seconds: float, log: Path) -> None:
+    """Else fail with where each of its threads was (SIGUSR1: api/logs.py) and its log."""
+    try:
+        process.wait(seconds)
+    except subprocess.TimeoutExpired:
+        process.send_signal(signal.SIGUSR1)
+        time.sleep(1.0)
+        tail = log.read_text(errors="replace")[-6000:]
+        raise AssertionError(
+            f"still running {seconds} s after SIGTERM; its log ends:\n{tail}"
+        ) from None
