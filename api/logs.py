@@ -9,7 +9,6 @@ import faulthandler
 import logging
 import os
 import signal
-import sys
 
 from pythonjsonlogger.json import JsonFormatter
 
@@ -44,6 +43,9 @@ def configure_logging(level: int = logging.INFO) -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)
-    # Where a process that should have ended hangs: `kill -USR1 PID` writes the stack of
-    # each of its threads to its log (stderr), and it goes on.
-    faulthandler.register(signal.SIGUSR1, file=sys.stderr, all_threads=True)
+
+
+def stacks_on_sigusr1() -> None:
+    """Where a process that should have ended hangs: `kill -USR1 PID` writes the stack of
+    each of its threads to its log (stderr), and it goes on."""
+    faulthandler.register(signal.SIGUSR1, all_threads=True)

@@ -13,7 +13,7 @@ import click
 from assocmem.workers.heap import collect_young_less_often, collection_paused
 from assocmem.workers.settings import load_settings
 
-from ..logs import configure_logging
+from ..logs import configure_logging, stacks_on_sigusr1
 
 
 @click.command(epilog="Example: assocmem up --data ./.assocmem --port 8765")
@@ -79,6 +79,7 @@ def worker(burst: bool) -> None:
         from assocmem.workers.worker import run_worker
 
     configure_logging()
+    stacks_on_sigusr1()
     collect_young_less_often()
     try:
         run_worker(Runtime.connect(load_settings(os.environ)), burst=burst)
@@ -104,6 +105,7 @@ def cron() -> None:
         from assocmem.workers.runtime import Runtime
 
     configure_logging()
+    stacks_on_sigusr1()
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stop.set())
@@ -120,6 +122,7 @@ def cron() -> None:
 def serve(host: str, port: int) -> None:
     """Run the HTTP API alone (OpenAPI docs at /docs). Needs REDIS_URL."""
     configure_logging(logging.WARNING)
+    stacks_on_sigusr1()
     settings = load_settings(os.environ, host=host, port=port)
     collect_young_less_often()  # before the pause below: the preload may outlast it
     # The imports and the app make objects that live as long as the process: collections
