@@ -257,13 +257,14 @@ class History:
             raise InvalidRequest(f"the log of {tenant!r} is empty: nothing to replay")
         settings = self.runtime.settings
         in_children = self.runtime.queue_connection is not None  # children read the same Redis
-        middle = _middle(self.runtime, tenant, upto) if in_children else None
+        counted = counted_snapshots(log, snapshots, tenant, upto)
+        middle = _middle(counted[1], upto) if in_children else None
         elsewhere = ServedHash(settings, tenant, upto) if in_children else None
         second = SecondHalf(settings, tenant, middle, upto) if middle is not None else None
         try:
             first_upto = middle if middle is not None else upto
             started = time.perf_counter()
-            shown = ReplayProgress(log, snapshots, tenant, upto, progress) if progress else None
+            shown = ReplayProgress(log, tenant, upto, counted, progress) if progress else None
             if shown is not None and middle is not None:
                 shown.halves(middle, second)
             replayed = rebuild(
@@ -367,15 +368,14 @@ class History:
         return resent
 
 
-def _middle(runtime: Runtime, tenant: str, upto: Position) -> Position | None:
-    """The snapshot kept nearest the middle of the log up to `upto`, in events folded (not
-    time: a log idle for hours after a million writes is not half-way at half its time):
-    where the second half of a replay may start. None if none is kept inside it, or their
-    counts are unknown."""
-    _, counts = counted_snapshots(runtime.log, runtime.snapshots, tenant, upto)
-    counts.pop(upto, None)
-    half = max(counts.values(), default=0) / 2
-    return min(counts, key=lambda p: abs(counts[p] - half), default=None)
+def _middle(counts: dict[Position, int], upto: Position) -> Position | None:
+    """Of the snapshots kept up to `upto` and the events folded into each
+    (`counted_snapshots`), the one nearest the middle of the log in events (not time: a log
+    idle for hours after a million writes is not half-way at half its time): where the
+    second half of a replay may start. None if none is kept before `upto`."""
+    inside = {p: n for p, n in counts.items() if p != upto}
+    half = max(inside.values(), default=0) / 2
+    return min(inside, key=lambda p: abs(inside[p] - half), default=None)
 
 
 def _decoded(entries: list[Entry], decoded: dict[Position, Event]) -> list[Event]:

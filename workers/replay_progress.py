@@ -42,9 +42,15 @@ class ReplayProgress:
     half folding at once from a snapshot (`halves`), have folded."""
 
     def __init__(
-        self, log: EventLog, store: SnapshotStore, tenant: str, upto: Position, report: Share
+        self,
+        log: EventLog,
+        tenant: str,
+        upto: Position,
+        counted: tuple[Position | None, dict[Position, int]],
+        report: Share,
     ) -> None:
-        start, counts = counted_snapshots(log, store, tenant, upto)
+        """`counted`: `counted_snapshots` up to `upto`."""
+        start, counts = counted
         start = start or upto
         total = max([1, *counts.values()])
         if upto == log.last_position(tenant):

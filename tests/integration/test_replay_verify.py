@@ -21,7 +21,7 @@ from assocmem.workers.fold_job import fold_and_publish
 from assocmem.workers.history import History, _middle
 from assocmem.workers.rebuild import Rebuild, decode_entries, rebuild
 from assocmem.workers.replay_children import ServedHash, served_hash
-from assocmem.workers.replay_progress import ReplayProgress
+from assocmem.workers.replay_progress import ReplayProgress, counted_snapshots
 from assocmem.workers.runtime import Runtime
 from assocmem.workers.settings import Settings
 from assocmem.workers.stores import iter_entries
@@ -86,7 +86,8 @@ def test_the_second_half_starts_at_the_snapshot_midway_in_events_not_in_time(
     assert runtime.snapshots.starts("default") == [burst[2], burst[7]]
     time.sleep(1.0)
     last = write(runtime, ["timeout", "later"])[-1]
-    assert _middle(runtime, "default", last) == burst[2]
+    counts = counted_snapshots(runtime.log, runtime.snapshots, "default", last)[1]
+    assert _middle(counts, last) == burst[2]
     assert History(runtime).verify(OPERATOR, None).matches
     runtime.close()
 
@@ -101,7 +102,8 @@ def test_a_replay_shows_its_progress_in_events_and_in_halves_the_work_of_both(
     last = write(runtime, ["timeout", "later"])[-1]
     second = _Second()
     shares: list[float] = []
-    shown = ReplayProgress(runtime.log, runtime.snapshots, "default", last, shares.append)
+    counted = counted_snapshots(runtime.log, runtime.snapshots, "default", last)
+    shown = ReplayProgress(runtime.log, "default", last, counted, shares.append)
     shown.first_at(burst[3])
     assert shares[-1] == pytest.approx(4 / 9)
     shown.halves(burst[3], second)  # a second half from the 4th note
