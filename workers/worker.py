@@ -7,6 +7,7 @@ from typing import Any
 
 import redis
 from rq import Queue, SimpleWorker
+from rq.exceptions import StopRequested
 from rq.executions import Execution
 from rq.job import Job
 from rq.registry import StartedJobRegistry
@@ -47,6 +48,20 @@ class HeartbeatWorker(SimpleWorker):
     def bootstrap(self, *args: Any, **kwargs: Any) -> None:
         super().bootstrap(*args, **kwargs)  # starts RQ's pubsub thread
         unblock_stop_signals()  # blocked by run_worker, so that its threads block them
+
+    def _shutdown(self) -> None:
+        # RQ's signal handler stops an idle worker by raising StopRequested wherever its main
+        # thread is. In a log line (RQ's maintenance logs one per queue) logging swallows it,
+        # and the worker waited for a job for up to 405 s, told to stop: one SIGTERM in
+        # thirty sent just after a start, under load. The request is kept as well.
+        self._stop_requested = True
+        super()._shutdown()
+
+    def run_maintenance_tasks(self) -> None:
+        super().run_maintenance_tasks()
+        # RQ's wait for a job (it runs the maintenance first) checks no request: stop here
+        if self._stop_requested and self.get_state() != WorkerStatus.BUSY:
+            raise StopRequested()
 
     def execute_job(self, job: Job, queue: Queue) -> None:
         execution = self.prepare_execution(job)
