@@ -82,18 +82,27 @@ class Uses:
             return other.get(surface, 0) if other else 0
         return self.total[index] - (sum(other.values()) if other else 0)
 
-    def notes_of(self, wanted: list[int]) -> dict[int, list[int]]:
-        """Per concept of `wanted`, the notes that use it, in order."""
+    def notes_of(self, wanted: list[int]) -> dict[int, np.ndarray]:
+        """Per concept of `wanted`, the notes that use it, in order: an array each, since a
+        reader looks through the first few (as lists, the notes of 2,085 concepts were
+        690,000 numbers made for a fold of 60,000 commit messages from zero)."""
         if not wanted:
             return {}
-        at = np.flatnonzero(np.isin(self._concepts, np.array(wanted, dtype=np.int64)))
-        at = at[np.argsort(self._concepts[at], kind="stable")]
-        concepts = self._concepts[at]
-        notes = (np.searchsorted(self._offsets, at, side="right") - 1).tolist()
+        # Each wanted concept's rank among them, the others -1: a lookup per use, and a sort
+        # of ranks that fit in 16 bits is numpy's radix sort, where np.isin and a stable sort
+        # of the indices took a fourteenth of a fold of 60,000 commit messages from zero
+        ranks = np.full(len(self.total), -1, dtype=np.int16 if len(wanted) < 2**15 else np.int32)
+        ranks[sorted(wanted)] = np.arange(len(wanted))  # the concepts in order, as ever
+        used = ranks[self._concepts]
+        at = np.flatnonzero(used >= 0)
+        notes = np.searchsorted(self._offsets, at, side="right") - 1  # uses in order: fast
+        order = np.argsort(used[at], kind="stable")
+        concepts, notes = self._concepts[at[order]], notes[order]
         starts = [0, *(np.flatnonzero(np.diff(concepts)) + 1).tolist()]
         ends = [*starts[1:], len(notes)]
+        firsts = concepts[starts].tolist()
         return {
-            int(concepts[start]): notes[start:end] for start, end in zip(starts, ends, strict=True)
+            first: notes[start:end] for first, start, end in zip(firsts, starts, ends, strict=True)
         }
 
     def word(self, note: int, index: int) -> str:
