@@ -192,8 +192,8 @@ def test_while_redis_refuses_writes_reads_are_served_writes_get_a_503_and_then_a
         assert is_alive(up.info.api_pid), "the API served throughout"
         # RQ's worker quits when its own bookkeeping of a job is refused: `up` restarts it,
         # and it waits for Redis to take writes before it takes jobs again. A fold it had
-        # begun is abandoned, and retried within a minute (README): 28 s when it was made
-        # to come so here, and more than 60 s once in CI, which waited 60 s for it
+        # begun is abandoned, and retried within a minute (README): made to happen here, it
+        # came 28 s later; once in CI, which waited 60 s for it, it came later still
         cli("write", "the retry worked", url=up.url)
         abandoned = HEARTBEAT_TTL + MAINTENANCE_INTERVAL
         wait_until(lambda: _fold_lag(up) == 0, abandoned + 30.0, "the workers folding again")

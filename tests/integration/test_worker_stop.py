@@ -2,8 +2,8 @@
 
 RQ's signal handler stops an idle worker by raising StopRequested wherever its main thread
 is; logging swallows what is raised while it writes a line. Here the formatter takes the
-signal as the line of RQ's maintenance is written, as it came in CI: the worker then
-waited for a job, up to 405 s, and a queued job would have run after the stop."""
+signal as the line of RQ's maintenance is written, as it came here under load: the worker
+then waited for a job, up to 405 s, and a queued job would have run after the stop."""
 
 from __future__ import annotations
 
