@@ -34,6 +34,7 @@ from .errors import InvalidRequest, UnknownConcept, UnknownMemory
 from .fold_job import current_fold, fold_and_publish
 from .heap import collection_held
 from .job_progress import Share
+from .log_events import counted_snapshots
 from .permissions import require
 from .rebuild import (
     Rebuild,
@@ -46,7 +47,7 @@ from .rebuild import (
     rebuild,
 )
 from .replay_children import SecondHalf, ServedHash
-from .replay_progress import ReplayProgress, counted_snapshots
+from .replay_progress import ReplayProgress
 from .runtime import Runtime
 from .stores import DEFAULT_BATCH, Entry, iter_entries
 
@@ -216,7 +217,8 @@ class History:
         """The history from the whole log, read and filtered."""
         log_ = self.runtime.log
         keep = link_filter(*names)
-        read = log_share(log_, tenant, None, lambda share: report(share / 2))
+        snapshots = self.runtime.snapshots
+        read = log_share(log_, snapshots, tenant, None, lambda share: report(share / 2))
         entries: list[Entry] = []
         for chunk in iter_entries(log_, tenant, ZERO):
             entries.extend(entry for entry in chunk if keep(*entry))
@@ -230,7 +232,7 @@ class History:
             for start in range(0, len(entries), DEFAULT_BATCH)
             for event in _decoded(entries[start : start + DEFAULT_BATCH], decoded)
         )
-        folded = log_share(log_, tenant, None, lambda share: report(0.5 + share / 2))
+        folded = log_share(log_, snapshots, tenant, None, lambda share: report(0.5 + share / 2))
         return link_history(_reporting(events, folded), *names, rated)
 
     def memory(self, principal: Principal, memory_id: str) -> list[MemoryEvent]:
@@ -257,7 +259,8 @@ class History:
             raise InvalidRequest(f"the log of {tenant!r} is empty: nothing to replay")
         settings = self.runtime.settings
         in_children = self.runtime.queue_connection is not None  # children read the same Redis
-        counted = counted_snapshots(log, snapshots, tenant, upto)
+        wanted = in_children or progress is not None  # for the middle, or the progress
+        counted = counted_snapshots(log, snapshots, tenant, upto) if wanted else (None, {})
         middle = _middle(counted[1], upto) if in_children else None
         elsewhere = ServedHash(settings, tenant, upto) if in_children else None
         second = SecondHalf(settings, tenant, middle, upto) if middle is not None else None
@@ -267,13 +270,8 @@ class History:
             shown = ReplayProgress(log, tenant, upto, counted, progress) if progress else None
             if shown is not None and middle is not None:
                 shown.halves(middle, second)
-            replayed = rebuild(
-                log,
-                snapshots,
-                tenant,
-                Rebuild(first_upto, from_zero=True),
-                (lambda state: shown.first_at(state.position)) if shown is not None else None,
-            )
+            folding = (lambda state: shown.first_at(state.position)) if shown else None
+            replayed = rebuild(log, snapshots, tenant, Rebuild(first_upto, from_zero=True), folding)
             with collection_held():
                 replayed_hash = content_hash(replayed)
             if second is not None:
@@ -298,13 +296,7 @@ class History:
                     )
                 if shown is not None:
                     shown.halves(middle, None)  # the fold from zero goes on alone
-                fold_log(
-                    replayed,
-                    log,
-                    tenant,
-                    upto,
-                    progress=(lambda state: shown.first_at(state.position)) if shown else None,
-                )
+                fold_log(replayed, log, tenant, upto, progress=folding)
                 with collection_held():
                     replayed_hash = content_hash(replayed)
         finally:

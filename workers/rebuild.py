@@ -19,6 +19,7 @@ from assocmem.engine.snapshot_delta import Decoded, load_snapshot
 from assocmem.engine.state import State
 
 from .heap import collection_paused
+from .log_events import LogEvents, counted_snapshots
 from .stores import (
     Entry,
     EventLog,
@@ -201,17 +202,18 @@ def folds_on(
 
 def log_share(
     log_: EventLog,
+    store: SnapshotStore,
     tenant: str,
     upto: Position | None,
     report: Callable[[float], None],
     after: Position = ZERO,
 ) -> Callable[[Position], None]:
     """Report how far through the log (its entries after `after`, up to `upto`) a position
-    is, 0 to 1, by its time."""
-    first = log_.entries(tenant, after, upto, 1)
+    is, 0 to 1, in events (workers/log_events.py)."""
     last = upto or log_.last_position(tenant)
-    if not first or last is None:
+    if last is None or not log_.entries(tenant, after, last, 1):
         return lambda position: report(1.0)
-    start = first[0][0].ms
-    span = max(1, last.ms - start)
-    return lambda position: report(min(1.0, max(0.0, (position.ms - start) / span)))
+    events = LogEvents(log_, tenant, last, counted_snapshots(log_, store, tenant, last))
+    begun = events.at(after.ms) if after != ZERO else 0.0
+    span = events.total - begun if events.total > begun else 1.0
+    return lambda position: report(min(1.0, max(0.0, (events.at(position.ms) - begun) / span)))

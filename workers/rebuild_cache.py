@@ -35,7 +35,7 @@ class Rebuilding:
     start: Position
     """Of the snapshot it starts from; ZERO for none."""
     share: float = 0.0
-    """How far it has come, 0 to 1, by the time of the entry it is at (`log_share`)."""
+    """How far it has come, 0 to 1, in the log's events (`log_share`)."""
 
     def describe(self) -> str:
         whence = "zero" if self.start == ZERO else f"the snapshot at {self.start}"
@@ -100,7 +100,9 @@ class RebuildCache:
             nonlocal tell
             if tell is None:  # the first call: where it starts from
                 under_way = self._under_way[tenant] = Rebuilding(_what(upto, skip), state.position)
-                tell = log_share(self._log, tenant, upto, under_way.reached, state.position)
+                tell = log_share(
+                    self._log, self._snapshots, tenant, upto, under_way.reached, state.position
+                )
             tell(state.position)
 
         try:

@@ -1,34 +1,15 @@
-"""How far a replay is, in events folded rather than in the log's time.
-
-By time, a log idle for an hour after a million writes showed 25% until the last event and
-then 100%. The snapshots kept along the log were published with the count of events folded
-into them, so a position's place in the log is read off the nearest two (by time between
-them, where events came at about one rate), and the log's length is the count at its end.
-"""
+"""How far a replay is, in events folded (workers/log_events.py): the fold from zero's,
+and that of a second half folding at once from a snapshot."""
 
 from __future__ import annotations
 
 from typing import Protocol
 
-import numpy as np
-
-from assocmem.engine.position import ZERO, Position
+from assocmem.engine.position import Position
 
 from .job_progress import Share
-from .stores import EventLog, SnapshotStore
-
-
-def counted_snapshots(
-    log: EventLog, store: SnapshotStore, tenant: str, upto: Position
-) -> tuple[Position | None, dict[Position, int]]:
-    """The log's first position (None if it has none up to `upto`), and the events folded
-    into each snapshot kept after it up to `upto` whose count is known."""
-    first = log.entries(tenant, ZERO, upto, 1)
-    if not first:
-        return None, {}
-    start = first[0][0]
-    counts = {p: store.folded(tenant, p) for p in store.starts(tenant) if start < p <= upto}
-    return start, {p: n for p, n in counts.items() if n > 0}
+from .log_events import Counted, LogEvents
+from .stores import EventLog
 
 
 class Reached(Protocol):
@@ -46,28 +27,19 @@ class ReplayProgress:
         log: EventLog,
         tenant: str,
         upto: Position,
-        counted: tuple[Position | None, dict[Position, int]],
+        counted: Counted,
         report: Share,
     ) -> None:
         """`counted`: `counted_snapshots` up to `upto`."""
-        start, counts = counted
-        start = start or upto
-        total = max([1, *counts.values()])
-        if upto == log.last_position(tenant):
-            total = max(total, log.length(tenant))
-        points = [(start.ms, 0), *((p.ms, n) for p, n in sorted(counts.items()))]
-        points.append((upto.ms, total))
-        self._times = np.array([t for t, _ in points], dtype=np.float64)
-        self._events = np.array([n for _, n in points], dtype=np.float64)
-        self._total = float(total)
+        self._events = LogEvents(log, tenant, upto, counted)
         self._report = report
-        self._first = start.ms
+        self._first = (counted[0] or upto).ms
         self._second: Reached | None = None
         self._middle = 0.0
 
     def halves(self, middle: Position, second: Reached | None) -> None:
         """A second half folds from `middle` meanwhile (None: no longer)."""
-        self._second, self._middle = second, self._events_at(middle.ms)
+        self._second, self._middle = second, self._events.at(middle.ms)
 
     def first_at(self, position: Position) -> None:
         """The fold from zero is at `position`."""
@@ -75,11 +47,7 @@ class ReplayProgress:
         self.report()
 
     def report(self) -> None:
-        done = self._events_at(self._first)
+        done = self._events.at(self._first)
         if self._second is not None:
-            done += max(0.0, self._events_at(self._second.reached()) - self._middle)
-        self._report(min(1.0, max(0.0, done / self._total)))
-
-    def _events_at(self, ms: int) -> float:
-        """Events of the log up to the time `ms`, about."""
-        return float(np.interp(ms, self._times, self._events))
+            done += max(0.0, self._events.at(self._second.reached()) - self._middle)
+        self._report(min(1.0, max(0.0, done / self._events.total)))

@@ -19,9 +19,10 @@ from assocmem.engine.state import State
 from assocmem.workers import replay_children
 from assocmem.workers.fold_job import fold_and_publish
 from assocmem.workers.history import History, _middle
-from assocmem.workers.rebuild import Rebuild, decode_entries, rebuild
+from assocmem.workers.log_events import counted_snapshots
+from assocmem.workers.rebuild import Rebuild, decode_entries, log_share, rebuild
 from assocmem.workers.replay_children import ServedHash, served_hash
-from assocmem.workers.replay_progress import ReplayProgress, counted_snapshots
+from assocmem.workers.replay_progress import ReplayProgress
 from assocmem.workers.runtime import Runtime
 from assocmem.workers.settings import Settings
 from assocmem.workers.stores import iter_entries
@@ -139,6 +140,23 @@ def test_a_replay_on_redis_reports_progress_past_its_first_half_to_the_end(
     assert seen and shares[seen[0] :], "nothing reported while the second half folded"
     assert shares == sorted(shares) and shares[-1] == 1.0
     runtime.close()
+
+
+def test_audits_and_rebuilds_report_their_progress_in_events_too(runtime: Runtime) -> None:
+    """`log_share`, through which an audit and a rebuild waited for report: the same burst
+    and note a second later; from the 4th note on, a rebuild's share of the 5 left."""
+    burst = _burst(runtime, 8, kept=(4, 8))
+    time.sleep(1.0)
+    last = write(runtime, ["timeout", "later"])[-1]
+    shares: list[float] = []
+    whole = log_share(runtime.log, runtime.snapshots, "default", None, shares.append)
+    whole(burst[3])
+    whole(burst[7])
+    assert shares == pytest.approx([4 / 9, 8 / 9])
+    rest = log_share(runtime.log, runtime.snapshots, "default", last, shares.append, burst[3])
+    rest(burst[7])
+    rest(last)
+    assert shares[2:] == pytest.approx([4 / 5, 1.0])
 
 
 @dataclasses.dataclass
