@@ -18,6 +18,7 @@ holds it to that, envelope by envelope.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Annotated, Generic, TypeVar
 
 import msgspec
@@ -96,9 +97,23 @@ _ACTIVITY = _decoder("activity.logged", _Activity)
 another version or type costs no failed attempt here."""
 
 
-def checked_note(raw: bytes, position: Position) -> Event | None:
+@dataclasses.dataclass(slots=True)
+class ColumnNote:
+    """A checked note as the fold stages it in columns (engine/note_columns.py): its
+    decoded envelope, with no Event, payload dict or Memory made of it."""
+
+    type: str
+    position: Position
+    envelope: _Envelope[_Written] | _Envelope[_Activity]
+
+
+def checked_note(
+    raw: bytes, position: Position, as_columns: bool = False
+) -> Event | ColumnNote | None:
     """The memory.written or activity.logged event in `raw`, marked `checked` (its type's
-    check would pass), if it is one that this decoder is sure of; None otherwise."""
+    check would pass), if it is one that this decoder is sure of; None otherwise.
+    `as_columns`: a ColumnNote instead, unless it supersedes memories (the fold looks
+    those up, so it makes an Event of it)."""
     if raw.startswith(_WRITTEN[0]):
         _, name, decoder = _WRITTEN
     elif raw.startswith(_ACTIVITY[0]):
@@ -114,6 +129,8 @@ def checked_note(raw: bytes, position: Position) -> Event | None:
         return None
     if not (in_time(envelope.ts) and _sound(note)):
         return None
+    if as_columns and (isinstance(note, _Activity) or not note.supersedes):
+        return ColumnNote(name, position, envelope)
     return Event(
         name,
         envelope.tenant,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable
 
+from .checked_note import ColumnNote
 from .errors import InvalidEvent
 from .event import Event, check_time
 from .event_type import event_type
@@ -28,21 +29,29 @@ class Rejection:
     reason: str
 
 
-def fold(state: State, events: Iterable[Event], checked: bool = False) -> list[Rejection]:
+def fold(
+    state: State, events: Iterable[Event | ColumnNote], checked: bool = False
+) -> list[Rejection]:
     """Apply `events` (in log order) to `state` in place; return what was rejected.
 
     `checked`: every event's time and payload passed its type's check already (the
     application's, on these very objects, before it appended them), so they are not checked
     again: the same check of the same values, a tenth of the fold of short notes. An event
-    marked `checked` (engine/checked_note.py checked it as it decoded it) is not either."""
+    marked `checked` (engine/checked_note.py checked it as it decoded it) is not either,
+    nor a ColumnNote, which is staged as columns (engine/note_columns.py)."""
     rejections: list[Rejection] = []
     for event in events:
         assert event.position is not None, "only appended events are folded"
         if event.position <= state.position:
             continue
+        if event.__class__ is ColumnNote:  # checked as it was decoded
+            state.note_columns.add(state, event)  # type: ignore[arg-type]
+            state.position = event.position
+            continue
+        state.place_notes()  # the handler may look a note up
         try:
             record = event_type(event.type)
-            if not record.keeps_staged or len(state.staged) >= STAGED_AT_MOST:
+            if not record.keeps_staged or state.staged_rows >= STAGED_AT_MOST:
                 state.flush()
             if not (checked or event.checked):
                 check_time(event.ts)

@@ -156,11 +156,11 @@ def _objects_part(state: State, memories: list[Any], first: int) -> dict[str, An
         "memory_lengths": lengths,
         "memory_core": [m.core for m in memories],
         "memory_matched": [m.matched for m in memories],
-        "agent": _coded([m.agent for m in memories]),
-        "user": _coded([m.user for m in memories]),
-        "session": _coded([m.session for m in memories]),
-        "namespace": _coded([m.namespace for m in memories]),
-        "kind": _coded([m.kind for m in memories]),
+        "agent": coded([m.agent for m in memories]),
+        "user": coded([m.user for m in memories]),
+        "session": coded([m.session for m in memories]),
+        "namespace": coded([m.namespace for m in memories]),
+        "kind": coded([m.kind for m in memories]),
     }
 
 
@@ -179,7 +179,7 @@ def _joined(parts: list[Any], dtype: str) -> np.ndarray:
     return np.concatenate([np.asarray(p, dtype=dtype) for p in parts])
 
 
-def _coded(names: list[str | None]) -> tuple[np.ndarray, list[str]]:
+def coded(names: list[str | None]) -> tuple[np.ndarray, list[str]]:
     numbers: dict[str, int] = {}
     codes = [-1 if n is None else numbers.setdefault(n, len(numbers)) for n in names]
     return np.array(codes, dtype=np.int32), list(numbers)
@@ -197,3 +197,45 @@ def _merged_tables(parts: list[tuple[np.ndarray, list[str]]]) -> tuple[np.ndarra
             remap[code] = table.setdefault(names[code], len(table))
         merged.append(remap[codes])
     return _joined(merged, "<i4"), list(table)
+
+
+def joined_blocks(first: LoadedMemories, second: LoadedMemories) -> LoadedMemories:
+    """The rows of two adjacent blocks as one (`second` starts where `first` ends)."""
+    assert second.start == first.start + len(first), "the blocks are adjacent"
+    shift = len(first)
+
+    def names(field: str) -> tuple[np.ndarray, list[str]]:
+        parts = [(getattr(b, field), getattr(b, f"{field}s")) for b in (first, second)]
+        return _merged_tables(parts)
+
+    (agent, agents), (user, users) = names("agent"), names("user")
+    (session, sessions), (namespace, namespaces) = names("session"), names("namespace")
+    kind, kinds = names("kind")
+    return LoadedMemories(
+        start=first.start,
+        ids=first.ids + second.ids,
+        text_bytes=memoryview(b"".join((first.text_bytes, second.text_bytes))),
+        text_offsets=_rebased(first.text_offsets, second.text_offsets),
+        concepts=np.concatenate([first.concepts, second.concepts]),
+        offsets=_rebased(first.offsets, second.offsets),
+        core=np.concatenate([first.core, second.core]),
+        matched=np.concatenate([first.matched, second.matched]),
+        agent=agent,
+        agents=agents,
+        user=user,
+        users=users,
+        session=session,
+        sessions=sessions,
+        namespace=namespace,
+        namespaces=namespaces,
+        kind=kind,
+        kinds=kinds,
+        meta=first.meta | {shift + row: meta for row, meta in second.meta.items()},
+        superseded_by=first.superseded_by
+        | {shift + row: by for row, by in second.superseded_by.items()},
+    )
+
+
+def _rebased(first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """Offsets of two runs one after the other: the second's moved past the first's end."""
+    return np.concatenate([first, second[1:] + first[-1]])

@@ -166,6 +166,13 @@ class MemoryRows:
         self._starts.append(start)
         self._objects[start:end] = [None] * len(block)
 
+    def join_last(self, joined: LoadedMemories) -> None:
+        """Keep the last two blocks as `joined`, the same rows in one block."""
+        assert joined.start == self._starts[-2], "joins the last two blocks"
+        assert len(joined) == len(self._blocks[-2]) + len(self._blocks[-1])
+        del self._blocks[-1], self._starts[-1]
+        self._blocks[-1] = joined
+
     def blocks(self) -> list[LoadedMemories]:
         return self._blocks
 
@@ -265,7 +272,9 @@ class MemoryIds(Mapping[str, "Memory"]):
     def __init__(self, rows: MemoryRows) -> None:
         self._rows = rows
         self._by_id: dict[str, int] = {}
-        self._unindexed: list[LoadedMemories] = []
+        self._unindexed: list[tuple[list[str], int]] = []
+        """The ids of loaded blocks not looked up yet, and their first rows (not the blocks:
+        the rows may be joined into another block meanwhile)."""
 
     def __len__(self) -> int:
         return len(self._rows)
@@ -299,7 +308,7 @@ class MemoryIds(Mapping[str, "Memory"]):
         self._by_id[memory.id] = memory.row
 
     def load(self, block: LoadedMemories) -> None:
-        self._unindexed.append(block)
+        self._unindexed.append((block.ids, block.start))
 
     def _row(self, memory_id: object) -> int | None:
         return self._indexed().get(memory_id)  # type: ignore[call-overload]
@@ -307,8 +316,7 @@ class MemoryIds(Mapping[str, "Memory"]):
     def _indexed(self) -> dict[str, int]:
         """Id -> row, the loaded blocks' ids indexed first."""
         if self._unindexed:
-            for block in self._unindexed:
-                rows = range(block.start, block.start + len(block))
-                self._by_id.update(zip(block.ids, rows, strict=True))
+            for ids, start in self._unindexed:
+                self._by_id.update(zip(ids, range(start, start + len(ids)), strict=True))
             self._unindexed.clear()
         return self._by_id

@@ -21,8 +21,9 @@ import numpy as np
 
 from .cooccurrence import Cooccurrence
 from .link_rule import is_taught, link_weight
-from .memory_columns import offsets_of
+from .memory_columns import joined_blocks, offsets_of
 from .memory_rows import LoadedMemories, MemoryIds, MemoryRows
+from .note_columns import NoteColumns
 from .position import ZERO, Position, Positions
 from .postings import Postings
 from .staged_notes import StagedNotes, Uses, count_surfaces
@@ -99,6 +100,10 @@ SEALED_ROWS = 8192
 """Rows folded as objects that `State.seal` keeps as a block of columns from then on
 (engine/memory_rows.py): what a snapshot encodes without a step per memory, and memory
 without an object each."""
+JOINED_ROWS_AT_MOST = 65_536
+"""The largest block two blocks a fold made are joined into: a fold that makes a small
+block now and then (a worker's fold of a few new notes) leaves a few blocks, not one per
+fold, and a row is copied a few times at most."""
 
 
 def tiers_of(lengths: np.ndarray, core: np.ndarray, matched: np.ndarray) -> np.ndarray:
@@ -187,6 +192,15 @@ class State:
         self.postings = Postings()
         self.staged = StagedNotes()
         """Memories registered but not yet indexed; empty outside a fold."""
+        self.note_columns = NoteColumns()
+        """Checked notes staged as columns, not rows yet (engine/note_columns.py); empty
+        outside a fold."""
+        self.placed: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+        """Per block of notes placed as rows and not yet indexed: its concepts, their
+        lengths, core and matched; `placed_labels` holds their words."""
+        self.placed_labels: list[dict[str, str]] = []
+        self.placed_from = 0
+        """The first row `placed` holds."""
         self.row_concepts = Column(np.int32)
         """The concept indices of the indexed rows kept as objects (from `rows.loaded_end()`),
         one row after another: what a snapshot encodes of them, kept from their indexing
@@ -277,15 +291,22 @@ class State:
         """The word people read for `concept` (the concept itself when unknown)."""
         return self.relabelled.get(concept, concept)
 
+    def indices_of(self, concepts: list[str] | tuple[str, ...]) -> list[int]:
+        """The index of each concept, those new to the state interned in their order."""
+        index = self.concept_index
+        indices = list(map(index.get, concepts))
+        if None in indices:
+            missing = [n for n, found in enumerate(indices) if found is None]
+            self.intern_all([concepts[at] for at in missing])
+            for at in missing:
+                indices[at] = index[concepts[at]]
+        return indices  # type: ignore[return-value]
+
     def stage_memory(self, memory: Memory, labels: dict[str, str]) -> list[int]:
         """Register `memory` now; index it and count its words (`labels`: concept -> the
         word written for it) at the next `flush`. Return its concepts' indices."""
         self._place(memory)
-        indices = list(map(self.concept_index.get, memory.concepts))
-        if None in indices:  # concepts new to the state, interned in their order
-            concepts, intern = memory.concepts, self.intern
-            for at in [n for n, index in enumerate(indices) if index is None]:
-                indices[at] = intern(concepts[at])
+        indices = self.indices_of(memory.concepts)
         # One string each. itemgetter makes the tuple in one C call, half the time of a map
         # (of one index it gives the item, not a tuple of it)
         if len(indices) > 1:
@@ -293,10 +314,43 @@ class State:
         else:
             memory.concepts = tuple(map(self.concepts.__getitem__, indices))
         self.staged.add(memory, indices, labels)  # type: ignore[arg-type]
-        return indices  # type: ignore[return-value]
+        return indices
+
+    def place_notes(self) -> None:
+        """The notes staged as columns (engine/note_columns.py) become the next rows, one
+        block of them (columns and all), indexed at the next `flush`."""
+        staged = self.note_columns
+        if not staged:
+            return
+        self.note_columns = NoteColumns()
+        if len(self.rows) > self.rows.loaded_end():
+            self.seal(1)  # the rows after the last block are objects: a block comes after them
+        first = len(self.rows)
+        block, numbers = staged.block(first)
+        self._add_rows(block, numbers)
+        if not self.placed:
+            self.placed_from = first
+        lengths = np.diff(block.offsets)
+        self.placed.append((block.concepts, lengths, block.core, block.matched))
+        self.placed_labels += staged.labels
+        self._join_young_blocks()
+
+    @property
+    def staged_rows(self) -> int:
+        """Notes staged in any way, not indexed yet."""
+        return len(self.staged) + len(self.note_columns) + len(self.placed_labels)
 
     def flush(self) -> None:
         """Index the staged memories and count their words (engine/staged_notes.py)."""
+        self.place_notes()
+        if self.placed:  # they come before any staged as objects
+            parts, labels = self.placed, self.placed_labels
+            self.placed, self.placed_labels = [], []
+            concepts, lengths, core, matched = (np.concatenate(p) for p in zip(*parts, strict=True))
+            offsets = offsets_of(lengths)
+            tiers = tiers_of(lengths, core, matched)
+            self.postings.extend(offsets, concepts, tiers, self.placed_from)
+            count_surfaces(self, Uses(self, concepts, offsets, labels))
         if self.staged:
             memories, indices, labels = self.staged.take()
             concepts, offsets = self._index(memories, indices)
@@ -309,18 +363,43 @@ class State:
         Their objects are let go, so it is called between folds, never while a handler
         holds a memory it is changing: by the workers, who publish snapshots of the state
         (a snapshot slices a block's arrays) and keep it in memory for long."""
+        at_least = SEALED_ROWS if at_least is None else at_least
+        if len(self.rows) - self.rows.loaded_end() < at_least:
+            return
+        self.place_notes()  # which seals the rows before them first
         start = self.rows.loaded_end()
-        if len(self.rows) - start >= (SEALED_ROWS if at_least is None else at_least):
+        if len(self.rows) - start >= at_least:
             from .memory_columns import sealed  # it reads the state's rows
 
             self.flush()
             self.rows.seal(sealed(self, start, len(self.rows)))
             self.row_concepts = Column(np.int32)  # no row is an object after the last block
+            self._join_young_blocks()
+
+    def _join_young_blocks(self) -> None:
+        """Join the last two blocks while the one before is no larger than the last (up
+        to JOINED_ROWS_AT_MOST rows): a few blocks of sizes that double, like a binary
+        counter's bits, however many small ones folds made."""
+        blocks = self.rows.blocks()
+        while (
+            len(blocks) > 1
+            and len(blocks[-2]) <= len(blocks[-1])
+            and len(blocks[-2]) + len(blocks[-1]) <= JOINED_ROWS_AT_MOST
+        ):
+            self.rows.join_last(joined_blocks(blocks[-2], blocks[-1]))
 
     def load_memories(self, block: LoadedMemories, numbers: dict[str, np.ndarray]) -> None:
         """Register and index a snapshot's memories as columns (no Memory object each):
         `numbers` holds their ts, importance, valence and accesses."""
         self.flush()
+        first = len(self.rows)
+        self._add_rows(block, numbers)
+        lengths = np.diff(block.offsets)
+        tiers = tiers_of(lengths, block.core, block.matched)
+        self.postings.extend(block.offsets, block.concepts, tiers, first)
+
+    def _add_rows(self, block: LoadedMemories, numbers: dict[str, np.ndarray]) -> None:
+        """The block's rows after the last, with their columns; not indexed."""
         first = len(self.rows)
         self.rows.load(block)
         self.row_concepts = Column(np.int32)  # no row is an object after the last block
@@ -331,9 +410,6 @@ class State:
             self.activity_rows.extend((activities + first).tolist())
         scoped = (block.user >= 0) | (block.session >= 0) | (block.namespace >= 0)
         self.scoped_rows.extend((np.flatnonzero(scoped) + first).tolist())
-        lengths = np.diff(block.offsets)
-        tiers = tiers_of(lengths, block.core, block.matched)
-        self.postings.extend(block.offsets, block.concepts, tiers, first)
         self.ts.extend(numbers["ts"])
         self.importance.extend(numbers["importance"])
         self.valence.extend(numbers["valence"])

@@ -10,7 +10,7 @@ import dataclasses
 import logging
 from collections.abc import Callable, Iterable, Iterator
 
-from assocmem.engine.checked_note import checked_note
+from assocmem.engine.checked_note import ColumnNote, checked_note
 from assocmem.engine.errors import CorruptSnapshot, InvalidEvent
 from assocmem.engine.event import Event, decode_event
 from assocmem.engine.fold import STAGED_AT_MOST, Rejection, fold
@@ -65,13 +65,17 @@ def events_of(
 
 
 def each_decoded(
-    entries: Iterable[Entry], skip_types: frozenset[str], rejections: list[Rejection]
-) -> Iterator[Event]:
+    entries: Iterable[Entry],
+    skip_types: frozenset[str],
+    rejections: list[Rejection],
+    as_columns: bool = False,
+) -> Iterator[Event | ColumnNote]:
     """The events of `entries`, decoded one at a time as they are asked for, less those of
-    `skip_types`; the entries that do not decode are added to `rejections`."""
+    `skip_types`; the entries that do not decode are added to `rejections`. `as_columns`:
+    checked notes as ColumnNotes, for a fold (engine/note_columns.py)."""
     for position, raw in entries:
         try:
-            event = checked_note(raw, position) or decode_event(raw, position)
+            event = checked_note(raw, position, as_columns) or decode_event(raw, position)
         except InvalidEvent as exc:
             rejections.append(Rejection(position, stray_reason(raw, position) or str(exc)))
             continue
@@ -119,15 +123,22 @@ def fold_entries(
     run of them ends, and a chunk's end is no reason to (a third of the time of a fold of
     commit messages went to indexing chunk after chunk). Each entry is decoded just before
     it is folded, not a chunk ahead: a chunk of decoded commit messages is megabytes, cold
-    by the time the fold reached its end (a fold of them went 1.2 times as fast so)."""
+    by the time the fold reached its end (a fold of them went 1.2 times as fast so).
+
+    Checked notes are staged as columns (engine/note_columns.py), so `progress` may see
+    fewer rows than notes folded: the last ones become rows at the next other event, at
+    STAGED_AT_MOST staged notes, or at the end."""
     rejections: list[Rejection] = []
 
-    def events() -> Iterator[Event]:
+    def events() -> Iterator[Event | ColumnNote]:
         for chunk in chunks:
             if chunk[-1][0] <= state.position:
                 continue
             start = state.position
-            yield from each_decoded((e for e in chunk if e[0] > start), skip_types, rejections)
+            kept = (e for e in chunk if e[0] > start)
+            yield from each_decoded(kept, skip_types, rejections, as_columns=True)
+            if state.staged_rows >= STAGED_AT_MOST:  # a bound on what staging holds
+                state.flush()
             state.position = max(state.position, chunk[-1][0])  # past entries it skipped
             state.seal(SEALED_BY_FOLDS)  # between two events: no handler holds a memory
             if progress:

@@ -4,20 +4,23 @@ among them, whatever the chunks and wherever the state had got to."""
 
 from __future__ import annotations
 
+import dataclasses
 from unittest import mock
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assocmem.engine.event import encode_event
-from assocmem.engine.fold import fold
+from assocmem.engine import state as state_module
+from assocmem.engine.event import Event, encode_event
+from assocmem.engine.fold import STAGED_AT_MOST, fold, fold_from_zero
 from assocmem.engine.position import ZERO
-from assocmem.engine.snapshot import content_hash
-from assocmem.engine.state import State
+from assocmem.engine.snapshot import content_hash, dump_state
+from assocmem.engine.state import JOINED_ROWS_AT_MOST, State
 from assocmem.workers import rebuild
 from assocmem.workers.rebuild import SEALED_BY_FOLDS, decode_entries, fold_entries
 
-from .engine.test_fold_properties import histories
+from .engine.events import written
+from .engine.test_fold_properties import assert_same_index, histories
 
 BROKEN = [
     b"{not json",
@@ -32,6 +35,8 @@ BROKEN = [
 @given(histories(), st.data())
 @settings(max_examples=80, deadline=None)
 def test_chunks_of_stored_entries_fold_as_their_events_decoded_first(events, data) -> None:  # type: ignore[no-untyped-def]
+    if data.draw(st.booleans()):  # their notes are folded as columns, but where they supersede
+        events = [as_our_writers_write(e) for e in events]
     entries = [(e.position, encode_event(e)) for e in events]
     for at in data.draw(st.lists(st.integers(0, len(entries) - 1), max_size=3, unique=True)):
         entries[at] = (entries[at][0], data.draw(st.sampled_from(BROKEN)))
@@ -44,10 +49,18 @@ def test_chunks_of_stored_entries_fold_as_their_events_decoded_first(events, dat
     ]
     skipped = data.draw(st.sampled_from([frozenset(), frozenset({"feedback.given"})]))
 
-    # Folded chunk by chunk, the rows are sealed into columns as they go: every few rows here
+    # Folded chunk by chunk, the rows are sealed into columns as they go: every few rows here;
+    # checked notes are staged as columns, indexed every few notes, in blocks joined up to
+    # a few rows
     sealed_rows = data.draw(st.sampled_from([SEALED_BY_FOLDS, 2]))
+    staged_at_most = data.draw(st.sampled_from([STAGED_AT_MOST, 3]))
+    joined_at_most = data.draw(st.sampled_from([JOINED_ROWS_AT_MOST, 4]))
     state = State()
-    with mock.patch.object(rebuild, "SEALED_BY_FOLDS", sealed_rows):
+    with (
+        mock.patch.object(rebuild, "SEALED_BY_FOLDS", sealed_rows),
+        mock.patch.object(rebuild, "STAGED_AT_MOST", staged_at_most),
+        mock.patch.object(state_module, "JOINED_ROWS_AT_MOST", joined_at_most),
+    ):
         fold_entries(state, [entries[:folded_before]] if folded_before else [], skipped)
         rejections = fold_entries(state, chunks, skipped)
 
@@ -63,3 +76,35 @@ def test_chunks_of_stored_entries_fold_as_their_events_decoded_first(events, dat
     expected.position = state.position
     assert content_hash(state) == content_hash(expected)
     assert rejections == expected_rejections
+    assert [dataclasses.asdict(m) for m in state.rows] == [
+        dataclasses.asdict(m) for m in expected.rows
+    ]
+    assert_same_index(state, expected)
+    assert dump_state(state) == dump_state(expected)
+    assert all(len(block) <= max(joined_at_most, SEALED_BY_FOLDS) for block in state.rows.blocks())
+
+
+def as_our_writers_write(event: Event) -> Event:
+    """A note with every field its type's `build` writes (the tests' helpers leave some
+    out), which the checked decoder reads as columns (engine/checked_note.py)."""
+    if event.type not in ("memory.written", "activity.logged"):
+        return event
+    data = {"tiers": None, "labels": {}, "extractor": "test", **event.data}
+    return dataclasses.replace(event, data=data)
+
+
+def test_notes_folded_a_few_at_a_time_are_kept_in_a_few_blocks() -> None:
+    """A worker folds the few notes new since its last fold, again and again: their rows
+    are joined into blocks of sizes that double, not kept as a block per fold (a read looks
+    through every block)."""
+    events = [as_our_writers_write(written(n, ["alpha", f"c{n % 7}"])) for n in range(1, 301)]
+    entries = [(e.position, encode_event(e)) for e in events]
+    state = State()
+    for entry in entries:
+        fold_entries(state, [[entry]])
+    assert len(state.rows) == 300
+    assert len(state.rows.blocks()) <= 9  # 300 in binary has 4 ones; sizes may differ so
+    assert [m.id for m in state.rows] == [str(e.position) for e in events]
+    expected = fold_from_zero(events)
+    assert content_hash(state) == content_hash(expected)
+    assert_same_index(state, expected)
