@@ -7,6 +7,7 @@ encodes alike however it was built (folded, or loaded from a full or a delta sna
 from __future__ import annotations
 
 from itertools import chain
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -179,10 +180,16 @@ def _joined(parts: list[Any], dtype: str) -> np.ndarray:
     return np.concatenate([np.asarray(p, dtype=dtype) for p in parts])
 
 
-def coded(names: list[str | None]) -> tuple[np.ndarray, list[str]]:
-    numbers: dict[str, int] = {}
-    codes = [-1 if n is None else numbers.setdefault(n, len(numbers)) for n in names]
-    return np.array(codes, dtype=np.int32), list(numbers)
+def coded(names: Sequence[str | None]) -> tuple[np.ndarray, list[str]]:
+    """A number per name into a table of the names in order of first use (-1: None), in
+    passes in C: a block of notes has a few agents, kinds and users among thousands."""
+    table = [name for name in dict.fromkeys(names) if name is not None]
+    numbers: dict[str | None, int] = {name: n for n, name in enumerate(table)}
+    numbers[None] = -1
+    if len(table) == 1 and None not in names:
+        return np.zeros(len(names), dtype=np.int32), table
+    codes = np.fromiter(map(numbers.__getitem__, names), dtype=np.int32, count=len(names))
+    return codes, table
 
 
 def _merged_tables(parts: list[tuple[np.ndarray, list[str]]]) -> tuple[np.ndarray, list[str]]:

@@ -254,16 +254,21 @@ class State:
 
     def intern_all(self, concepts: list[str]) -> None:
         """`intern` for many new, distinct concepts at once (loading a snapshot)."""
-        start = len(self.concepts)
         fresh = [c for c in concepts if c not in self.concept_index]
         if len(set(fresh)) != len(concepts):
             for concept in concepts:
                 self.intern(concept)
             return
-        self.concepts.extend(fresh)
+        self._append_concepts(fresh)
+
+    def _append_concepts(self, fresh: list[str]) -> None:
+        """Intern `fresh`, distinct concepts the state does not know."""
+        start = len(self.concepts)
+        self.concepts += fresh
         self.concept_index.update(zip(fresh, range(start, start + len(fresh)), strict=True))
-        self.surfaces.extend({} for _ in fresh)
-        self.labels.extend(fresh)
+        assert len(self.concept_index) == len(self.concepts), "the concepts were new and distinct"
+        self.surfaces += [{} for _ in fresh]
+        self.labels += fresh
         self.postings.grow(len(self.concepts))
         self.counts.grow(len(self.concepts))
 
@@ -295,11 +300,12 @@ class State:
         """The index of each concept, those new to the state interned in their order."""
         index = self.concept_index
         indices = list(map(index.get, concepts))
-        if None in indices:
+        if None in indices:  # a note's concepts are distinct: so are those new among them
             missing = [n for n, found in enumerate(indices) if found is None]
-            self.intern_all([concepts[at] for at in missing])
-            for at in missing:
-                indices[at] = index[concepts[at]]
+            start = len(self.concepts)
+            self._append_concepts([concepts[at] for at in missing])
+            for number, at in enumerate(missing, start):
+                indices[at] = number
         return indices  # type: ignore[return-value]
 
     def stage_memory(self, memory: Memory, labels: dict[str, str]) -> list[int]:

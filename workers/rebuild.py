@@ -135,7 +135,7 @@ def fold_entries(
             if chunk[-1][0] <= state.position:
                 continue
             start = state.position
-            kept = (e for e in chunk if e[0] > start)
+            kept = chunk if chunk[0][0] > start else [e for e in chunk if e[0] > start]
             yield from each_decoded(kept, skip_types, rejections, as_columns=True)
             if state.staged_rows >= STAGED_AT_MOST:  # a bound on what staging holds
                 state.flush()
