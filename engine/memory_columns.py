@@ -6,8 +6,8 @@ encodes alike however it was built (folded, or loaded from a full or a delta sna
 
 from __future__ import annotations
 
-from itertools import chain
 from collections.abc import Sequence
+from itertools import chain
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -206,27 +206,44 @@ def _merged_tables(parts: list[tuple[np.ndarray, list[str]]]) -> tuple[np.ndarra
     return _joined(merged, "<i4"), list(table)
 
 
-def joined_blocks(first: LoadedMemories, second: LoadedMemories) -> LoadedMemories:
-    """The rows of two adjacent blocks as one (`second` starts where `first` ends)."""
-    assert second.start == first.start + len(first), "the blocks are adjacent"
-    shift = len(first)
+def joined_blocks(blocks: list[LoadedMemories]) -> LoadedMemories:
+    """The rows of adjacent blocks (each starts where the one before ends) as one block."""
+    shifts = [0]
+    for block in blocks:
+        assert block.start == blocks[0].start + shifts[-1], "the blocks are adjacent"
+        shifts.append(shifts[-1] + len(block))
 
     def names(field: str) -> tuple[np.ndarray, list[str]]:
-        parts = [(getattr(b, field), getattr(b, f"{field}s")) for b in (first, second)]
-        return _merged_tables(parts)
+        """The codes of all into one table: the first's, then each next one's other names
+        (a block's table need not be in order of use: an encode orders those it writes)."""
+        table: list[str] = list(getattr(blocks[0], f"{field}s"))
+        numbers = {name: n for n, name in enumerate(table)}
+        parts = []
+        for block in blocks:
+            codes, more = getattr(block, field), getattr(block, f"{field}s")
+            if more == table:
+                parts.append(codes)
+                continue
+            for name in more:
+                if name not in numbers:
+                    numbers[name] = len(table)
+                    table.append(name)
+            remap = np.array([numbers[name] for name in more] + [-1], dtype=np.int32)
+            parts.append(remap[codes])  # code -1 (none): the last
+        return np.concatenate(parts), table
 
     (agent, agents), (user, users) = names("agent"), names("user")
     (session, sessions), (namespace, namespaces) = names("session"), names("namespace")
     kind, kinds = names("kind")
     return LoadedMemories(
-        start=first.start,
-        ids=first.ids + second.ids,
-        text_bytes=memoryview(b"".join((first.text_bytes, second.text_bytes))),
-        text_offsets=_rebased(first.text_offsets, second.text_offsets),
-        concepts=np.concatenate([first.concepts, second.concepts]),
-        offsets=_rebased(first.offsets, second.offsets),
-        core=np.concatenate([first.core, second.core]),
-        matched=np.concatenate([first.matched, second.matched]),
+        start=blocks[0].start,
+        ids=list(chain.from_iterable(block.ids for block in blocks)),
+        text_bytes=memoryview(b"".join([block.text_bytes for block in blocks])),
+        text_offsets=_rebased([block.text_offsets for block in blocks]),
+        concepts=np.concatenate([block.concepts for block in blocks]),
+        offsets=_rebased([block.offsets for block in blocks]),
+        core=np.concatenate([block.core for block in blocks]),
+        matched=np.concatenate([block.matched for block in blocks]),
         agent=agent,
         agents=agents,
         user=user,
@@ -237,12 +254,22 @@ def joined_blocks(first: LoadedMemories, second: LoadedMemories) -> LoadedMemori
         namespaces=namespaces,
         kind=kind,
         kinds=kinds,
-        meta=first.meta | {shift + row: meta for row, meta in second.meta.items()},
-        superseded_by=first.superseded_by
-        | {shift + row: by for row, by in second.superseded_by.items()},
+        meta={
+            shift + row: meta
+            for block, shift in zip(blocks, shifts, strict=False)
+            for row, meta in block.meta.items()
+        },
+        superseded_by={
+            shift + row: by
+            for block, shift in zip(blocks, shifts, strict=False)
+            for row, by in block.superseded_by.items()
+        },
     )
 
 
-def _rebased(first: np.ndarray, second: np.ndarray) -> np.ndarray:
-    """Offsets of two runs one after the other: the second's moved past the first's end."""
-    return np.concatenate([first, second[1:] + first[-1]])
+def _rebased(runs: list[np.ndarray]) -> np.ndarray:
+    """Offsets of runs one after another: each one's moved past the end of those before."""
+    ends = np.cumsum([run[-1] for run in runs])
+    return np.concatenate(
+        [runs[0], *(run[1:] + end for run, end in zip(runs[1:], ends, strict=False))]
+    )

@@ -166,11 +166,11 @@ class MemoryRows:
         self._starts.append(start)
         self._objects[start:end] = [None] * len(block)
 
-    def join_last(self, joined: LoadedMemories) -> None:
-        """Keep the last two blocks as `joined`, the same rows in one block."""
-        assert joined.start == self._starts[-2], "joins the last two blocks"
-        assert len(joined) == len(self._blocks[-2]) + len(self._blocks[-1])
-        del self._blocks[-1], self._starts[-1]
+    def join_last(self, count: int, joined: LoadedMemories) -> None:
+        """Keep the last `count` blocks as `joined`, the same rows in one block."""
+        assert joined.start == self._starts[-count], "joins the last blocks"
+        assert len(joined) == sum(map(len, self._blocks[-count:]))
+        del self._blocks[-count + 1 :], self._starts[-count + 1 :]
         self._blocks[-1] = joined
 
     def blocks(self) -> list[LoadedMemories]:

@@ -5,9 +5,12 @@ end instead of a Python step per concept of every note. The fold flushes them be
 any event whose handler reads indexed notes (`EventType.keeps_staged`), every
 STAGED_AT_MOST notes and at its end, so no reader ever sees a staged note.
 
-A staged note is still a Memory object: folding long runs of notes, read ahead, straight
-into blocks of columns (2b1ed56, reverted) made a fold from zero slower and its peak
-memory larger, the notes read ahead going cold before they were folded.
+A note folded as an event is staged as a Memory object; the workers' fold stages checked
+notes as columns instead (engine/note_columns.py), placed as a block of rows before any
+other event and indexed here with the rest. Folding long runs of notes read ahead into
+blocks (2b1ed56, reverted) made a fold from zero slower and its peak memory larger, the
+notes read ahead going cold before they were folded: columns are taken from each note as
+it is decoded.
 """
 
 from __future__ import annotations

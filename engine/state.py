@@ -101,9 +101,12 @@ SEALED_ROWS = 8192
 (engine/memory_rows.py): what a snapshot encodes without a step per memory, and memory
 without an object each."""
 JOINED_ROWS_AT_MOST = 65_536
-"""The largest block two blocks a fold made are joined into: a fold that makes a small
-block now and then (a worker's fold of a few new notes) leaves a few blocks, not one per
-fold, and a row is copied a few times at most."""
+"""The largest block the blocks a fold made are joined into: a fold that makes a small
+block now and then (a worker's fold of a few new notes, or notes between ratings) leaves a
+few blocks, not one per fold."""
+JOINED_AT_ONCE = 8
+"""Blocks of about one size joined at once: a row is copied once per eightfold growth of its
+block (joined two at a time, a fold of notes rated every 50 spent a tenth of its time so)."""
 
 
 def tiers_of(lengths: np.ndarray, core: np.ndarray, matched: np.ndarray) -> np.ndarray:
@@ -383,16 +386,15 @@ class State:
             self._join_young_blocks()
 
     def _join_young_blocks(self) -> None:
-        """Join the last two blocks while the one before is no larger than the last (up
-        to JOINED_ROWS_AT_MOST rows): a few blocks of sizes that double, like a binary
-        counter's bits, however many small ones folds made."""
+        """Join the last JOINED_AT_ONCE blocks into one while they are no larger than the
+        last of them (and make at most JOINED_ROWS_AT_MOST rows): however many small blocks
+        folds made, a few of each size are kept, and a row is copied a few times."""
         blocks = self.rows.blocks()
-        while (
-            len(blocks) > 1
-            and len(blocks[-2]) <= len(blocks[-1])
-            and len(blocks[-2]) + len(blocks[-1]) <= JOINED_ROWS_AT_MOST
-        ):
-            self.rows.join_last(joined_blocks(blocks[-2], blocks[-1]))
+        while len(blocks) >= JOINED_AT_ONCE:
+            last = blocks[-JOINED_AT_ONCE:]
+            if max(map(len, last)) > 2 * len(last[-1]) or sum(map(len, last)) > JOINED_ROWS_AT_MOST:
+                return
+            self.rows.join_last(JOINED_AT_ONCE, joined_blocks(last))
 
     def load_memories(self, block: LoadedMemories, numbers: dict[str, np.ndarray]) -> None:
         """Register and index a snapshot's memories as columns (no Memory object each):
