@@ -232,9 +232,6 @@ def joined_blocks(blocks: list[LoadedMemories]) -> LoadedMemories:
             parts.append(remap[codes])  # code -1 (none): the last
         return np.concatenate(parts), table
 
-    (agent, agents), (user, users) = names("agent"), names("user")
-    (session, sessions), (namespace, namespaces) = names("session"), names("namespace")
-    kind, kinds = names("kind")
     return LoadedMemories(
         start=blocks[0].start,
         ids=list(chain.from_iterable(block.ids for block in blocks)),
@@ -244,16 +241,7 @@ def joined_blocks(blocks: list[LoadedMemories]) -> LoadedMemories:
         offsets=_rebased([block.offsets for block in blocks]),
         core=np.concatenate([block.core for block in blocks]),
         matched=np.concatenate([block.matched for block in blocks]),
-        agent=agent,
-        agents=agents,
-        user=user,
-        users=users,
-        session=session,
-        sessions=sessions,
-        namespace=namespace,
-        namespaces=namespaces,
-        kind=kind,
-        kinds=kinds,
+        **named_fields({field: names(field) for field in NAMED}),
         meta={
             shift + row: meta
             for block, shift in zip(blocks, shifts, strict=False)
@@ -265,6 +253,15 @@ def joined_blocks(blocks: list[LoadedMemories]) -> LoadedMemories:
             for row, by in block.superseded_by.items()
         },
     )
+
+
+def named_fields(coded: dict[str, tuple[np.ndarray, list[str]]]) -> dict[str, Any]:
+    """LoadedMemories' fields of the NAMED fields: per field its codes, and its table (the
+    field's name with an s)."""
+    fields: dict[str, Any] = {}
+    for field, (codes, table) in coded.items():
+        fields[field], fields[f"{field}s"] = codes, table
+    return fields
 
 
 def _rebased(runs: list[np.ndarray]) -> np.ndarray:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .cooccurrence import LINK_WINDOW, LINKED_CONCEPTS
-from .memory_columns import coded, offsets_of
+from .memory_columns import NAMED, coded, named_fields, offsets_of
 from .memory_rows import LoadedMemories
 
 if TYPE_CHECKING:
@@ -93,11 +93,6 @@ class NoteColumns:
         positions, texts, lengths, core, matched, ts, importance = fields[:7]
         encoded = [text.encode() for text in texts]
         count = len(encoded)
-        agent, agents = coded(fields[7])
-        user, users = coded(fields[8])
-        session, sessions = coded(fields[9])
-        namespace, namespaces = coded(fields[10])
-        kind, kinds = coded(fields[11])
         block = LoadedMemories(
             start=start,
             ids=list(map(str, positions)),
@@ -107,16 +102,7 @@ class NoteColumns:
             offsets=offsets_of(np.array(lengths, dtype=np.int64)),
             core=np.array(core, dtype=np.int32),
             matched=np.array(matched, dtype=np.int32),
-            agent=agent,
-            agents=agents,
-            user=user,
-            users=users,
-            session=session,
-            sessions=sessions,
-            namespace=namespace,
-            namespaces=namespaces,
-            kind=kind,
-            kinds=kinds,
+            **named_fields(dict(zip(NAMED, map(coded, fields[7:]), strict=True))),
             meta=self.meta,
             superseded_by={},
         )

@@ -386,9 +386,9 @@ class State:
             self._join_young_blocks()
 
     def _join_young_blocks(self) -> None:
-        """Join the last JOINED_AT_ONCE blocks into one while they are no larger than the
-        last of them (and make at most JOINED_ROWS_AT_MOST rows): however many small blocks
-        folds made, a few of each size are kept, and a row is copied a few times."""
+        """Join the last JOINED_AT_ONCE blocks into one while none of them is more than
+        twice the last (and they make at most JOINED_ROWS_AT_MOST rows): however many small
+        blocks folds made, a few of each size are kept, and a row is copied a few times."""
         blocks = self.rows.blocks()
         while len(blocks) >= JOINED_AT_ONCE:
             last = blocks[-JOINED_AT_ONCE:]
