@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from assocmem.workers.child_process import LISTEN_FD, dies_with_parent
+from assocmem.workers.predecessor import predecessor_env
 from assocmem.workers.private_paths import private_directory
 from assocmem.workers.redis_server import (
     POLL,
@@ -105,12 +106,19 @@ class Child:
         self.quick_exits = 0
         self.due: float | None = None
         """When a dead child is started again (None: alive, or not yet seen dead)."""
+        self.died_by = 0.0
+        """Unix time by which the last child that died had died (when it was seen dead)."""
 
-    def _spawn(self) -> subprocess.Popen[bytes]:
+    def _spawn(self, predecessor: int | None = None) -> subprocess.Popen[bytes]:
+        """`predecessor`: the pid of the process this one replaces, dead by `died_by` (a
+        worker retries at once the jobs that one was running: workers/predecessor.py)."""
+        env = self.env
+        if predecessor is not None:
+            env = {**env, **predecessor_env(predecessor, self.died_by)}
         with open(self.log_path, "ab") as log:
             return subprocess.Popen(
                 [sys.executable, "-m", "assocmem.api.cli", *self.args],
-                env=self.env,
+                env=env,
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
@@ -128,9 +136,10 @@ class Child:
         if self.due is None:
             delay, self.quick_exits = restart_delay(code, now - self.started, self.quick_exits)
             self.due = now + delay
+            self.died_by = time.time()
         if now < self.due:
             return False
-        self.process, self.started, self.due = self._spawn(), now, None
+        self.process, self.started, self.due = self._spawn(self.process.pid), now, None
         return True
 
     def stop(self) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 from typing import Any
 
@@ -18,11 +19,14 @@ from rq.worker import WorkerStatus
 from . import fold_job  # noqa: F401 - imported before forking, so each job starts warm
 from .jobs import LAST_ERROR
 from .native_threads import limit_native_threads
+from .predecessor import retry_predecessor_jobs
 from .redis_errors import Outage, wait_until_writable
 from .runtime import Runtime, use_runtime
 from .scheduler import run_scheduler
 from .stop_signals import block as block_stop_signals
 from .stop_signals import unblock as unblock_stop_signals
+
+log = logging.getLogger(__name__)
 
 MAINTENANCE_INTERVAL = 30
 """Seconds between a worker's maintenance rounds, where abandoned jobs (their worker died)
@@ -35,7 +39,8 @@ HEARTBEAT_TTL = 30
 """Seconds a running job's heartbeat lasts. A job whose worker was killed is abandoned once
 it lapses, and retried at the next maintenance round of a live worker: within
 HEARTBEAT_TTL + MAINTENANCE_INTERVAL (60 s) of the kill, not after the job's whole timeout
-(RQ's SimpleWorker beats once, for the timeout plus a minute)."""
+(RQ's SimpleWorker beats once, for the timeout plus a minute). A worker `up` starts in place
+of the dead one retries it as it starts (workers/predecessor.py)."""
 
 
 class HeartbeatWorker(SimpleWorker):
@@ -167,6 +172,10 @@ def run_worker(runtime: Runtime, burst: bool = False) -> None:
     stop = threading.Event()
     assert runtime.queue_connection is not None, "a worker needs Redis"
     wait_until_writable(runtime.queue_connection, "worker", stop)
+    try:
+        retry_predecessor_jobs(runtime.queue_connection)
+    except redis.RedisError as exc:  # then they are retried as any abandoned job
+        log.warning("could not retry the jobs of the worker this one replaces: %s", exc)
     # Until RQ's worker has started its threads (HeartbeatWorker.bootstrap): every thread
     # started meanwhile blocks them too. A stop signal meanwhile waits, then ends the process
     # as it would have at once (RQ's handlers are not in place yet).
