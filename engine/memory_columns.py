@@ -255,11 +255,11 @@ def joined_blocks(blocks: list[LoadedMemories]) -> LoadedMemories:
     )
 
 
-def named_fields(coded: dict[str, tuple[np.ndarray, list[str]]]) -> dict[str, Any]:
+def named_fields(by_field: dict[str, tuple[np.ndarray, list[str]]]) -> dict[str, Any]:
     """LoadedMemories' fields of the NAMED fields: per field its codes, and its table (the
     field's name with an s)."""
     fields: dict[str, Any] = {}
-    for field, (codes, table) in coded.items():
+    for field, (codes, table) in by_field.items():
         fields[field], fields[f"{field}s"] = codes, table
     return fields
 

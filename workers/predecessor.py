@@ -6,7 +6,8 @@ worker's maintenance looks (MAINTENANCE_INTERVAL): up to a minute after a kill -
 tenant's fold waiting all that time. `up` knows better: it reaped the dead worker, so it
 tells the next one its pid, and the time by which it had died. A worker on this host with
 that pid, registered before then, is the dead one (a pid taken again later belongs to a
-process born after it), and its runs are abandoned now: each is retried or failed as RQ
+process born after it), and its runs are made due at once in RQ's registry of started
+jobs: the maintenance the new worker runs as it starts retries or fails each one, as RQ
 does with any abandoned job.
 """
 
@@ -37,7 +38,7 @@ def predecessor_env(pid: int, died_by: float) -> dict[str, str]:
 
 
 def retry_predecessor_jobs(connection: redis.Redis, env: Mapping[str, str] = os.environ) -> int:
-    """Take the runs of this process's dead predecessor (named in `env`) for abandoned now;
+    """Make the runs of this process's dead predecessor (named in `env`) abandoned now;
     how many. Nothing without a predecessor, or if it has no record left."""
     try:
         pid, died_by = int(env[PREDECESSOR_PID]), float(env[PREDECESSOR_DIED_BY])
@@ -56,12 +57,12 @@ def retry_predecessor_jobs(connection: redis.Redis, env: Mapping[str, str] = os.
             registry = StartedJobRegistry(
                 job.origin, connection=connection, serializer=JSONSerializer
             )
-            # Due now (an entry that is gone, the run having ended, is not added back)
+            # Due now: the maintenance this worker runs as it starts (RQ's, which any
+            # live worker runs) retries it. A run that has ended is not added back
             if connection.zadd(registry.key, {execution.composite_key: 0}, xx=True, ch=True):
-                registry.cleanup(timestamp=0)
                 retried += 1
                 log.warning(
-                    "job %s: its worker (pid %d) died while running it; taken for abandoned now",
+                    "job %s: its worker (pid %d) died while running it; abandoned now",
                     job.id,
                     pid,
                 )

@@ -3,6 +3,7 @@ restarts its workers: not after the job's heartbeat lapses and a maintenance rou
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import sys
@@ -10,6 +11,7 @@ import time
 from collections.abc import Callable, Iterator
 
 import pytest
+import redis
 from rq import Retry, Worker
 from rq.job import Job, JobStatus
 from rq.serializers import JSONSerializer
@@ -48,61 +50,67 @@ def wait_for(check: Callable[[], bool], seconds: float, what: str) -> None:
         time.sleep(0.1)
 
 
-def test_a_worker_started_in_place_of_a_killed_one_retries_its_job_at_once(
-    runtime: Runtime, start_worker: Start
-) -> None:
+@dataclasses.dataclass
+class KilledMidJob:
+    """A worker killed while it ran the job "long" (one retry left), and when it was."""
+
+    pid: int
+    born_before: float
+    """A time before the worker was born."""
+    killed: float
+    connection: redis.Redis
+
+    def job(self) -> Job:
+        return Job.fetch("long", connection=self.connection, serializer=JSONSerializer)
+
+
+@pytest.fixture
+def killed_mid_job(runtime: Runtime, start_worker: Start) -> KilledMidJob:
     connection = runtime.queue_connection
     assert connection is not None
     queue = runtime.queue(MAINTENANCE_QUEUE)
     queue.enqueue_call("time.sleep", args=(600,), job_id="long", retry=Retry(max=1))
-
-    def job() -> Job:
-        return Job.fetch("long", connection=connection, serializer=JSONSerializer)
-
+    born_before = time.time()
     first = start_worker({})
-    wait_for(lambda: job().get_status() == JobStatus.STARTED, 60, "the job never started")
+    killed = KilledMidJob(first.pid, born_before, 0.0, connection)
+    wait_for(lambda: killed.job().get_status() == JobStatus.STARTED, 60, "the job never started")
     first.kill()
     first.wait(30)
-    killed = time.monotonic()
-    start_worker(predecessor_env(first.pid, time.time()))
+    killed.killed = time.monotonic()
+    return killed
+
+
+def test_a_worker_started_in_place_of_a_killed_one_retries_its_job_at_once(
+    killed_mid_job: KilledMidJob, start_worker: Start
+) -> None:
+    dead = killed_mid_job
+    start_worker(predecessor_env(dead.pid, time.time()))
 
     # Run again, by the new worker, on its one retry: before the heartbeat could even lapse
     wait_for(
-        lambda: job().retries_left == 0 and job().get_status() == JobStatus.STARTED,
+        lambda: dead.job().retries_left == 0 and dead.job().get_status() == JobStatus.STARTED,
         HEARTBEAT_TTL - 5,
         "the job was not retried as the new worker started",
     )
-    assert time.monotonic() - killed < HEARTBEAT_TTL
+    assert time.monotonic() - dead.killed < HEARTBEAT_TTL
 
 
 @pytest.mark.parametrize("named", ["another pid", "a worker born after it died"])
 def test_a_worker_told_of_another_predecessor_leaves_a_killed_one_s_job_to_its_heartbeat(
-    runtime: Runtime, start_worker: Start, named: str
+    killed_mid_job: KilledMidJob, start_worker: Start, named: str
 ) -> None:
     """Told of another pid, or of a pid that died before the worker with that pid was born
     (a pid taken again), a new worker cannot tell the dead worker from a live one: the job
     waits for its heartbeat to lapse."""
-    before_birth = time.time()
-    connection = runtime.queue_connection
-    assert connection is not None
-    queue = runtime.queue(MAINTENANCE_QUEUE)
-    queue.enqueue_call("time.sleep", args=(600,), job_id="long", retry=Retry(max=1))
-
-    def job() -> Job:
-        return Job.fetch("long", connection=connection, serializer=JSONSerializer)
-
-    first = start_worker({})
-    wait_for(lambda: job().get_status() == JobStatus.STARTED, 60, "the job never started")
-    first.kill()
-    first.wait(30)
+    dead = killed_mid_job
     if named == "another pid":
-        second = start_worker(predecessor_env(first.pid + 1, time.time()))
+        second = start_worker(predecessor_env(dead.pid + 1, time.time()))
     else:
-        second = start_worker(predecessor_env(first.pid, before_birth))
+        second = start_worker(predecessor_env(dead.pid, dead.born_before))
     # It looks for its predecessor's jobs before it registers itself
     wait_for(
-        lambda: any(w.pid == second.pid for w in Worker.all(connection=connection)),
+        lambda: any(w.pid == second.pid for w in Worker.all(connection=dead.connection)),
         60,
         "the new worker never registered",
     )
-    assert (job().retries_left, job().get_status()) == (1, JobStatus.STARTED)
+    assert (dead.job().retries_left, dead.job().get_status()) == (1, JobStatus.STARTED)
