@@ -50,6 +50,13 @@ class HeartbeatWorker(SimpleWorker):
     def get_heartbeat_ttl(self, job: Job, working_time: float = 0.0) -> int:
         return HEARTBEAT_TTL
 
+    @property
+    def dequeue_timeout(self) -> int:
+        # RQ runs a maintenance round only between two waits for a job, and waits its
+        # worker_ttl less 15 s (405 s): an idle worker left a killed worker's job that long,
+        # not the minute MAINTENANCE_INTERVAL promises
+        return MAINTENANCE_INTERVAL
+
     def bootstrap(self, *args: Any, **kwargs: Any) -> None:
         super().bootstrap(*args, **kwargs)  # starts RQ's pubsub thread
         unblock_stop_signals()  # blocked by run_worker, so that its threads block them

@@ -22,6 +22,7 @@ from assocmem.workers.keys import MAINTENANCE_QUEUE
 from assocmem.workers.predecessor import predecessor_env
 from assocmem.workers.runtime import Runtime
 from assocmem.workers.settings import Settings
+from assocmem.workers.worker import MAINTENANCE_INTERVAL
 
 Start = Callable[[dict[str, str]], subprocess.Popen[bytes]]
 
@@ -109,8 +110,31 @@ def test_a_worker_told_of_another_predecessor_leaves_a_killed_one_s_job_to_its_h
         start_worker(predecessor_env(dead.pid + 1, time.time()))
     else:
         start_worker(predecessor_env(dead.pid, dead.born_before))
-    # A job queued now runs after the maintenance the new worker runs as it starts
-    runtime.queue(MAINTENANCE_QUEUE).enqueue_call("time.sleep", args=(0,), job_id="marker")
-    marker = lambda: Job.fetch("marker", connection=dead.connection, serializer=JSONSerializer)  # noqa: E731
-    wait_for(lambda: marker().get_status() == JobStatus.FINISHED, 60, "the new worker ran nothing")
+    run_behind_maintenance(runtime)
     assert (dead.job().retries_left, dead.job().get_status()) == (1, JobStatus.STARTED)
+
+
+def test_an_idle_worker_retries_a_job_whose_heartbeat_lapses_at_its_next_maintenance(
+    runtime: Runtime, killed_mid_job: KilledMidJob, start_worker: Start
+) -> None:
+    """RQ runs its maintenance between two waits for a job, and waited 405 s: an idle
+    worker left a killed worker's job that long, where the README promises a minute."""
+    dead = killed_mid_job
+    start_worker({})
+    run_behind_maintenance(runtime)  # it has run the maintenance it runs as it starts
+    registry = StartedJobRegistry(queue=runtime.queue(MAINTENANCE_QUEUE))
+    for run in dead.connection.zrange(registry.key, 0, -1):
+        dead.connection.zadd(registry.key, {run: time.time()}, xx=True)  # lapsed now
+    wait_for(
+        lambda: dead.job().retries_left == 0 and dead.job().get_status() == JobStatus.STARTED,
+        2 * MAINTENANCE_INTERVAL,
+        "an idle worker did not retry the job whose heartbeat had lapsed",
+    )
+
+
+def run_behind_maintenance(runtime: Runtime) -> None:
+    """Queue a job and wait until it has run: a worker runs its maintenance (due as it
+    starts) before it takes a job."""
+    queue = runtime.queue(MAINTENANCE_QUEUE)
+    marker = queue.enqueue_call("time.sleep", args=(0,), job_id="marker")
+    wait_for(lambda: marker.get_status() == JobStatus.FINISHED, 60, "no worker ran the job")
