@@ -26,13 +26,13 @@ from msgspec import UNSET, Meta, Struct, UnsetType
 
 from .concept import MAX_CONCEPT_LENGTH
 from .event import Event, in_time
+from .note_concepts import checked_concepts
 from .payload import (
     MAX_CONCEPTS,
     MAX_LABEL_LENGTH,
     MAX_SUPERSEDES,
     MAX_TAGS,
     MAX_TEXT_LENGTH,
-    without_whitespace,
 )
 from .position import Position
 
@@ -105,15 +105,21 @@ class ColumnNote:
     type: str
     position: Position
     envelope: _Envelope[_Written] | _Envelope[_Activity]
+    indices: list[int | None]
+    """Its concepts' indices in the fold's state as it was decoded (None: new then)."""
+
+
+_NO_CONCEPTS: dict[str, int] = {}
 
 
 def checked_note(
-    raw: bytes, position: Position, as_columns: bool = False
+    raw: bytes, position: Position, concept_index: dict[str, int] | None = None
 ) -> Event | ColumnNote | None:
     """The memory.written or activity.logged event in `raw`, marked `checked` (its type's
     check would pass), if it is one that this decoder is sure of; None otherwise.
-    `as_columns`: a ColumnNote instead, unless it supersedes memories (the fold looks
-    those up, so it makes an Event of it)."""
+    With the `concept_index` of the state it is to be folded into: a ColumnNote instead,
+    with its concepts' indices, unless it supersedes memories (the fold looks those up, so
+    it makes an Event of it)."""
     if raw.startswith(_WRITTEN[0]):
         _, name, decoder = _WRITTEN
     elif raw.startswith(_ACTIVITY[0]):
@@ -127,10 +133,13 @@ def checked_note(
     note = envelope.data
     if envelope.type != name or envelope.v != VERSIONS[name]:  # a key given twice
         return None
-    if not (in_time(envelope.ts) and _sound(note)):
+    if not in_time(envelope.ts):
         return None
-    if as_columns and (isinstance(note, _Activity) or not note.supersedes):
-        return ColumnNote(name, position, envelope)
+    indices = _sound(note, _NO_CONCEPTS if concept_index is None else concept_index)
+    if indices is None:
+        return None
+    if concept_index is not None and (isinstance(note, _Activity) or not note.supersedes):
+        return ColumnNote(name, position, envelope, indices)
     return Event(
         name,
         envelope.tenant,
@@ -147,23 +156,19 @@ def checked_note(
     )
 
 
-def _sound(note: _Written | _Activity) -> bool:
-    """What the payload's types do not say and its type's check asks."""
-    concepts = note.concepts
-    distinct = set(concepts)
-    if len(distinct) != len(concepts) or not note.text.strip():
-        return False
-    joined = "".join(concepts)
-    if not without_whitespace(joined) and any(c != c.strip() for c in concepts):
-        return False  # space inside a concept (a phrase) is fine, around it is not
+def _sound(note: _Written | _Activity, concept_index: dict[str, int]) -> list[int | None] | None:
+    """What the payload's types do not say and its type's check asks: None where it fails,
+    else the note's concepts' indices in `concept_index` (engine/note_concepts.py)."""
+    if not note.text.strip():
+        return None
     tiers = note.tiers
-    if tiers is not None and not 0 <= tiers[0] <= tiers[1] <= len(concepts):
-        return False
+    if tiers is not None and not 0 <= tiers[0] <= tiers[1] <= len(note.concepts):
+        return None
     if isinstance(note, _Activity):
         named = [note.category, *note.tags] + ([note.source] if note.source is not None else [])
         if not all(map(str.strip, named)):
-            return False
-    return note.labels.keys() <= distinct
+            return None
+    return checked_concepts(note.concepts, note.labels, concept_index)
 
 
 def _payload(note: _Written | _Activity) -> dict[str, object]:

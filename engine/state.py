@@ -301,15 +301,25 @@ class State:
 
     def indices_of(self, concepts: list[str] | tuple[str, ...]) -> list[int]:
         """The index of each concept, those new to the state interned in their order."""
-        index = self.concept_index
-        indices = list(map(index.get, concepts))
-        if None in indices:  # a note's concepts are distinct: so are those new among them
-            missing = [n for n, found in enumerate(indices) if found is None]
+        return self.interned(concepts, list(map(self.concept_index.get, concepts)))
+
+    def interned(self, concepts: list[str] | tuple[str, ...], found: list[int | None]) -> list[int]:
+        """`found`, each concept's index when it was looked up (None: it was new), with
+        those new to the state now interned in their order. A concept looked up before an
+        earlier note interned it is found now, not interned twice."""
+        if None in found:  # a note's concepts are distinct: so are those new among them
+            index = self.concept_index
+            missing = []
+            for at, number in enumerate(found):
+                if number is None:
+                    found[at] = index.get(concepts[at])
+                    if found[at] is None:
+                        missing.append(at)
             start = len(self.concepts)
             self._append_concepts([concepts[at] for at in missing])
             for number, at in enumerate(missing, start):
-                indices[at] = number
-        return indices  # type: ignore[return-value]
+                found[at] = number
+        return found  # type: ignore[return-value]
 
     def stage_memory(self, memory: Memory, labels: dict[str, str]) -> list[int]:
         """Register `memory` now; index it and count its words (`labels`: concept -> the

@@ -68,14 +68,15 @@ def each_decoded(
     entries: Iterable[Entry],
     skip_types: frozenset[str],
     rejections: list[Rejection],
-    as_columns: bool = False,
+    concept_index: dict[str, int] | None = None,
 ) -> Iterator[Event | ColumnNote]:
     """The events of `entries`, decoded one at a time as they are asked for, less those of
-    `skip_types`; the entries that do not decode are added to `rejections`. `as_columns`:
-    checked notes as ColumnNotes, for a fold (engine/note_columns.py)."""
+    `skip_types`; the entries that do not decode are added to `rejections`. With the
+    `concept_index` of the state they are folded into, checked notes come as ColumnNotes
+    (engine/note_columns.py)."""
     for position, raw in entries:
         try:
-            event = checked_note(raw, position, as_columns) or decode_event(raw, position)
+            event = checked_note(raw, position, concept_index) or decode_event(raw, position)
         except InvalidEvent as exc:
             rejections.append(Rejection(position, stray_reason(raw, position) or str(exc)))
             continue
@@ -136,7 +137,7 @@ def fold_entries(
                 continue
             start = state.position
             kept = chunk if chunk[0][0] > start else [e for e in chunk if e[0] > start]
-            yield from each_decoded(kept, skip_types, rejections, as_columns=True)
+            yield from each_decoded(kept, skip_types, rejections, state.concept_index)
             if state.staged_rows >= STAGED_AT_MOST:  # a bound on what staging holds
                 state.flush()
             state.position = max(state.position, chunk[-1][0])  # past entries it skipped

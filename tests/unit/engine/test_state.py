@@ -86,3 +86,13 @@ def test_a_state_let_go_is_freed_by_reference_counting_alone() -> None:
     finally:
         if was_enabled:
             gc.enable()
+
+
+def test_a_concept_looked_up_before_another_note_interned_it_is_not_interned_twice() -> None:
+    state = State()
+    state.indices_of(["a"])
+    looked_up = [state.concept_index.get(c) for c in ("a", "b", "c")]  # as a decoder does
+    state.indices_of(["c", "d"])  # a note folded in between
+    assert state.interned(["a", "b", "c"], looked_up) == [0, 3, 1]
+    assert state.concepts == ["a", "c", "d", "b"]
+    assert state.concept_index == {"a": 0, "c": 1, "d": 2, "b": 3}
