@@ -11,6 +11,9 @@ to the same answers.
 
 from __future__ import annotations
 
+from collections import Counter
+from itertools import chain
+
 from .payload import without_whitespace
 
 
@@ -30,10 +33,19 @@ def checked_concepts_in_python(
     return list(map(index.get, concepts))
 
 
+def counted_labels_in_python(labels: list[dict[str, str]]) -> dict[str, dict[str, int]]:
+    """Per concept labelled in any of `labels` (each note's concept -> the word written for
+    it), the uses of each word, in the order of their first use."""
+    counted: dict[str, dict[str, int]] = {}
+    for (concept, word), count in Counter(chain.from_iterable(map(dict.items, labels))).items():
+        counted.setdefault(concept, {})[word] = count
+    return counted
+
+
 try:
-    from ._note_concepts import checked_concepts
+    from ._note_concepts import checked_concepts, counted_labels
 except ImportError:  # not built: no C compiler or no Python headers where it was installed
-    checked_concepts = checked_concepts_in_python
+    checked_concepts, counted_labels = checked_concepts_in_python, counted_labels_in_python
     NATIVE = False
 else:
     NATIVE = True

@@ -15,11 +15,11 @@ it is decoded.
 
 from __future__ import annotations
 
-from collections import Counter
-from itertools import chain
 from typing import TYPE_CHECKING
 
 import numpy as np
+
+from .note_concepts import counted_labels
 
 if TYPE_CHECKING:
     from .state import Memory, State
@@ -72,11 +72,10 @@ class Uses:
         self.other: dict[int, dict[str, int]] = {}
         """Per concept, its uses under each word other than itself, in order of first use."""
         index = state.concept_index
-        names = state.concepts
-        for (concept, word), count in Counter(chain.from_iterable(map(dict.items, labels))).items():
-            at = index[concept]
-            if word != names[at]:
-                self.other.setdefault(at, {})[word] = count
+        for concept, words in counted_labels(labels).items():
+            words.pop(concept, None)  # written as itself: counted in `total`
+            if words:
+                self.other[index[concept]] = words
 
     def of(self, index: int, surface: str) -> int:
         """Uses of concept `index` that wrote `surface`."""

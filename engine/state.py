@@ -307,14 +307,13 @@ class State:
         """`found`, each concept's index when it was looked up (None: it was new), with
         those new to the state now interned in their order. A concept looked up before an
         earlier note interned it is found now, not interned twice."""
-        if None in found:  # a note's concepts are distinct: so are those new among them
-            index = self.concept_index
-            missing = []
-            for at, number in enumerate(found):
-                if number is None:
-                    found[at] = index.get(concepts[at])
-                    if found[at] is None:
-                        missing.append(at)
+        index, missing, at = self.concept_index, [], -1
+        for _ in range(found.count(None)):  # a few at most: a scan in C finds them
+            at = found.index(None, at + 1)
+            found[at] = index.get(concepts[at])
+            if found[at] is None:
+                missing.append(at)
+        if missing:  # a note's concepts are distinct: so are those new among them
             start = len(self.concepts)
             self._append_concepts([concepts[at] for at in missing])
             for number, at in enumerate(missing, start):

@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from assocmem.engine import note_concepts
-from assocmem.engine.note_concepts import checked_concepts_in_python
+from assocmem.engine.note_concepts import checked_concepts_in_python, counted_labels_in_python
 
 
 @pytest.fixture(scope="module")
@@ -67,3 +67,18 @@ def test_it_is_built_wherever_it_can_be() -> None:
     if not (shutil.which(sysconfig.get_config_var("CC").split()[0]) and headers.exists()):
         pytest.skip("no C compiler or no Python headers here")
     assert note_concepts.NATIVE
+
+
+@given(labels=st.lists(st.dictionaries(words, words, max_size=4), max_size=12))
+def test_the_c_counts_labels_as_the_python_does(native, labels) -> None:
+    copied = [{k.encode().decode(): v.encode().decode() for k, v in d.items()} for d in labels]
+    counted = native.counted_labels(copied)
+    expected = counted_labels_in_python(labels)
+    assert counted == expected
+    assert [list(words.items()) for words in counted.values()] == [
+        list(words.items()) for words in expected.values()
+    ]  # words in the order of their first use
+
+
+def test_a_label_used_past_the_small_ints_is_counted(native) -> None:
+    assert native.counted_labels([{"a": "b"}] * 300) == {"a": {"b": 300}}
