@@ -13,6 +13,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <limits.h>
 #include <string.h>
 
 typedef struct {
@@ -100,6 +101,66 @@ sound(PyObject *concepts, PyObject *labels, Slot *slots, size_t mask)
     return 1;
 }
 
+typedef struct {
+    PyObject *array_type; /* array.array */
+} ModuleState;
+
+/* Each concept's index in `index` (-1: not there) as an array('i'), which the fold copies
+ * into its columns as it is (a list's numbers were converted one at a time), and the
+ * places of those not there, as a tuple. */
+static PyObject *
+looked_up(PyObject *module, PyObject *concepts, PyObject *index)
+{
+    Py_ssize_t count = PyList_GET_SIZE(concepts), missing = 0;
+    int *numbers = PyMem_Malloc((count ? count : 1) * sizeof(int));
+    if (numbers == NULL) {
+        return PyErr_NoMemory();
+    }
+    PyObject *indices = NULL, *new = NULL, *result = NULL;
+    for (Py_ssize_t n = 0; n < count; n++) {
+        PyObject *found = PyDict_GetItemWithError(index, PyList_GET_ITEM(concepts, n));
+        if (found == NULL) {
+            if (PyErr_Occurred()) {
+                goto done;
+            }
+            numbers[n] = -1;
+            missing++;
+            continue;
+        }
+        long number = PyLong_AsLong(found);
+        if (number == -1 && PyErr_Occurred()) {
+            goto done;
+        }
+        if (number < 0 || number > INT_MAX) {
+            PyErr_SetString(PyExc_OverflowError, "a concept's index is not a C int");
+            goto done;
+        }
+        numbers[n] = (int)number;
+    }
+    ModuleState *state = PyModule_GetState(module);
+    indices = PyObject_CallFunction(
+        state->array_type, "Cy#", 'i', (const char *)numbers, count * (Py_ssize_t)sizeof(int));
+    new = PyTuple_New(missing);
+    if (indices == NULL || new == NULL) {
+        goto done;
+    }
+    for (Py_ssize_t n = 0, at = 0; at < missing; n++) {
+        if (numbers[n] == -1) {
+            PyObject *place = PyLong_FromSsize_t(n);
+            if (place == NULL) {
+                goto done;
+            }
+            PyTuple_SET_ITEM(new, at++, place);
+        }
+    }
+    result = PyTuple_Pack(2, indices, new);
+done:
+    Py_XDECREF(indices);
+    Py_XDECREF(new);
+    PyMem_Free(numbers);
+    return result;
+}
+
 static PyObject *
 checked_concepts(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -134,15 +195,7 @@ checked_concepts(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         result = Py_NewRef(Py_None);
     }
     else if (is_sound == 1) {
-        result = PyList_New(count);
-        for (Py_ssize_t n = 0; result != NULL && n < count; n++) {
-            PyObject *found = PyDict_GetItemWithError(index, PyList_GET_ITEM(concepts, n));
-            if (found == NULL && PyErr_Occurred()) {
-                Py_CLEAR(result);
-                break;
-            }
-            PyList_SET_ITEM(result, n, Py_NewRef(found == NULL ? Py_None : found));
-        }
+        result = looked_up(module, concepts, index);
     }
     if (slots != on_stack) {
         PyMem_Free(slots);
@@ -221,8 +274,48 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
+static int
+exec_module(PyObject *module)
+{
+    PyObject *array = PyImport_ImportModule("array");
+    if (array == NULL) {
+        return -1;
+    }
+    ModuleState *state = PyModule_GetState(module);
+    state->array_type = PyObject_GetAttrString(array, "array");
+    Py_DECREF(array);
+    return state->array_type == NULL ? -1 : 0;
+}
+
+static int
+traverse(PyObject *module, visitproc visit, void *arg)
+{
+    ModuleState *state = PyModule_GetState(module);
+    Py_VISIT(state->array_type);
+    return 0;
+}
+
+static int
+clear(PyObject *module)
+{
+    ModuleState *state = PyModule_GetState(module);
+    Py_CLEAR(state->array_type);
+    return 0;
+}
+
+static PyModuleDef_Slot module_slots[] = {
+    {Py_mod_exec, exec_module},
+    {0, NULL},
+};
+
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_note_concepts", NULL, 0, methods,
+    PyModuleDef_HEAD_INIT,
+    .m_name = "_note_concepts",
+    .m_size = sizeof(ModuleState),
+    .m_methods = methods,
+    .m_slots = module_slots,
+    .m_traverse = traverse,
+    .m_clear = clear,
 };
 
 PyMODINIT_FUNC

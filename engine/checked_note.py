@@ -19,6 +19,7 @@ holds it to that, envelope by envelope.
 from __future__ import annotations
 
 import dataclasses
+from array import array
 from typing import Annotated, Generic, TypeVar
 
 import msgspec
@@ -105,8 +106,10 @@ class ColumnNote:
     type: str
     position: Position
     envelope: _Envelope[_Written] | _Envelope[_Activity]
-    indices: list[int | None]
-    """Its concepts' indices in the fold's state as it was decoded (None: new then)."""
+    indices: array[int]
+    """Its concepts' indices in the fold's state as it was decoded (-1: new then)."""
+    new: tuple[int, ...]
+    """Where those new then are among its concepts."""
 
 
 _NO_CONCEPTS: dict[str, int] = {}
@@ -135,11 +138,11 @@ def checked_note(
         return None
     if not in_time(envelope.ts):
         return None
-    indices = _sound(note, _NO_CONCEPTS if concept_index is None else concept_index)
-    if indices is None:
+    looked_up = _sound(note, _NO_CONCEPTS if concept_index is None else concept_index)
+    if looked_up is None:
         return None
     if concept_index is not None and (isinstance(note, _Activity) or not note.supersedes):
-        return ColumnNote(name, position, envelope, indices)
+        return ColumnNote(name, position, envelope, *looked_up)
     return Event(
         name,
         envelope.tenant,
@@ -156,7 +159,9 @@ def checked_note(
     )
 
 
-def _sound(note: _Written | _Activity, concept_index: dict[str, int]) -> list[int | None] | None:
+def _sound(
+    note: _Written | _Activity, concept_index: dict[str, int]
+) -> tuple[array[int], tuple[int, ...]] | None:
     """What the payload's types do not say and its type's check asks: None where it fails,
     else the note's concepts' indices in `concept_index` (engine/note_concepts.py)."""
     if not note.text.strip():

@@ -55,7 +55,7 @@ class NoteColumns:
         memory.written's handler does (engine/events/memory_written.py)."""
         envelope = note.envelope
         data = envelope.data
-        indices = state.interned(data.concepts, note.indices)
+        indices = state.interned(data.concepts, note.indices, note.new)
         count = len(indices)
         core, matched = data.tiers or (count, count)
         state.counts.add_window(

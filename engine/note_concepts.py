@@ -11,6 +11,7 @@ to the same answers.
 
 from __future__ import annotations
 
+from array import array
 from collections import Counter
 from itertools import chain
 
@@ -19,10 +20,11 @@ from .payload import without_whitespace
 
 def checked_concepts_in_python(
     concepts: list[str], labels: dict[str, str], index: dict[str, int]
-) -> list[int | None] | None:
+) -> tuple[array[int], tuple[int, ...]] | None:
     """None where a concept is repeated or has space at either end (inside, as in a
     phrase, is fine), or a label is of no concept of the note; else each concept's index
-    in `index` (None: one it does not hold)."""
+    in `index` (-1: one it does not hold) as an array('i'), which the fold copies into its
+    columns as it is, and the places of those it does not hold."""
     distinct = set(concepts)
     if len(distinct) != len(concepts):
         return None
@@ -30,7 +32,8 @@ def checked_concepts_in_python(
         return None
     if not labels.keys() <= distinct:
         return None
-    return list(map(index.get, concepts))
+    indices = array("i", [index.get(c, -1) for c in concepts])
+    return indices, tuple(at for at, number in enumerate(indices) if number == -1)
 
 
 def counted_labels_in_python(labels: list[dict[str, str]]) -> dict[str, dict[str, int]]:

@@ -12,6 +12,7 @@ arrays so a read scores thousands of candidates in one vectorised step.
 from __future__ import annotations
 
 import dataclasses
+from array import array
 from collections.abc import Iterable
 from itertools import chain
 from operator import itemgetter
@@ -301,24 +302,33 @@ class State:
 
     def indices_of(self, concepts: list[str] | tuple[str, ...]) -> list[int]:
         """The index of each concept, those new to the state interned in their order."""
-        return self.interned(concepts, list(map(self.concept_index.get, concepts)))
+        index = self.concept_index
+        indices = list(map(index.get, concepts))
+        if None in indices:  # a note's concepts are distinct: so are those new among them
+            missing = [n for n, found in enumerate(indices) if found is None]
+            start = len(self.concepts)
+            self._append_concepts([concepts[at] for at in missing])
+            for number, at in enumerate(missing, start):
+                indices[at] = number
+        return indices  # type: ignore[return-value]
 
-    def interned(self, concepts: list[str] | tuple[str, ...], found: list[int | None]) -> list[int]:
-        """`found`, each concept's index when it was looked up (None: it was new), with
-        those new to the state now interned in their order. A concept looked up before an
-        earlier note interned it is found now, not interned twice."""
-        index, missing, at = self.concept_index, [], -1
-        for _ in range(found.count(None)):  # a few at most: a scan in C finds them
-            at = found.index(None, at + 1)
-            found[at] = index.get(concepts[at])
-            if found[at] is None:
+    def interned(self, concepts: list[str], found: array[int], new: tuple[int, ...]) -> array[int]:
+        """`found`, each concept's index when it was looked up, with those new then (at
+        `new`) now interned in their order. A concept looked up before an earlier note
+        interned it is found now, not interned twice."""
+        index, missing = self.concept_index, []
+        for at in new:
+            number = index.get(concepts[at])
+            if number is None:
                 missing.append(at)
+            else:
+                found[at] = number
         if missing:  # a note's concepts are distinct: so are those new among them
             start = len(self.concepts)
             self._append_concepts([concepts[at] for at in missing])
             for number, at in enumerate(missing, start):
                 found[at] = number
-        return found  # type: ignore[return-value]
+        return found
 
     def stage_memory(self, memory: Memory, labels: dict[str, str]) -> list[int]:
         """Register `memory` now; index it and count its words (`labels`: concept -> the

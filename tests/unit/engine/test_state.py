@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 import weakref
+from array import array
 
 import numpy as np
 from hypothesis import given
@@ -91,8 +92,8 @@ def test_a_state_let_go_is_freed_by_reference_counting_alone() -> None:
 def test_a_concept_looked_up_before_another_note_interned_it_is_not_interned_twice() -> None:
     state = State()
     state.indices_of(["a"])
-    looked_up = [state.concept_index.get(c) for c in ("a", "b", "c")]  # as a decoder does
+    looked_up = array("i", [state.concept_index.get(c, -1) for c in "abc"])  # as decoded
     state.indices_of(["c", "d"])  # a note folded in between
-    assert state.interned(["a", "b", "c"], looked_up) == [0, 3, 1]
+    assert state.interned(["a", "b", "c"], looked_up, (1, 2)).tolist() == [0, 3, 1]
     assert state.concepts == ["a", "c", "d", "b"]
     assert state.concept_index == {"a": 0, "c": 1, "d": 2, "b": 3}
