@@ -18,7 +18,6 @@ holds it to that, envelope by envelope.
 
 from __future__ import annotations
 
-import dataclasses
 from array import array
 from typing import Annotated, Generic, TypeVar
 
@@ -98,10 +97,10 @@ _ACTIVITY = _decoder("activity.logged", _Activity)
 another version or type costs no failed attempt here."""
 
 
-@dataclasses.dataclass(slots=True)
-class ColumnNote:
+class ColumnNote(Struct, gc=False):
     """A checked note as the fold stages it in columns (engine/note_columns.py): its
-    decoded envelope, with no Event, payload dict or Memory made of it."""
+    decoded envelope, with no Event, payload dict or Memory made of it. A Struct, made in C
+    (with a dataclass's __init__ the fold took 0.6% more instructions)."""
 
     type: str
     position: Position

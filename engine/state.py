@@ -267,10 +267,11 @@ class State:
 
     def _append_concepts(self, fresh: list[str]) -> None:
         """Intern `fresh`, distinct concepts the state does not know."""
-        start = len(self.concepts)
+        index, start = self.concept_index, len(self.concepts)
+        for number, concept in enumerate(fresh, start):  # update(zip(...)): twice the time
+            index[concept] = number  # of a fold's one or two at a time
         self.concepts += fresh
-        self.concept_index.update(zip(fresh, range(start, start + len(fresh)), strict=True))
-        assert len(self.concept_index) == len(self.concepts), "the concepts were new and distinct"
+        assert len(index) == len(self.concepts), "the concepts were new and distinct"
         self.surfaces += [{} for _ in fresh]
         self.labels += fresh
         self.postings.grow(len(self.concepts))
