@@ -1,6 +1,6 @@
 """The one C extension (engine/_note_concepts.c), built where a C compiler and Python's
 headers are; where they are not, the install goes on without it and the engine runs the
-same function in Python (engine/note_concepts.py). Everything else is in pyproject.toml."""
+same functions in Python (engine/note_concepts.py). Everything else is in pyproject.toml."""
 
 from setuptools import Extension, setup
 

@@ -162,7 +162,8 @@ def _sound(
     note: _Written | _Activity, concept_index: dict[str, int]
 ) -> tuple[array[int], tuple[int, ...]] | None:
     """What the payload's types do not say and its type's check asks: None where it fails,
-    else the note's concepts' indices in `concept_index` (engine/note_concepts.py)."""
+    else the note's concepts' indices in `concept_index` and where those it does not hold
+    are (engine/note_concepts.py)."""
     if not note.text.strip():
         return None
     tiers = note.tiers

@@ -1,7 +1,7 @@
-"""The C `checked_concepts` (engine/_note_concepts.c) gives the answers of its Python
+"""The C functions (engine/_note_concepts.c) give the answers of their Python
 (engine/note_concepts.py), which is itself held to the type's own check by
-test_checked_note.py. Where a C compiler and Python's headers are, the C one is built and
-used, or the fold runs 10% slower than it can."""
+test_checked_note.py and to one note at a time by test_staged_notes.py. Where a C compiler and Python's headers are, the C one is built and
+used, or the fold takes a third longer than it needs."""
 
 from __future__ import annotations
 
