@@ -2,7 +2,22 @@
 headers are; where they are not, the install goes on without it and the engine runs the
 same functions in Python (engine/note_concepts.py). Everything else is in pyproject.toml."""
 
+import os
+
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+
+class BuildOptionalExt(build_ext):
+    """build_ext that forgets an optional extension it could not build: setuptools warns
+    and goes on, but an editable install then fails, copying the file that was not made."""
+
+    def run(self) -> None:
+        super().run()
+        self.extensions = [
+            e for e in self.extensions if os.path.exists(self.get_ext_fullpath(e.name))
+        ]
+
 
 setup(
     ext_modules=[
@@ -11,5 +26,6 @@ setup(
             sources=["engine/_note_concepts.c"],
             optional=True,
         )
-    ]
+    ],
+    cmdclass={"build_ext": BuildOptionalExt},
 )

@@ -53,3 +53,8 @@ except ImportError:  # not built: no C compiler or no Python headers where it wa
     NATIVE = False
 else:
     NATIVE = True
+
+NOT_NATIVE = (
+    "the fold's C extension was not built at install (no C compiler or no Python headers):"
+    " it runs in Python, a third slower; apt-get install gcc python3-dev, then make clean install"
+)

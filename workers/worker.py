@@ -16,6 +16,8 @@ from rq.scheduler import RQScheduler
 from rq.serializers import JSONSerializer
 from rq.worker import WorkerStatus
 
+from assocmem.engine.note_concepts import NATIVE, NOT_NATIVE
+
 from . import fold_job  # noqa: F401 - imported before forking, so each job starts warm
 from .jobs import LAST_ERROR
 from .native_threads import limit_native_threads
@@ -175,6 +177,8 @@ def run_retries(runtime: Runtime, stop: threading.Event) -> None:
 
 def run_worker(runtime: Runtime, burst: bool = False) -> None:
     limit_native_threads()
+    if not NATIVE:
+        log.warning(NOT_NATIVE)
     use_runtime(runtime)
     stop = threading.Event()
     assert runtime.queue_connection is not None, "a worker needs Redis"
