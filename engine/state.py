@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 from array import array
-from collections.abc import Iterable
+from collections.abc import Iterable, MutableSequence, Sequence
 from itertools import chain
 from operator import itemgetter
 from typing import Any
@@ -303,14 +303,9 @@ class State:
 
     def indices_of(self, concepts: list[str] | tuple[str, ...]) -> list[int]:
         """The index of each concept, those new to the state interned in their order."""
-        index = self.concept_index
-        indices = list(map(index.get, concepts))
-        if None in indices:  # a note's concepts are distinct: so are those new among them
-            missing = [n for n, found in enumerate(indices) if found is None]
-            start = len(self.concepts)
-            self._append_concepts([concepts[at] for at in missing])
-            for number, at in enumerate(missing, start):
-                indices[at] = number
+        indices = list(map(self.concept_index.get, concepts))
+        if None in indices:
+            self._intern_at(concepts, indices, [n for n, i in enumerate(indices) if i is None])
         return indices  # type: ignore[return-value]
 
     def interned(self, concepts: list[str], found: array[int], new: tuple[int, ...]) -> array[int]:
@@ -324,12 +319,19 @@ class State:
                 missing.append(at)
             else:
                 found[at] = number
-        if missing:  # a note's concepts are distinct: so are those new among them
-            start = len(self.concepts)
-            self._append_concepts([concepts[at] for at in missing])
-            for number, at in enumerate(missing, start):
-                found[at] = number
+        if missing:
+            self._intern_at(concepts, found, missing)
         return found
+
+    def _intern_at(
+        self, concepts: Sequence[str], indices: MutableSequence[Any], missing: list[int]
+    ) -> None:
+        """Intern the concepts at `missing`, in their order, and write their indices there.
+        A note's concepts are distinct: so are those new among them."""
+        start = len(self.concepts)
+        self._append_concepts([concepts[at] for at in missing])
+        for number, at in enumerate(missing, start):
+            indices[at] = number
 
     def stage_memory(self, memory: Memory, labels: dict[str, str]) -> list[int]:
         """Register `memory` now; index it and count its words (`labels`: concept -> the
