@@ -22,6 +22,32 @@ from prometheus_client import CONTENT_TYPE_LATEST
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 
+from assocmem.api import history_routes, key_routes, probe_routes, problems, responses
+from assocmem.api import query_params as q
+from assocmem.api import response_schemas as out
+from assocmem.api.guard import Guard
+from assocmem.api.json_body import OrjsonRoute
+from assocmem.api.metrics import Metrics
+from assocmem.api.principal import Caller
+from assocmem.api.refusals import CountRefusals
+from assocmem.api.request_ids import RequestIds
+from assocmem.api.schemas import (
+    ActivityIn,
+    ActivityItem,
+    ChainIn,
+    ConsolidateIn,
+    DocumentIn,
+    EventBatchIn,
+    FeedbackIn,
+    FeedbackItem,
+    ForgetIn,
+    ImportanceIn,
+    ImportanceItem,
+    MemoryBatchIn,
+    MemoryIn,
+    MemoryItem,
+    ReadIn,
+)
 from assocmem.engine.extraction import warm_up
 from assocmem.workers.application import Application
 from assocmem.workers.live_state import LiveState
@@ -41,33 +67,6 @@ from assocmem.workers.requests import (
 )
 from assocmem.workers.runtime import Runtime
 from assocmem.workers.settings import Settings
-
-from . import history_routes, key_routes, probe_routes, problems, responses
-from . import query_params as q
-from . import response_schemas as out
-from .guard import Guard
-from .json_body import OrjsonRoute
-from .metrics import Metrics
-from .principal import Caller
-from .refusals import CountRefusals
-from .request_ids import RequestIds
-from .schemas import (
-    ActivityIn,
-    ActivityItem,
-    ChainIn,
-    ConsolidateIn,
-    DocumentIn,
-    EventBatchIn,
-    FeedbackIn,
-    FeedbackItem,
-    ForgetIn,
-    ImportanceIn,
-    ImportanceItem,
-    MemoryBatchIn,
-    MemoryIn,
-    MemoryItem,
-    ReadIn,
-)
 
 WARM_AFTER = 0.5
 """Seconds after the default tenant's state is served that the API loads the extraction

@@ -14,7 +14,7 @@ from typing import Any
 import httpx2
 import orjson
 
-from .client import (
+from assocmem.api.client import (
     DEFAULT_TIMEOUT,
     REBUILD_WAIT,
     degraded,
@@ -28,7 +28,7 @@ from .client import (
     retry_after_seconds,
     scope_headers,
 )
-from .errors import ApiError, BadRequest, ServiceDown
+from assocmem.api.errors import ApiError, BadRequest, ServiceDown
 
 SEND_ATTEMPTS = 4
 """Sends of an append whose events carry idempotency keys (or of a read), when the service

@@ -17,9 +17,8 @@ import orjson
 import urllib3
 from urllib3.connection import HTTPConnection
 
+from assocmem.api.errors import READ_TIMED_OUT, ApiError, BadRequest, ServiceDown
 from assocmem.engine.position import Position
-
-from .errors import READ_TIMED_OUT, ApiError, BadRequest, ServiceDown
 
 DEFAULT_TIMEOUT = 30.0
 """Seconds a request may take."""

@@ -9,7 +9,7 @@ from typing import Any
 
 from starlette.exceptions import HTTPException
 
-from .problems import problem
+from assocmem.api.problems import problem
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]

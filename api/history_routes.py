@@ -6,14 +6,13 @@ from typing import Annotated, Any
 
 from fastapi import Query, Request
 
+from assocmem.api import history_views as views
+from assocmem.api import response_schemas as out
+from assocmem.api.fields import MAX_CONCEPT_LENGTH
+from assocmem.api.principal import Caller
+from assocmem.api.responses import job_view
+from assocmem.api.schemas import AuditLinkJobIn, ReplayJobIn
 from assocmem.workers.history_records import link_audit_record, verification_record
-
-from . import history_views as views
-from . import response_schemas as out
-from .fields import MAX_CONCEPT_LENGTH
-from .principal import Caller
-from .responses import job_view
-from .schemas import AuditLinkJobIn, ReplayJobIn
 
 
 def _application(request: Request) -> Any:

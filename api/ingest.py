@@ -8,7 +8,7 @@ import hashlib
 from collections.abc import Iterator
 from pathlib import Path
 
-from .errors import BadRequest
+from assocmem.api.errors import BadRequest
 
 PIECE_CHARACTERS = 90_000
 """Characters sent per request: under the API's 100,000-character limit on one text."""

@@ -7,11 +7,10 @@ from typing import Annotated, Any
 from fastapi import Path, Request
 from pydantic import BaseModel, Field
 
+from assocmem.api.principal import Caller
+from assocmem.api.schemas import Strict
 from assocmem.engine.principal import AGENT_PERMISSIONS, PERMISSIONS
 from assocmem.workers.api_keys import ApiKey
-
-from .principal import Caller
-from .schemas import Strict
 
 
 class KeyIn(Strict):

@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal
 from mcp.server.mcpserver import MCPServer
 from pydantic import Field
 
-from .client import Client
+from assocmem.api.client import Client
 
 DEGRADE_AFTER = 2.0
 """Seconds a recall or a chain may take before it answers empty, flagged degraded."""

@@ -7,10 +7,9 @@ from pathlib import Path
 
 import redis
 
+from assocmem.api.run_file import read_key_file, write_key_file
 from assocmem.workers.api_keys import RedisKeyStore, digest
 from assocmem.workers.settings import Settings
-
-from .run_file import read_key_file, write_key_file
 
 
 def ensure_operator_key(settings: Settings, home: Path) -> bool:

@@ -15,6 +15,7 @@ from pydantic import BaseModel
 from starlette.exceptions import HTTPException
 from starlette.routing import Match
 
+from assocmem.api.errors import READ_TIMED_OUT
 from assocmem.engine.errors import EngineError, quoted
 from assocmem.workers.errors import (
     ApplicationError,
@@ -27,8 +28,6 @@ from assocmem.workers.errors import (
     UnknownMemory,
 )
 from assocmem.workers.redis_errors import is_unavailable
-
-from .errors import READ_TIMED_OUT
 
 log = logging.getLogger(__name__)
 

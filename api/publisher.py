@@ -10,14 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from assocmem.api import responses
+from assocmem.api.client import new_key
 from assocmem.engine.principal import Principal
 from assocmem.workers.application import Application
 from assocmem.workers.requests import ActivityEntry, Note, Rating
 from assocmem.workers.runtime import Runtime
 from assocmem.workers.settings import load_settings
-
-from . import responses
-from .client import new_key
 
 
 class Publisher:

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import Query
 
-from .fields import LAST_TIME, MAX_TIME_EXPRESSION, MAX_ZONE_LENGTH
+from assocmem.api.fields import LAST_TIME, MAX_TIME_EXPRESSION, MAX_ZONE_LENGTH
 
 When = Annotated[
     str | None,

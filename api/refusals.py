@@ -3,7 +3,7 @@ the metrics: the outermost layer, so it sees what the guard refuses too."""
 
 from __future__ import annotations
 
-from .guard import App, Message, Receive, Scope, Send
+from assocmem.api.guard import App, Message, Receive, Scope, Send
 
 REASONS = {
     400: "bad_request",

@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 import uuid
 
-from .guard import App, Message, Receive, Scope, Send
-from .logs import current_request_id
+from assocmem.api.guard import App, Message, Receive, Scope, Send
+from assocmem.api.logs import current_request_id
 
 _PLAIN = re.compile(rb"^[A-Za-z0-9._:-]{1,64}$")
 

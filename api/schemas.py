@@ -10,17 +10,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from assocmem.engine.payload import (
-    MAX_CONCEPTS,
-    MAX_FEEDBACK_IDS,
-    MAX_SUPERSEDES,
-    MAX_TAGS,
-    MAX_TEXT_LENGTH,
-)
-from assocmem.engine.prompt import MAX_BUDGET, MIN_BUDGET
-from assocmem.engine.recall import DEFAULT_FLOOR, DEFAULT_LIMIT, MAX_LIMIT
-
-from .fields import (
+from assocmem.api.fields import (
     MAX_TIME_EXPRESSION,
     MAX_ZONE_LENGTH,
     Concept,
@@ -34,6 +24,15 @@ from .fields import (
     ranged_int,
     text,
 )
+from assocmem.engine.payload import (
+    MAX_CONCEPTS,
+    MAX_FEEDBACK_IDS,
+    MAX_SUPERSEDES,
+    MAX_TAGS,
+    MAX_TEXT_LENGTH,
+)
+from assocmem.engine.prompt import MAX_BUDGET, MIN_BUDGET
+from assocmem.engine.recall import DEFAULT_FLOOR, DEFAULT_LIMIT, MAX_LIMIT
 
 Depth = Literal["fast", "standard", "deep"]
 MAX_READ_TEXT = 10_000

@@ -22,6 +22,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from assocmem.api.errors import ApiError
+from assocmem.api.run_file import (
+    KEY_FILE,
+    RunInfo,
+    lock_home,
+    read_run_file,
+    remove_run_file,
+    write_run_file,
+)
 from assocmem.workers.child_process import LISTEN_FD, dies_with_parent
 from assocmem.workers.predecessor import predecessor_env
 from assocmem.workers.private_paths import private_directory
@@ -32,16 +41,6 @@ from assocmem.workers.redis_server import (
     stored_password,
 )
 from assocmem.workers.settings import Settings
-
-from .errors import ApiError
-from .run_file import (
-    KEY_FILE,
-    RunInfo,
-    lock_home,
-    read_run_file,
-    remove_run_file,
-    write_run_file,
-)
 
 if TYPE_CHECKING:
     from assocmem.workers.idle_rewrite import IdleRewrite
@@ -260,7 +259,7 @@ def run_pipeline(settings: Settings, workers: int = 1, echo: Callable[[str], Non
             redis.server.wait_answering()
             redis.server.wait_loaded()
         # Imported here, not at the top: Redis and the API are started first
-        from .operator_key import ensure_operator_key
+        from assocmem.api.operator_key import ensure_operator_key
 
         if ensure_operator_key(settings, home):
             echo(f"made an operator API key: {home / KEY_FILE} (the CLI uses it)")

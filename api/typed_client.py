@@ -14,9 +14,9 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from . import response_schemas as out
-from .async_client import AsyncClient
-from .client import DEFAULT_TIMEOUT, Client
+from assocmem.api import response_schemas as out
+from assocmem.api.async_client import AsyncClient
+from assocmem.api.client import DEFAULT_TIMEOUT, Client
 
 Answer = TypeVar("Answer", bound=BaseModel)
 

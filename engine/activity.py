@@ -8,10 +8,10 @@ from datetime import datetime, timedelta, tzinfo
 
 import numpy as np
 
-from .concept import normalise_concept
-from .errors import InvalidQuery, quoted
-from .state import Memory, State
-from .visibility import Visibility
+from assocmem.engine.concept import normalise_concept
+from assocmem.engine.errors import InvalidQuery, quoted
+from assocmem.engine.state import Memory, State
+from assocmem.engine.visibility import Visibility
 
 PERIODS = ("day", "week", "month")
 MAX_ENTRIES = 1000

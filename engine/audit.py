@@ -17,14 +17,14 @@ import dataclasses
 import re
 from collections.abc import Callable, Iterable, Iterator
 
-from .cooccurrence import Cooccurrence
-from .event import Event
-from .events import LINKS_CONSOLIDATED
-from .fold import fold
-from .link_index import NEVER_MOVE, ROW_TYPES, LinkIndex
-from .link_rule import link_weight
-from .position import Position
-from .state import State
+from assocmem.engine.cooccurrence import Cooccurrence
+from assocmem.engine.event import Event
+from assocmem.engine.events import LINKS_CONSOLIDATED
+from assocmem.engine.fold import fold
+from assocmem.engine.link_index import NEVER_MOVE, ROW_TYPES, LinkIndex
+from assocmem.engine.link_rule import link_weight
+from assocmem.engine.position import Position
+from assocmem.engine.state import State
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

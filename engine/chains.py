@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .errors import InvalidQuery
-from .links import LinkWeights
-from .state import State
+from assocmem.engine.errors import InvalidQuery
+from assocmem.engine.links import LinkWeights
+from assocmem.engine.state import State
 
 if TYPE_CHECKING:  # imported where used: an API starts serving before it loads networkx
     import networkx as nx

@@ -24,17 +24,17 @@ from typing import Annotated, Generic, TypeVar
 import msgspec
 from msgspec import UNSET, Meta, Struct, UnsetType
 
-from .concept import MAX_CONCEPT_LENGTH
-from .event import Event, in_time
-from .note_concepts import checked_concepts
-from .payload import (
+from assocmem.engine.concept import MAX_CONCEPT_LENGTH
+from assocmem.engine.event import Event, in_time
+from assocmem.engine.note_concepts import checked_concepts
+from assocmem.engine.payload import (
     MAX_CONCEPTS,
     MAX_LABEL_LENGTH,
     MAX_SUPERSEDES,
     MAX_TAGS,
     MAX_TEXT_LENGTH,
 )
-from .position import Position
+from assocmem.engine.position import Position
 
 VERSIONS = {"memory.written": 2, "activity.logged": 2}
 """The versions their records are at (checked against them when the tests run)."""

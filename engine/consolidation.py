@@ -30,10 +30,15 @@ from typing import Any
 import numpy as np
 import scipy.sparse
 
-from .cooccurrence import COUNT_DTYPE, LINK_WINDOW, LINKED_CONCEPTS, grouped_window_pairs
-from .errors import InvalidEvent
-from .event import check_time
-from .state import Scope, State
+from assocmem.engine.cooccurrence import (
+    COUNT_DTYPE,
+    LINK_WINDOW,
+    LINKED_CONCEPTS,
+    grouped_window_pairs,
+)
+from assocmem.engine.errors import InvalidEvent
+from assocmem.engine.event import check_time
+from assocmem.engine.state import Scope, State
 
 DAY = 86_400.0
 KEPT_COUNT = 2

@@ -12,7 +12,7 @@ from itertools import chain
 import numpy as np
 import scipy.sparse
 
-from .postings import index_type
+from assocmem.engine.postings import index_type
 
 COUNT_DTYPE = np.int32
 LINK_WINDOW = 8

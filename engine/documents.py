@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 
-from .errors import InvalidQuery, quoted
-from .extraction import extract_terms
+from assocmem.engine.errors import InvalidQuery, quoted
+from assocmem.engine.extraction import extract_terms
 
 SCOPES = ("sentence", "window")
 WINDOW_WORDS = 40

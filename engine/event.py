@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from .errors import InvalidEvent
-from .position import Position
+from assocmem.engine.errors import InvalidEvent
+from assocmem.engine.position import Position
 
 if TYPE_CHECKING:
-    from .event_type import EventType
+    from assocmem.engine.event_type import EventType
 
 LAST_TIME = 253_402_300_799.0
 """9999-12-31T23:59:59Z: the last instant a calendar (and Python's datetime) can name."""
@@ -163,6 +163,6 @@ def _event_type(name: str) -> EventType:
 def _lookup() -> Callable[[str], EventType]:
     """`event_type`, imported once: the records import this module, and an import in a
     function called for every event decoded or made was a thirtieth of an append."""
-    from .event_type import event_type
+    from assocmem.engine.event_type import event_type
 
     return event_type

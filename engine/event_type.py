@@ -12,11 +12,11 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from .errors import UnknownEventType, UnsupportedVersion
+from assocmem.engine.errors import UnknownEventType, UnsupportedVersion
 
 if TYPE_CHECKING:
-    from .event import Event
-    from .state import State
+    from assocmem.engine.event import Event
+    from assocmem.engine.state import State
 
 Payload = dict[str, Any]
 Upcaster = Callable[[Payload], Payload]
@@ -89,4 +89,4 @@ def event_type(name: str) -> EventType:
     return found
 
 
-from . import events as _built_in  # noqa: E402,F401 - registers the built-in records
+from assocmem.engine import events as _built_in  # noqa: E402,F401 - registers the built-in records

@@ -24,8 +24,8 @@ from typing import Any, TypeVar
 import numpy as np
 import Stemmer
 
-from .concept import MAX_CONCEPT_LENGTH, normalise_concept, normalise_concepts
-from .word_table import WordTable
+from assocmem.engine.concept import MAX_CONCEPT_LENGTH, normalise_concept, normalise_concepts
+from assocmem.engine.word_table import WordTable
 
 EXTRACTOR_VERSION = "tfidf-3"
 """Stored in each event, so a replay can tell which extractor made its concepts. Since

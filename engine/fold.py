@@ -10,13 +10,13 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable
 
-from .checked_note import ColumnNote
-from .errors import InvalidEvent
-from .event import Event, check_time
-from .event_type import event_type
-from .link_index import UNINDEXED
-from .position import Position
-from .state import State
+from assocmem.engine.checked_note import ColumnNote
+from assocmem.engine.errors import InvalidEvent
+from assocmem.engine.event import Event, check_time
+from assocmem.engine.event_type import event_type
+from assocmem.engine.link_index import UNINDEXED
+from assocmem.engine.position import Position
+from assocmem.engine.state import State
 
 STAGED_AT_MOST = 50_000
 """Notes a fold stages before it indexes them (a long run of notes is indexed in parts of

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 
-from .errors import InvalidQuery
-from .link_rule import link_weight
-from .position import Position
-from .state import State, pair
+from assocmem.engine.errors import InvalidQuery
+from assocmem.engine.link_rule import link_weight
+from assocmem.engine.position import Position
+from assocmem.engine.state import State, pair
 
 MAX_SEEDS = 20
 MAX_HOPS = 3

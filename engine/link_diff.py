@@ -13,8 +13,8 @@ import dataclasses
 
 import numpy as np
 
-from .link_rule import link_weight
-from .state import State
+from assocmem.engine.link_rule import link_weight
+from assocmem.engine.state import State
 
 SHIFT = np.int64(32)
 """A pair's key: its lower concept index shifted by this, plus the higher."""

@@ -14,9 +14,9 @@ import dataclasses
 
 import numpy as np
 
-from .match import near_misses
-from .position import Position, Positions
-from .state import State
+from assocmem.engine.match import near_misses
+from assocmem.engine.position import Position, Positions
+from assocmem.engine.state import State
 
 ROW_TYPES = frozenset({"memory.written", "activity.logged"})
 """Event types the fold keeps as memory rows, found through the postings."""

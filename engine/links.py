@@ -18,8 +18,8 @@ from collections import OrderedDict
 
 import numpy as np
 
-from .link_rule import is_followed
-from .state import State
+from assocmem.engine.link_rule import is_followed
+from assocmem.engine.state import State
 
 CONTEXT_SMOOTHING = 0.75
 ROW_CACHE = 4096

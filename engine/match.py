@@ -15,8 +15,8 @@ import re
 
 from rapidfuzz import fuzz, process
 
-from .extraction import extract_concepts
-from .state import State
+from assocmem.engine.extraction import extract_concepts
+from assocmem.engine.state import State
 
 MIN_SIMILARITY = 80.0
 """rapidfuzz ratio (0-100) a near miss needs."""

@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .memory_rows import LoadedMemories
+from assocmem.engine.memory_rows import LoadedMemories
 
 if TYPE_CHECKING:
-    from .state import State
+    from assocmem.engine.state import State
 
 NAMED = ("agent", "user", "session", "namespace", "kind")
 """Fields kept as a table of names and a number per row (-1 for none)."""

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 
 if TYPE_CHECKING:
-    from .state import Memory, Scope, State
+    from assocmem.engine.state import Memory, Scope, State
 
 
 class Fixed(NamedTuple):
@@ -239,7 +239,7 @@ class MemoryRows:
         return block, row - block.start
 
     def _made(self, row: int) -> Memory:
-        from .state import Memory
+        from assocmem.engine.state import Memory
 
         block, local = self._locate(row)
         state = self._state

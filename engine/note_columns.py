@@ -20,13 +20,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .cooccurrence import LINK_WINDOW, LINKED_CONCEPTS
-from .memory_columns import NAMED, coded, named_fields, offsets_of
-from .memory_rows import LoadedMemories
+from assocmem.engine.cooccurrence import LINK_WINDOW, LINKED_CONCEPTS
+from assocmem.engine.memory_columns import NAMED, coded, named_fields, offsets_of
+from assocmem.engine.memory_rows import LoadedMemories
 
 if TYPE_CHECKING:
-    from .checked_note import ColumnNote
-    from .state import State
+    from assocmem.engine.checked_note import ColumnNote
+    from assocmem.engine.state import State
 
 KINDS = {"memory.written": "memory", "activity.logged": "activity"}
 

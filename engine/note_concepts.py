@@ -16,7 +16,7 @@ from array import array
 from collections import Counter
 from itertools import chain
 
-from .payload import without_whitespace
+from assocmem.engine.payload import without_whitespace
 
 
 def checked_concepts_in_python(
@@ -47,7 +47,7 @@ def counted_labels_in_python(labels: list[dict[str, str]]) -> dict[str, dict[str
 
 
 try:
-    from ._note_concepts import checked_concepts, counted_labels
+    from assocmem.engine._note_concepts import checked_concepts, counted_labels
 except ImportError:  # not built: no C compiler or no Python headers where it was installed
     checked_concepts, counted_labels = checked_concepts_in_python, counted_labels_in_python
     NATIVE = False

@@ -8,8 +8,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .concept import MAX_CONCEPT_LENGTH
-from .errors import InvalidEvent, quoted
+from assocmem.engine.concept import MAX_CONCEPT_LENGTH
+from assocmem.engine.errors import InvalidEvent, quoted
 
 MAX_TEXT_LENGTH = 100_000
 """Characters in one memory's text."""

@@ -11,7 +11,7 @@ from array import array
 from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
-from .errors import quoted
+from assocmem.engine.errors import quoted
 
 _POSITION = re.compile(r"^(\d{1,20})-(\d{1,20})$")
 MAX_PART = 2**64 - 1

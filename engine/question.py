@@ -14,9 +14,9 @@ import functools
 import re
 from datetime import datetime
 
-from .extraction import DEFAULT_LIMIT, extract_concepts
-from .recall import Query, TimeRange
-from .timeexpr import AUTO_TIME_THRESHOLD, TimeMatch, parse_time
+from assocmem.engine.extraction import DEFAULT_LIMIT, extract_concepts
+from assocmem.engine.recall import Query, TimeRange
+from assocmem.engine.timeexpr import AUTO_TIME_THRESHOLD, TimeMatch, parse_time
 
 QUESTION_WORDS = frozenset(
     """what when where which who whom whose why how whats kind kinds type types sort sorts

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .state import IMPORTANT, SUPPLEMENT, State
+from assocmem.engine.state import IMPORTANT, SUPPLEMENT, State
 
 TIER_WEIGHTS = np.array([1.0, 0.85, 0.6])
 """Core, important, supplement (indexed by tier): a supplement match verifies more than it finds."""

@@ -23,14 +23,14 @@ from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
-from .chains import Chain, chain_along, chains_between, local_graph, pagerank
-from .errors import InvalidQuery, quoted
-from .evidence import CHAIN, DIRECT, FUZZY, LINK, TIME, Evidence
-from .link_rule import link_weight
-from .links import LinkWeights, Row, links_of
-from .match import Match, resolve
-from .position import Position
-from .rank import (
+from assocmem.engine.chains import Chain, chain_along, chains_between, local_graph, pagerank
+from assocmem.engine.errors import InvalidQuery, quoted
+from assocmem.engine.evidence import CHAIN, DIRECT, FUZZY, LINK, TIME, Evidence
+from assocmem.engine.link_rule import link_weight
+from assocmem.engine.links import LinkWeights, Row, links_of
+from assocmem.engine.match import Match, resolve
+from assocmem.engine.position import Position
+from assocmem.engine.rank import (
     RECENCY_WEIGHT,
     RECENT_QUERY_RECENCY_WEIGHT,
     TIER_WEIGHTS,
@@ -40,8 +40,8 @@ from .rank import (
     priors,
     top,
 )
-from .state import CORE, SUPPLEMENT, Memory, State
-from .visibility import Visibility, visible
+from assocmem.engine.state import CORE, SUPPLEMENT, Memory, State
+from assocmem.engine.visibility import Visibility, visible
 
 if TYPE_CHECKING:
     import networkx as nx

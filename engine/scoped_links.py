@@ -28,9 +28,9 @@ from typing import Any
 
 import numpy as np
 
-from .cooccurrence import COUNT_DTYPE, LINK_WINDOW, LINKED_CONCEPTS, Cooccurrence
-from .state import COMMON, Scope, State
-from .visibility import SEEN_KEPT, Visibility, visible
+from assocmem.engine.cooccurrence import COUNT_DTYPE, LINK_WINDOW, LINKED_CONCEPTS, Cooccurrence
+from assocmem.engine.state import COMMON, Scope, State
+from assocmem.engine.visibility import SEEN_KEPT, Visibility, visible
 
 VIEWS_KEPT = 16
 """Scoped views a state keeps (per set of seen scopes), the least recently used dropped."""

@@ -21,13 +21,13 @@ import orjson
 import scipy.sparse
 import zstandard
 
-from .cooccurrence import COUNT_DTYPE
-from .errors import CorruptSnapshot
-from .memory_columns import ARRAYS, decode_memories, encode_memories
-from .position import Position, Positions
-from .postings import index_type
-from .snapshot_frames import compress_snapshot, decompress_snapshot
-from .state import State
+from assocmem.engine.cooccurrence import COUNT_DTYPE
+from assocmem.engine.errors import CorruptSnapshot
+from assocmem.engine.memory_columns import ARRAYS, decode_memories, encode_memories
+from assocmem.engine.position import Position, Positions
+from assocmem.engine.postings import index_type
+from assocmem.engine.snapshot_frames import compress_snapshot, decompress_snapshot
+from assocmem.engine.state import State
 
 SNAPSHOT_FORMAT = 8
 """Bumped when the byte layout changes; older snapshots are then rebuilt from the log."""

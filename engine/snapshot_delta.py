@@ -21,11 +21,11 @@ from typing import Any
 import numpy as np
 import scipy.sparse
 
-from .cooccurrence import grown, grown_sum
-from .errors import CorruptSnapshot
-from .memory_columns import decode_memories, encode_memories
-from .position import Position, Positions
-from .snapshot import (
+from assocmem.engine.cooccurrence import grown, grown_sum
+from assocmem.engine.errors import CorruptSnapshot
+from assocmem.engine.memory_columns import decode_memories, encode_memories
+from assocmem.engine.position import Position, Positions
+from assocmem.engine.snapshot import (
     SNAPSHOT_FORMAT,
     compress_snapshot,
     full_state,
@@ -37,7 +37,7 @@ from .snapshot import (
     scoped_parts,
     unpack,
 )
-from .state import Base, State
+from assocmem.engine.state import Base, State
 
 DEPTH = 2
 """Deltas that load on one another at most (a small delta on a delta on a full snapshot)."""

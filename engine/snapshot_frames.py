@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import zstandard
 
-from .errors import CorruptSnapshot
+from assocmem.engine.errors import CorruptSnapshot
 
 FRAME_BYTES = 8 << 20
 """Uncompressed bytes per frame (zstd at level 1 looks back 512 KB: frames cost no size)."""

@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .note_concepts import counted_labels
+from assocmem.engine.note_concepts import counted_labels
 
 if TYPE_CHECKING:
-    from .state import Memory, State
+    from assocmem.engine.state import Memory, State
 
 
 class StagedNotes:

@@ -20,14 +20,14 @@ from typing import Any
 
 import numpy as np
 
-from .cooccurrence import Cooccurrence
-from .link_rule import is_taught, link_weight
-from .memory_columns import joined_blocks, offsets_of
-from .memory_rows import LoadedMemories, MemoryIds, MemoryRows
-from .note_columns import NoteColumns
-from .position import ZERO, Position, Positions
-from .postings import Postings
-from .staged_notes import StagedNotes, Uses, count_surfaces
+from assocmem.engine.cooccurrence import Cooccurrence
+from assocmem.engine.link_rule import is_taught, link_weight
+from assocmem.engine.memory_columns import joined_blocks, offsets_of
+from assocmem.engine.memory_rows import LoadedMemories, MemoryIds, MemoryRows
+from assocmem.engine.note_columns import NoteColumns
+from assocmem.engine.position import ZERO, Position, Positions
+from assocmem.engine.postings import Postings
+from assocmem.engine.staged_notes import StagedNotes, Uses, count_surfaces
 
 CORE, IMPORTANT, SUPPLEMENT = 0, 1, 2
 """Concept tiers of a memory: core terms drive expansion and chains, core + important drive
@@ -400,7 +400,7 @@ class State:
         self.place_notes()  # which seals the rows before them first
         start = self.rows.loaded_end()
         if len(self.rows) - start >= at_least:
-            from .memory_columns import sealed  # it reads the state's rows
+            from assocmem.engine.memory_columns import sealed  # it reads the state's rows
 
             self.flush()
             self.rows.seal(sealed(self, start, len(self.rows)))

@@ -6,10 +6,10 @@ from __future__ import annotations
 import dataclasses
 from datetime import datetime, timedelta
 
-from .errors import InvalidQuery, quoted
-from .question import Question, parse_question
-from .recall import TimeRange
-from .timeexpr import TimeMatch, parse_time
+from assocmem.engine.errors import InvalidQuery, quoted
+from assocmem.engine.question import Question, parse_question
+from assocmem.engine.recall import TimeRange
+from assocmem.engine.timeexpr import TimeMatch, parse_time
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -20,7 +20,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from .state import COMMON, Memory, Scope, State, scope_of
+from assocmem.engine.state import COMMON, Memory, Scope, State, scope_of
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -14,8 +14,7 @@ from collections.abc import Callable
 from assocmem.engine.events import MEMORY_ACCESSED
 from assocmem.engine.events.memory_accessed import MAX_ACCESS_IDS
 from assocmem.engine.principal import Principal
-
-from .redis_errors import Outage
+from assocmem.workers.redis_errors import Outage
 
 FLUSH_INTERVAL = 2.0
 """Seconds between memory.accessed events."""

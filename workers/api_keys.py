@@ -15,10 +15,9 @@ import orjson
 import redis
 
 from assocmem.engine.principal import PERMISSIONS, Principal
-
-from .errors import InvalidRequest
-from .keys import api_key_ids_key, api_key_key, check_tenant
-from .redis_errors import translated
+from assocmem.workers.errors import InvalidRequest
+from assocmem.workers.keys import api_key_ids_key, api_key_key, check_tenant
+from assocmem.workers.redis_errors import translated
 
 SECRET_PREFIX = "amk"
 _AGENT = re.compile(r"^[A-Za-z0-9_.:@-]{1,100}$")

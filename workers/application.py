@@ -47,25 +47,30 @@ from assocmem.engine.snapshot import content_hash
 from assocmem.engine.state import State
 from assocmem.engine.time_window import listing_window, read_window
 from assocmem.engine.visibility import Visibility, visibility_of
-
-from . import results
-from .access import AccessRecorder
-from .erasure import KINDS as ERASABLE
-from .erasure import subject_of
-from .erasure_job import enqueue_erasure
-from .errors import InvalidRequest, UnknownMemory
-from .extraction_pool import ExtractionPool
-from .heap import collection_held
-from .history import Difference, History, Verification, check_link_names, unknown_concepts
-from .job_commands import JobCommands
-from .jobs import JobInfo, job_info
-from .key_commands import KeyCommands
-from .live_state import LiveState
-from .permissions import require
-from .preload import StatePreload
-from .rate_limits import RateLimits
-from .rebuild_cache import RebuildCache
-from .request_values import (
+from assocmem.workers import results
+from assocmem.workers.access import AccessRecorder
+from assocmem.workers.erasure import KINDS as ERASABLE
+from assocmem.workers.erasure import subject_of
+from assocmem.workers.erasure_job import enqueue_erasure
+from assocmem.workers.errors import InvalidRequest, UnknownMemory
+from assocmem.workers.extraction_pool import ExtractionPool
+from assocmem.workers.heap import collection_held
+from assocmem.workers.history import (
+    Difference,
+    History,
+    Verification,
+    check_link_names,
+    unknown_concepts,
+)
+from assocmem.workers.job_commands import JobCommands
+from assocmem.workers.jobs import JobInfo, job_info
+from assocmem.workers.key_commands import KeyCommands
+from assocmem.workers.live_state import LiveState
+from assocmem.workers.permissions import require
+from assocmem.workers.preload import StatePreload
+from assocmem.workers.rate_limits import RateLimits
+from assocmem.workers.rebuild_cache import RebuildCache
+from assocmem.workers.request_values import (
     checked,
     checked_payload,
     extractions_of,
@@ -75,7 +80,7 @@ from .request_values import (
     written,
     zone_of,
 )
-from .requests import (
+from assocmem.workers.requests import (
     ActivityEntry,
     ActivityQuery,
     BatchItem,
@@ -86,8 +91,8 @@ from .requests import (
     Rating,
     ReadRequest,
 )
-from .runtime import Runtime
-from .stores import Appended
+from assocmem.workers.runtime import Runtime
+from assocmem.workers.stores import Appended
 
 MAX_BATCH = 1000
 """Memories in one batch write."""

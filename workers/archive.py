@@ -18,9 +18,8 @@ from collections.abc import Callable
 import orjson
 
 from assocmem.engine.position import MAX_PART, Position
-
-from .errors import StoreError
-from .stores import Entry
+from assocmem.workers.errors import StoreError
+from assocmem.workers.stores import Entry
 
 _HEAD = struct.Struct("<QQI")
 LEVEL = 6

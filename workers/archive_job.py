@@ -15,11 +15,10 @@ import time
 from collections.abc import Callable
 
 from assocmem.engine.position import MAX_PART, Position, just_before
-
-from .job_progress import Report, job_progress
-from .jobs import enqueue_once
-from .keys import MAINTENANCE_QUEUE
-from .runtime import Runtime, current_runtime
+from assocmem.workers.job_progress import Report, job_progress
+from assocmem.workers.jobs import enqueue_once
+from assocmem.workers.keys import MAINTENANCE_QUEUE
+from assocmem.workers.runtime import Runtime, current_runtime
 
 log = logging.getLogger(__name__)
 

@@ -19,12 +19,11 @@ from rq import Retry, get_current_job
 from assocmem.engine.consolidation import Effect, Rule, decide
 from assocmem.engine.event import Event
 from assocmem.engine.events import LINKS_CONSOLIDATED
-
-from .fold_job import folded_state
-from .job_progress import job_progress
-from .jobs import enqueue_once
-from .keys import MAINTENANCE_QUEUE
-from .runtime import Runtime, current_runtime
+from assocmem.workers.fold_job import folded_state
+from assocmem.workers.job_progress import job_progress
+from assocmem.workers.jobs import enqueue_once
+from assocmem.workers.keys import MAINTENANCE_QUEUE
+from assocmem.workers.runtime import Runtime, current_runtime
 
 log = logging.getLogger(__name__)
 

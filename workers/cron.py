@@ -20,12 +20,12 @@ from datetime import datetime
 import redis
 from croniter import croniter
 
-from .archive_job import enqueue_archive
-from .consolidation_job import enqueue_consolidation
-from .errors import StoreError
-from .keys import cron_last_key, cron_lease_key
-from .redis_errors import Outage, wait_until_writable
-from .runtime import Runtime
+from assocmem.workers.archive_job import enqueue_archive
+from assocmem.workers.consolidation_job import enqueue_consolidation
+from assocmem.workers.errors import StoreError
+from assocmem.workers.keys import cron_last_key, cron_lease_key
+from assocmem.workers.redis_errors import Outage, wait_until_writable
+from assocmem.workers.runtime import Runtime
 
 log = logging.getLogger(__name__)
 

@@ -22,12 +22,11 @@ import orjson
 
 from assocmem.engine.snapshot import dump_state
 from assocmem.engine.state import State
-
-from .heap import collection_held
-from .job_progress import Report
-from .rebuild import Rebuild, rebuild
-from .runtime import Runtime
-from .stores import Entry
+from assocmem.workers.heap import collection_held
+from assocmem.workers.job_progress import Report
+from assocmem.workers.rebuild import Rebuild, rebuild
+from assocmem.workers.runtime import Runtime
+from assocmem.workers.stores import Entry
 
 log = logging.getLogger(__name__)
 

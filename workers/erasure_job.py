@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from rq import Retry
 
-from .erasure import Subject, erase
-from .job_progress import job_progress
-from .jobs import enqueue_once
-from .keys import MAINTENANCE_QUEUE
-from .runtime import Runtime, current_runtime
+from assocmem.workers.erasure import Subject, erase
+from assocmem.workers.job_progress import job_progress
+from assocmem.workers.jobs import enqueue_once
+from assocmem.workers.keys import MAINTENANCE_QUEUE
+from assocmem.workers.runtime import Runtime, current_runtime
 
 ERASE_JOB = "assocmem.workers.erasure_job.erase_subject"
 ERASE_TIMEOUT = 3600

@@ -19,9 +19,8 @@ import threading
 import time
 
 from assocmem.engine.extraction import Extraction, extract, warm_up
-
-from .child_process import exit_with
-from .heap import collect_young_less_often
+from assocmem.workers.child_process import exit_with
+from assocmem.workers.heap import collect_young_less_often
 
 POOLED_TEXTS = 64
 """Texts in a batch from which it is worth sending some to helpers (fewer: all here)."""

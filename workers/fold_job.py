@@ -24,11 +24,10 @@ from assocmem.engine.position import ZERO, Position
 from assocmem.engine.snapshot import dump_state
 from assocmem.engine.snapshot_delta import delta_size, encode_delta
 from assocmem.engine.state import State
-
-from .heap import collection_held
-from .rebuild import fold_entries, rebuild, starting_state
-from .runtime import Runtime, current_runtime
-from .stores import Entry, iter_entries
+from assocmem.workers.heap import collection_held
+from assocmem.workers.rebuild import fold_entries, rebuild, starting_state
+from assocmem.workers.runtime import Runtime, current_runtime
+from assocmem.workers.stores import Entry, iter_entries
 
 log = logging.getLogger(__name__)
 

@@ -29,14 +29,13 @@ from assocmem.engine.position import ZERO, Position
 from assocmem.engine.principal import ADMIN, Principal
 from assocmem.engine.snapshot import content_hash
 from assocmem.engine.state import State
-
-from .errors import InvalidRequest, UnknownConcept, UnknownMemory
-from .fold_job import current_fold, fold_and_publish
-from .heap import collection_held
-from .job_progress import Share
-from .log_events import counted_snapshots
-from .permissions import require
-from .rebuild import (
+from assocmem.workers.errors import InvalidRequest, UnknownConcept, UnknownMemory
+from assocmem.workers.fold_job import current_fold, fold_and_publish
+from assocmem.workers.heap import collection_held
+from assocmem.workers.job_progress import Share
+from assocmem.workers.log_events import counted_snapshots
+from assocmem.workers.permissions import require
+from assocmem.workers.rebuild import (
     Rebuild,
     decode_entries,
     decode_entry,
@@ -46,10 +45,10 @@ from .rebuild import (
     log_share,
     rebuild,
 )
-from .replay_children import SecondHalf, ServedHash
-from .replay_progress import ReplayProgress
-from .runtime import Runtime
-from .stores import DEFAULT_BATCH, Entry, iter_entries
+from assocmem.workers.replay_children import SecondHalf, ServedHash
+from assocmem.workers.replay_progress import ReplayProgress
+from assocmem.workers.runtime import Runtime
+from assocmem.workers.stores import DEFAULT_BATCH, Entry, iter_entries
 
 logger = logging.getLogger(__name__)
 

@@ -11,14 +11,13 @@ from __future__ import annotations
 from typing import Any
 
 from assocmem.engine.principal import Principal
-
-from .history import History
-from .history_records import link_audit_record, verification_record
-from .job_progress import job_progress
-from .jobs import enqueue_once
-from .keys import REPLAY_QUEUE
-from .request_values import parse_point
-from .runtime import Runtime, current_runtime
+from assocmem.workers.history import History
+from assocmem.workers.history_records import link_audit_record, verification_record
+from assocmem.workers.job_progress import job_progress
+from assocmem.workers.jobs import enqueue_once
+from assocmem.workers.keys import REPLAY_QUEUE
+from assocmem.workers.request_values import parse_point
+from assocmem.workers.runtime import Runtime, current_runtime
 
 REPLAY_JOB = "assocmem.workers.history_jobs.replay"
 AUDIT_LINK_JOB = "assocmem.workers.history_jobs.audit_link"

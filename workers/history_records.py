@@ -6,8 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from assocmem.engine.audit import LinkHistory
-
-from .history import Verification
+from assocmem.workers.history import Verification
 
 
 def link_audit_record(history: LinkHistory) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from collections.abc import Callable
 
 import redis
 
-from .redis_server import aof_rewriting
+from assocmem.workers.redis_server import aof_rewriting
 
 log = logging.getLogger(__name__)
 

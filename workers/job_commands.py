@@ -7,16 +7,15 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from assocmem.engine.principal import ADMIN, READ, Principal
-
-from .archive import Segment
-from .archive_job import enqueue_archive
-from .consolidation_job import enqueue_consolidation
-from .history import check_link_names
-from .history_jobs import AUDIT_LINK_JOB, REPLAY_JOB, enqueue_history
-from .jobs import JobInfo, job_info, list_jobs, requeue, unknown_job
-from .permissions import require
-from .request_values import parse_point
-from .runtime import Runtime
+from assocmem.workers.archive import Segment
+from assocmem.workers.archive_job import enqueue_archive
+from assocmem.workers.consolidation_job import enqueue_consolidation
+from assocmem.workers.history import check_link_names
+from assocmem.workers.history_jobs import AUDIT_LINK_JOB, REPLAY_JOB, enqueue_history
+from assocmem.workers.jobs import JobInfo, job_info, list_jobs, requeue, unknown_job
+from assocmem.workers.permissions import require
+from assocmem.workers.request_values import parse_point
+from assocmem.workers.runtime import Runtime
 
 
 class JobCommands:

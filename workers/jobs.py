@@ -12,9 +12,9 @@ from rq.exceptions import DuplicateJobError, InvalidJobOperation, NoSuchJobError
 from rq.job import Job, JobStatus
 from rq.registry import FailedJobRegistry, ScheduledJobRegistry, StartedJobRegistry
 
-from . import errors
-from .errors import ApplicationError, InvalidRequest
-from .runtime import Runtime
+from assocmem.workers import errors
+from assocmem.workers.errors import ApplicationError, InvalidRequest
+from assocmem.workers.runtime import Runtime
 
 SHOWN = 200
 """Jobs listed per queue and state."""

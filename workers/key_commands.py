@@ -12,11 +12,10 @@ import time
 from collections.abc import Callable
 
 from assocmem.engine.principal import ADMIN, PERMISSIONS, Principal
-
-from .api_keys import ApiKey, checked_key, digest, new_secret
-from .errors import InvalidRequest, NotAllowed
-from .permissions import require
-from .runtime import Runtime
+from assocmem.workers.api_keys import ApiKey, checked_key, digest, new_secret
+from assocmem.workers.errors import InvalidRequest, NotAllowed
+from assocmem.workers.permissions import require
+from assocmem.workers.runtime import Runtime
 
 AUTH_CACHE_SECONDS = 0.5
 """How long one process trusts a key check: a revocation reaches every replica within it."""

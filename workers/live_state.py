@@ -12,13 +12,12 @@ from assocmem.engine.event import Event
 from assocmem.engine.fold import fold
 from assocmem.engine.position import ZERO, Position
 from assocmem.engine.state import State
-
-from .errors import PositionAhead, StoreError
-from .heap import collection_paused
-from .rebuild import fold_entries, starting_state
-from .redis_errors import Outage
-from .snapshot_cache import Copy, SnapshotCache, latest_state
-from .stores import Appended, EventLog, SnapshotStore, iter_entries
+from assocmem.workers.errors import PositionAhead, StoreError
+from assocmem.workers.heap import collection_paused
+from assocmem.workers.rebuild import fold_entries, starting_state
+from assocmem.workers.redis_errors import Outage
+from assocmem.workers.snapshot_cache import Copy, SnapshotCache, latest_state
+from assocmem.workers.stores import Appended, EventLog, SnapshotStore, iter_entries
 
 log = logging.getLogger(__name__)
 

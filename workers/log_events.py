@@ -12,8 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from assocmem.engine.position import ZERO, Position
-
-from .stores import EventLog, SnapshotStore
+from assocmem.workers.stores import EventLog, SnapshotStore
 
 Counted = tuple[Position | None, dict[Position, int]]
 

@@ -14,15 +14,14 @@ import orjson
 from assocmem.engine.event import Event, encode_event
 from assocmem.engine.fold import Rejection
 from assocmem.engine.position import ZERO, Position
-
-from .archive import (
+from assocmem.workers.archive import (
     Segment,
     archived_at,
     archived_entries,
     decode_segment,
     encode_segment,
 )
-from .stores import (
+from assocmem.workers.stores import (
     DEFAULT_BATCH,
     DEFAULT_LADDER,
     Appended,

@@ -4,8 +4,7 @@ makes it first."""
 from __future__ import annotations
 
 from assocmem.engine.principal import Principal
-
-from .errors import NotAllowed
+from assocmem.workers.errors import NotAllowed
 
 
 def require(principal: Principal, permission: str) -> None:

@@ -7,9 +7,8 @@ import dataclasses
 import time
 
 from assocmem.engine.position import ZERO
-
-from .jobs import list_jobs
-from .runtime import Runtime
+from assocmem.workers.jobs import list_jobs
+from assocmem.workers.runtime import Runtime
 
 LAG_COUNT_CAP = 10_000
 """Events after the latest snapshot are counted up to this many (a scrape reads them)."""

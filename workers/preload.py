@@ -18,11 +18,11 @@ import threading
 
 import redis
 
-from .live_state import Loaded, latest_loaded
-from .redis_server import wait_while_loading
-from .redis_stores import RedisEventLog, RedisSnapshotStore
-from .settings import Settings
-from .snapshot_cache import SnapshotCache
+from assocmem.workers.live_state import Loaded, latest_loaded
+from assocmem.workers.redis_server import wait_while_loading
+from assocmem.workers.redis_stores import RedisEventLog, RedisSnapshotStore
+from assocmem.workers.settings import Settings
+from assocmem.workers.snapshot_cache import SnapshotCache
 
 log = logging.getLogger(__name__)
 

@@ -13,10 +13,9 @@ from limits.storage import Storage
 from limits.strategies import SlidingWindowCounterRateLimiter
 
 from assocmem.engine.principal import Principal
-
-from .errors import RateLimited
-from .redis_errors import Outage
-from .settings import Settings
+from assocmem.workers.errors import RateLimited
+from assocmem.workers.redis_errors import Outage
+from assocmem.workers.settings import Settings
 
 
 class RateLimits:

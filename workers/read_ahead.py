@@ -14,8 +14,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from assocmem.engine.position import Position
-
-    from .stores import Entry
+    from assocmem.workers.stores import Entry
 
 
 class ReadAhead:

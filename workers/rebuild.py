@@ -17,10 +17,9 @@ from assocmem.engine.fold import STAGED_AT_MOST, Rejection, fold
 from assocmem.engine.position import ZERO, Position
 from assocmem.engine.snapshot_delta import Decoded, load_snapshot
 from assocmem.engine.state import State
-
-from .heap import collection_paused
-from .log_events import LogEvents, counted_snapshots
-from .stores import (
+from assocmem.workers.heap import collection_paused
+from assocmem.workers.log_events import LogEvents, counted_snapshots
+from assocmem.workers.stores import (
     Entry,
     EventLog,
     SnapshotStore,

@@ -15,9 +15,8 @@ from datetime import UTC, datetime
 
 from assocmem.engine.position import MAX_PART, ZERO, Position
 from assocmem.engine.state import State
-
-from .rebuild import Rebuild, fold_log, folds_on, log_share, rebuild
-from .stores import EventLog, SnapshotStore
+from assocmem.workers.rebuild import Rebuild, fold_log, folds_on, log_share, rebuild
+from assocmem.workers.stores import EventLog, SnapshotStore
 
 KEPT = 2
 """Rebuilt states kept (each is a whole state: hundreds of MB at 50,000 memories)."""

@@ -15,8 +15,7 @@ from collections.abc import Callable
 import redis
 
 from assocmem.engine.position import Position
-
-from .archive import (
+from assocmem.workers.archive import (
     Segment,
     archived_at,
     archived_entries,
@@ -24,15 +23,15 @@ from .archive import (
     decode_segment,
     encode_segment,
 )
-from .errors import StoreError
-from .keys import (
+from assocmem.workers.errors import StoreError
+from assocmem.workers.keys import (
     archive_manifest_key,
     archive_meta_key,
     archive_segment_key,
     epoch_key,
     rewriting_key,
 )
-from .stores import Entry
+from assocmem.workers.stores import Entry
 
 SEGMENTS_CACHED = 4
 

@@ -20,7 +20,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from .errors import RedisLaunchError
+from assocmem.workers.errors import RedisLaunchError
 
 BINARY = "binary"
 """File in the data directory: the path of the redis-server that ran on it, then its version."""

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 
 import redis
 
-from .errors import StoreError, StoreUnavailable
+from assocmem.workers.errors import StoreError, StoreUnavailable
 
 log = logging.getLogger(__name__)
 

@@ -12,8 +12,7 @@ from importlib import resources
 import redis
 
 from assocmem.engine.position import Position
-
-from .keys import (
+from assocmem.workers.keys import (
     dead_letter_key,
     epoch_key,
     idempotency_pattern,
@@ -24,9 +23,9 @@ from .keys import (
     tenant_pattern,
     tenants_key,
 )
-from .redis_archive import RedisArchive
-from .redis_server import aof_rewriting
-from .stores import Entry
+from assocmem.workers.redis_archive import RedisArchive
+from assocmem.workers.redis_server import aof_rewriting
+from assocmem.workers.stores import Entry
 
 COPY_BATCH = 1000
 REWRITE_HOLD = 3600

@@ -24,12 +24,12 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import quote
 
-from .child_process import dies_with_parent
-from .errors import RedisLaunchError
-from .page_cache import read_ahead
-from .private_paths import private_directory
-from .redis_binary import redis_binary, remember
-from .settings import DEFAULT_APPENDFSYNC
+from assocmem.workers.child_process import dies_with_parent
+from assocmem.workers.errors import RedisLaunchError
+from assocmem.workers.page_cache import read_ahead
+from assocmem.workers.private_paths import private_directory
+from assocmem.workers.redis_binary import redis_binary, remember
+from assocmem.workers.settings import DEFAULT_APPENDFSYNC
 
 READY_TIMEOUT = 20.0
 """Seconds to wait for a started redis-server to answer PING."""

@@ -17,10 +17,9 @@ import redis
 from assocmem.engine.event import Event, encode_event
 from assocmem.engine.fold import Rejection
 from assocmem.engine.position import Position
-
-from .archive import Segment, next_position
-from .errors import StoreError
-from .keys import (
+from assocmem.workers.archive import Segment, next_position
+from assocmem.workers.errors import StoreError
+from assocmem.workers.keys import (
     archive_meta_key,
     dead_letter_key,
     epoch_key,
@@ -39,10 +38,10 @@ from .keys import (
     snapshot_ladder_key,
     tenants_key,
 )
-from .redis_archive import RedisArchive
-from .redis_errors import translated
-from .redis_rewrite import RedisRewriter
-from .stores import (
+from assocmem.workers.redis_archive import RedisArchive
+from assocmem.workers.redis_errors import translated
+from assocmem.workers.redis_rewrite import RedisRewriter
+from assocmem.workers.stores import (
     DEFAULT_BATCH,
     DEFAULT_LADDER,
     Appended,

@@ -29,12 +29,11 @@ from typing import Generic, TypeVar
 from assocmem.engine.position import Position
 from assocmem.engine.snapshot import content_hash
 from assocmem.engine.state import State
-
-from .child_process import exit_with
-from .heap import collection_held
-from .rebuild import Rebuild, fold_log, rebuild, starting_state
-from .runtime import Runtime
-from .settings import Settings
+from assocmem.workers.child_process import exit_with
+from assocmem.workers.heap import collection_held
+from assocmem.workers.rebuild import Rebuild, fold_log, rebuild, starting_state
+from assocmem.workers.runtime import Runtime
+from assocmem.workers.settings import Settings
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

@@ -6,10 +6,9 @@ from __future__ import annotations
 from typing import Protocol
 
 from assocmem.engine.position import Position
-
-from .job_progress import Share
-from .log_events import Counted, LogEvents
-from .stores import EventLog
+from assocmem.workers.job_progress import Share
+from assocmem.workers.log_events import Counted, LogEvents
+from assocmem.workers.stores import EventLog
 
 
 class Reached(Protocol):

@@ -17,10 +17,9 @@ from assocmem.engine.event import Event
 from assocmem.engine.extraction import Extraction, given_terms, named
 from assocmem.engine.payload import check_text
 from assocmem.engine.position import MAX_PART, Position
-
-from . import results
-from .errors import InvalidRequest
-from .stores import Appended
+from assocmem.workers import results
+from assocmem.workers.errors import InvalidRequest
+from assocmem.workers.stores import Appended
 
 
 def zone_of(name: str) -> zoneinfo.ZoneInfo:

@@ -13,14 +13,14 @@ from limits.storage import MemoryStorage, RedisStorage, Storage
 from rq import Queue
 from rq.serializers import JSONSerializer
 
-from .api_keys import InMemoryKeyStore, KeyStore, RedisKeyStore
-from .keys import FOLD_QUEUE, QUEUES, RATES_PREFIX
-from .memory_stores import InMemoryEventLog, InMemorySnapshotStore
-from .redis_stores import RedisEventLog, RedisSnapshotStore
-from .settings import Settings
-from .snapshot_cache import cached_store
-from .snapshot_rungs import with_rungs
-from .stores import EventLog, SnapshotStore
+from assocmem.workers.api_keys import InMemoryKeyStore, KeyStore, RedisKeyStore
+from assocmem.workers.keys import FOLD_QUEUE, QUEUES, RATES_PREFIX
+from assocmem.workers.memory_stores import InMemoryEventLog, InMemorySnapshotStore
+from assocmem.workers.redis_stores import RedisEventLog, RedisSnapshotStore
+from assocmem.workers.settings import Settings
+from assocmem.workers.snapshot_cache import cached_store
+from assocmem.workers.snapshot_rungs import with_rungs
+from assocmem.workers.stores import EventLog, SnapshotStore
 
 
 @dataclasses.dataclass

@@ -12,9 +12,9 @@ from rq.exceptions import DuplicateJobError, InvalidJobOperation, NoSuchJobError
 from rq.job import Job, JobStatus
 from rq.registry import FailedJobRegistry, ScheduledJobRegistry, StartedJobRegistry
 
-from .keys import fold_job_id
-from .redis_errors import Outage
-from .runtime import Runtime
+from assocmem.workers.keys import fold_job_id
+from assocmem.workers.redis_errors import Outage
+from assocmem.workers.runtime import Runtime
 
 log = logging.getLogger(__name__)
 

@@ -8,9 +8,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
-from .errors import SettingError
-from .keys import check_tenant
-from .stores import DEFAULT_LADDER, Ladder
+from assocmem.workers.errors import SettingError
+from assocmem.workers.keys import check_tenant
+from assocmem.workers.stores import DEFAULT_LADDER, Ladder
 
 T = TypeVar("T")
 

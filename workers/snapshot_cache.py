@@ -27,11 +27,10 @@ from assocmem.engine.errors import CorruptSnapshot
 from assocmem.engine.position import Position
 from assocmem.engine.snapshot_delta import load_full
 from assocmem.engine.state import State
-
-from .private_paths import private_directory
-from .rebuild import starting_state
-from .redis_server import is_alive
-from .stores import SnapshotStore, WrappedSnapshotStore, snapshot_digest
+from assocmem.workers.private_paths import private_directory
+from assocmem.workers.rebuild import starting_state
+from assocmem.workers.redis_server import is_alive
+from assocmem.workers.stores import SnapshotStore, WrappedSnapshotStore, snapshot_digest
 
 log = logging.getLogger(__name__)
 

@@ -45,9 +45,8 @@ from assocmem.engine.errors import CorruptSnapshot
 from assocmem.engine.position import Position
 from assocmem.engine.snapshot_delta import base_of
 from assocmem.engine.snapshot_frames import UNPACKED_MAGIC, is_unpacked, unpacked_snapshot
-
-from .private_paths import private_directory
-from .stores import SnapshotStore, WrappedSnapshotStore
+from assocmem.workers.private_paths import private_directory
+from assocmem.workers.stores import SnapshotStore, WrappedSnapshotStore
 
 log = logging.getLogger(__name__)
 

@@ -16,15 +16,13 @@ import orjson
 
 from assocmem.engine.errors import quoted
 from assocmem.engine.position import Position
-
-from .errors import KeyConflict
-from .read_ahead import ReadAhead
+from assocmem.workers.errors import KeyConflict
+from assocmem.workers.read_ahead import ReadAhead
 
 if TYPE_CHECKING:  # the CLI reads settings (which name the ladder) without the fold
     from assocmem.engine.event import Event
     from assocmem.engine.fold import Rejection
-
-    from .archive import Segment
+    from assocmem.workers.archive import Segment
 
 DEFAULT_BATCH = 1000
 """Entries read from the log per round trip."""

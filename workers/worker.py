@@ -17,16 +17,15 @@ from rq.serializers import JSONSerializer
 from rq.worker import WorkerStatus
 
 from assocmem.engine.note_concepts import NATIVE, NOT_NATIVE
-
-from . import fold_job  # noqa: F401 - imported before forking, so each job starts warm
-from .jobs import LAST_ERROR
-from .native_threads import limit_native_threads
-from .predecessor import retry_predecessor_jobs
-from .redis_errors import Outage, wait_until_writable
-from .runtime import Runtime, use_runtime
-from .scheduler import run_scheduler
-from .stop_signals import block as block_stop_signals
-from .stop_signals import unblock as unblock_stop_signals
+from assocmem.workers import fold_job  # noqa: F401 - imported before forking, so each job starts warm
+from assocmem.workers.jobs import LAST_ERROR
+from assocmem.workers.native_threads import limit_native_threads
+from assocmem.workers.predecessor import retry_predecessor_jobs
+from assocmem.workers.redis_errors import Outage, wait_until_writable
+from assocmem.workers.runtime import Runtime, use_runtime
+from assocmem.workers.scheduler import run_scheduler
+from assocmem.workers.stop_signals import block as block_stop_signals
+from assocmem.workers.stop_signals import unblock as unblock_stop_signals
 
 log = logging.getLogger(__name__)
 

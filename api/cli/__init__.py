@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import click
 
-from .group import Group
+from assocmem.api.cli.group import Group
 
 COMMANDS = {
     "up": "pipeline.up",

@@ -1,6 +1,6 @@
 """`python -m assocmem.api.cli`: the same command line as `assocmem`."""
 
-from . import main
+from assocmem.api.cli import main
 
 if __name__ == "__main__":  # not when a spawned helper process imports this module
     main()

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from .. import render
-from .common import client_of, common, emit, remember, split
+from assocmem.api import render
+from assocmem.api.cli.common import client_of, common, emit, remember, split
 
 
 @click.command(

@@ -7,9 +7,8 @@ from typing import Any
 
 import click
 
+from assocmem.api.errors import ApiError
 from assocmem.workers.errors import StoreError
-
-from ..errors import ApiError
 
 
 class Group(click.Group):

@@ -8,10 +8,9 @@ from typing import Any
 
 import click
 
+from assocmem.api.cli.common import client_of, common, emit, remember, split
 from assocmem.engine.principal import AGENT_PERMISSIONS, PERMISSIONS
 from assocmem.workers.settings import load_settings
-
-from .common import client_of, common, emit, remember, split
 
 
 @click.group(epilog="Example: assocmem keys create --tenant acme --agent planner")

@@ -7,9 +7,9 @@ import functools
 
 import click
 
-from .. import render
-from .common import client_of, common, emit, remember
-from .follow import follow
+from assocmem.api import render
+from assocmem.api.cli.common import client_of, common, emit, remember
+from assocmem.api.cli.follow import follow
 
 WAIT = click.option(
     "--wait/--no-wait",

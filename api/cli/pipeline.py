@@ -10,10 +10,9 @@ from pathlib import Path
 
 import click
 
+from assocmem.api.logs import configure_logging, stacks_on_sigusr1
 from assocmem.workers.heap import collect_young_less_often, collection_paused
 from assocmem.workers.settings import load_settings
-
-from ..logs import configure_logging, stacks_on_sigusr1
 
 
 @click.command(epilog="Example: assocmem up --data ./.assocmem --port 8765")
@@ -56,7 +55,7 @@ def up(home: Path, port: int, workers: int, appendfsync: str | None) -> None:
     Prints the URL it serves when ready; Ctrl-C stops everything. A later `up`
     on the same --data finds the same memories and the same taught links.
     """
-    from ..supervisor import run_pipeline
+    from assocmem.api.supervisor import run_pipeline
 
     settings = load_settings(os.environ, home=home, port=port, appendfsync=appendfsync)
     run_pipeline(
@@ -134,10 +133,9 @@ def serve(host: str, port: int) -> None:
         preload = StatePreload(settings) if settings.redis_url else None
         import uvicorn
 
+        from assocmem.api.app import create_app
+        from assocmem.api.http_protocol import deadline_protocol
         from assocmem.workers.child_process import LISTEN_FD
-
-        from ..app import create_app
-        from ..http_protocol import deadline_protocol
 
         app = create_app(settings, preload=preload)
     config = uvicorn.Config(

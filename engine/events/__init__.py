@@ -1,13 +1,13 @@
 """The event types, one module (one record) each; importing this package registers them."""
 
-from .activity_logged import ACTIVITY_LOGGED
-from .document_ingested import DOCUMENT_INGESTED
-from .feedback_given import FEEDBACK_GIVEN
-from .importance_set import IMPORTANCE_SET
-from .links_consolidated import LINKS_CONSOLIDATED
-from .memory_accessed import MEMORY_ACCESSED
-from .memory_written import MEMORY_WRITTEN
-from .subject_forgotten import SUBJECT_FORGOTTEN
+from assocmem.engine.events.activity_logged import ACTIVITY_LOGGED
+from assocmem.engine.events.document_ingested import DOCUMENT_INGESTED
+from assocmem.engine.events.feedback_given import FEEDBACK_GIVEN
+from assocmem.engine.events.importance_set import IMPORTANCE_SET
+from assocmem.engine.events.links_consolidated import LINKS_CONSOLIDATED
+from assocmem.engine.events.memory_accessed import MEMORY_ACCESSED
+from assocmem.engine.events.memory_written import MEMORY_WRITTEN
+from assocmem.engine.events.subject_forgotten import SUBJECT_FORGOTTEN
 
 __all__ = [
     "ACTIVITY_LOGGED",

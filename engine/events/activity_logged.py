@@ -5,15 +5,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..errors import InvalidEvent, quoted
-from ..event_type import EventType, Payload, register
-from ..extraction import EXTRACTOR_VERSION, Extraction
-from ..payload import MAX_TAGS, check_label
-from ..state import State
-from .memory_written import add_memory, check_note, without_labels
+from assocmem.engine.errors import InvalidEvent, quoted
+from assocmem.engine.event_type import EventType, Payload, register
+from assocmem.engine.events.memory_written import add_memory, check_note, without_labels
+from assocmem.engine.extraction import EXTRACTOR_VERSION, Extraction
+from assocmem.engine.payload import MAX_TAGS, check_label
+from assocmem.engine.state import State
 
 if TYPE_CHECKING:
-    from ..event import Event
+    from assocmem.engine.event import Event
 
 
 def build(

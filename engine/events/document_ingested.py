@@ -6,15 +6,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..errors import InvalidEvent, quoted
-from ..event_type import EventType, Payload, register
-from ..extraction import EXTRACTOR_VERSION
-from ..payload import check_concepts, check_label, check_labels
-from ..state import COMMON, State, scope_of
-from .memory_written import LINK_WINDOW, without_labels
+from assocmem.engine.errors import InvalidEvent, quoted
+from assocmem.engine.event_type import EventType, Payload, register
+from assocmem.engine.events.memory_written import LINK_WINDOW, without_labels
+from assocmem.engine.extraction import EXTRACTOR_VERSION
+from assocmem.engine.payload import check_concepts, check_label, check_labels
+from assocmem.engine.state import COMMON, State, scope_of
 
 if TYPE_CHECKING:
-    from ..event import Event
+    from assocmem.engine.event import Event
 
 MAX_UNITS = 20_000
 """Sentences or windows in one document.ingested event."""

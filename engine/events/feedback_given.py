@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..errors import InvalidEvent
-from ..event_type import EventType, Payload, register
-from ..payload import MAX_FEEDBACK_IDS, check_concepts, check_ids, check_outcome
-from ..state import State, pair, scope_of
+from assocmem.engine.errors import InvalidEvent
+from assocmem.engine.event_type import EventType, Payload, register
+from assocmem.engine.payload import MAX_FEEDBACK_IDS, check_concepts, check_ids, check_outcome
+from assocmem.engine.state import State, pair, scope_of
 
 if TYPE_CHECKING:
-    from ..event import Event
+    from assocmem.engine.event import Event
 
 VALENCE_RATE = 0.5
 """How far one feedback moves a memory's valence toward its outcome (0-1)."""

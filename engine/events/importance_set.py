@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..errors import InvalidEvent, quoted
-from ..event_type import EventType, Payload, register
-from ..payload import check_ids, check_importance
-from ..state import State
+from assocmem.engine.errors import InvalidEvent, quoted
+from assocmem.engine.event_type import EventType, Payload, register
+from assocmem.engine.payload import check_ids, check_importance
+from assocmem.engine.state import State
 
 if TYPE_CHECKING:
-    from ..event import Event
+    from assocmem.engine.event import Event
 
 
 def build(memory_id: str, importance: int) -> Payload:

@@ -10,14 +10,14 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any
 
-from ..consolidation import Decision, Effect, Rule, apply_decision
-from ..errors import InvalidEvent
-from ..event_type import EventType, Payload, register
-from ..payload import are_ids, check_concepts, check_ids
-from ..state import State
+from assocmem.engine.consolidation import Decision, Effect, Rule, apply_decision
+from assocmem.engine.errors import InvalidEvent
+from assocmem.engine.event_type import EventType, Payload, register
+from assocmem.engine.payload import are_ids, check_concepts, check_ids
+from assocmem.engine.state import State
 
 if TYPE_CHECKING:
-    from ..event import Event
+    from assocmem.engine.event import Event
 
 
 def build(decision: Decision, effect: Effect, decided_at: str) -> Payload:

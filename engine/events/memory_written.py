@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..cooccurrence import LINK_WINDOW, LINKED_CONCEPTS
-from ..event_type import EventType, Payload, register
-from ..extraction import EXTRACTOR_VERSION, Extraction
-from ..payload import (
+from assocmem.engine.cooccurrence import LINK_WINDOW, LINKED_CONCEPTS
+from assocmem.engine.event_type import EventType, Payload, register
+from assocmem.engine.extraction import EXTRACTOR_VERSION, Extraction
+from assocmem.engine.payload import (
     MAX_SUPERSEDES,
     check_concepts,
     check_ids,
@@ -20,10 +20,10 @@ from ..payload import (
     check_text,
     check_tiers,
 )
-from ..state import Memory, State
+from assocmem.engine.state import Memory, State
 
 if TYPE_CHECKING:
-    from ..event import Event
+    from assocmem.engine.event import Event
 
 
 def build(

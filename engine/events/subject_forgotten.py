@@ -8,12 +8,12 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from ..errors import InvalidEvent, quoted
-from ..event_type import EventType, Payload, register
-from ..state import State
+from assocmem.engine.errors import InvalidEvent, quoted
+from assocmem.engine.event_type import EventType, Payload, register
+from assocmem.engine.state import State
 
 if TYPE_CHECKING:
-    from ..event import Event
+    from assocmem.engine.event import Event
 
 KINDS = ("user", "agent", "session", "namespace")
 _DIGEST = re.compile(r"^[0-9a-f]{64}$")
