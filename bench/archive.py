@@ -13,9 +13,9 @@ from pathlib import Path
 
 from skeleton import load_corpus, written_event
 
-from assocmem.engine.event import encode_event
-from assocmem.workers.archive import decode_segment, encode_segment
-from assocmem.workers.archive_job import SEGMENT_ENTRIES
+from assocmem.engine.events.envelope import encode_event
+from assocmem.workers.jobs.archive_job import SEGMENT_ENTRIES
+from assocmem.workers.store.archive import decode_segment, encode_segment
 
 
 def main() -> None:

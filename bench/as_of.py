@@ -1,5 +1,5 @@
 """`as_of` reads on a kept data directory (`bench/history_scale.py --keep DIR`), with the
-snapshots kept on disk (workers/snapshot_rungs.py) and without them, in turns (issue 16:
+snapshots kept on disk (workers/store/snapshot_rungs.py) and without them, in turns (issue 16:
 at most 1 s at a million events).
 
 Each turn starts `assocmem up` on the directory (without them: `ASSOCMEM_SNAPSHOT_RUNGS`
@@ -26,9 +26,9 @@ from cold_start import first_read  # bench/ is on sys.path when a script here ru
 from history_scale import answered, drain  # bench/ is on sys.path when a script here runs
 
 from assocmem.api.client import Client
-from assocmem.api.run_file import read_key_file, read_run_file
-from assocmem.api.spawn import UNLIMITED, banner_url, spawn_up
-from assocmem.workers.keys import log_key
+from assocmem.api.ops.run_file import read_key_file, read_run_file
+from assocmem.api.ops.spawn import UNLIMITED, banner_url, spawn_up
+from assocmem.workers.store.redis.keys import log_key
 
 
 def points_of(redis_url: str, tenant: str, shares: list[float], end: str | None) -> list[str]:

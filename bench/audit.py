@@ -21,10 +21,10 @@ from skeleton import (  # bench/ is on sys.path when a script here runs
     with_feedback,
 )
 
-from assocmem.engine.audit import link_filter, link_history, may_rate, rated_memories
-from assocmem.engine.event import decode_event, encode_event
-from assocmem.engine.extraction import warm_up
+from assocmem.engine.events.envelope import decode_event, encode_event
+from assocmem.engine.history.audit import link_filter, link_history, may_rate, rated_memories
 from assocmem.engine.position import Position
+from assocmem.engine.text.extraction import warm_up
 
 
 def main() -> None:

@@ -23,7 +23,7 @@ import numpy as np
 import orjson
 from retrieval import Bm25, Question, ask, build_state, describe, hits, paired
 
-from assocmem.engine.extraction import CHINESE_STOP_WORDS
+from assocmem.engine.text.extraction import CHINESE_STOP_WORDS
 
 _SENTENCE = re.compile(r"[^。！？!?]+[。！？!?]?")
 NOW = 1_700_000_000.0

@@ -23,17 +23,17 @@ from skeleton import load_corpus  # bench/ is on sys.path when a script here run
 
 from assocmem.api.client import Client
 from assocmem.api.errors import ApiError
-from assocmem.api.run_file import read_key_file, read_run_file
-from assocmem.api.spawn import UNLIMITED, banner_url, spawn_up
+from assocmem.api.ops.run_file import read_key_file, read_run_file
+from assocmem.api.ops.spawn import UNLIMITED, banner_url, spawn_up
 
 
 def bytecode_missing() -> bool:
     """Whether our modules have no bytecode beside them: every process of the pipeline then
     compiles them at its start (about 0.2 s of a cold start here), which an install made by
     pip or `make install` does not (PYTHONDONTWRITEBYTECODE keeps Python from writing it)."""
-    import assocmem.engine.state
+    import assocmem.engine.state.state
 
-    return not Path(importlib.util.cache_from_source(assocmem.engine.state.__file__)).exists()
+    return not Path(importlib.util.cache_from_source(assocmem.engine.state.state.__file__)).exists()
 
 
 def first_read(url: str, key: str, concepts: list[str], timeout: float = 120.0) -> float:

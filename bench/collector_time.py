@@ -28,8 +28,8 @@ from short_events import publish_together  # bench/ is on sys.path when a script
 from skeleton import load_corpus  # bench/ is on sys.path when a script here runs
 
 from assocmem.api.client import Client
-from assocmem.api.run_file import read_key_file
-from assocmem.api.spawn import UNLIMITED, banner_url, spawn_up
+from assocmem.api.ops.run_file import read_key_file
+from assocmem.api.ops.spawn import UNLIMITED, banner_url, spawn_up
 
 METER = """
 import gc, json, multiprocessing, os, sys, threading, time

@@ -23,11 +23,11 @@ from skeleton import (  # bench/ is on sys.path when a script here runs
     with_feedback,
 )
 
-from assocmem.engine.event import decode_event, encode_event
-from assocmem.engine.extraction import extract, warm_up
-from assocmem.engine.fold import fold_from_zero
+from assocmem.engine.events.envelope import decode_event, encode_event
 from assocmem.engine.position import Position
-from assocmem.engine.snapshot import content_hash
+from assocmem.engine.snapshot.codec import content_hash
+from assocmem.engine.state.fold import fold_from_zero
+from assocmem.engine.text.extraction import extract, warm_up
 
 
 def rate(count: int, run: object, rounds: int) -> float:

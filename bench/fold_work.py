@@ -33,11 +33,11 @@ from skeleton import (  # bench/ is on sys.path when a script here runs
     with_feedback,
 )
 
-from assocmem.engine.event import encode_event
+from assocmem.engine.events.envelope import encode_event
 from assocmem.engine.position import Position
-from assocmem.engine.snapshot import content_hash
-from assocmem.engine.state import State
-from assocmem.workers.rebuild import fold_entries
+from assocmem.engine.snapshot.codec import content_hash
+from assocmem.engine.state.state import State
+from assocmem.workers.state.rebuild import fold_entries
 
 CHUNK = 1000
 """Log entries the workers read and fold at once."""

@@ -38,8 +38,8 @@ from skeleton import load_corpus  # bench/ is on sys.path when a script here run
 
 from assocmem.api.client import Client
 from assocmem.api.errors import ApiError
-from assocmem.api.run_file import read_key_file, read_run_file
-from assocmem.api.spawn import UNLIMITED, banner_url, spawn_up
+from assocmem.api.ops.run_file import read_key_file, read_run_file
+from assocmem.api.ops.spawn import UNLIMITED, banner_url, spawn_up
 
 
 def drain(process) -> None:  # type: ignore[no-untyped-def]
@@ -148,7 +148,7 @@ def answered(call, *args, **kwargs) -> tuple[float, int]:  # type: ignore[no-unt
 
 
 def rungs_on_disk(home: Path) -> str:
-    """What the snapshots kept on disk for as-of reads (workers/snapshot_rungs.py) hold."""
+    """What the snapshots kept on disk for as-of reads (workers/store/snapshot_rungs.py) hold."""
     index = next(home.glob("snapshot-rungs/*/*/rungs.json"), None)
     if index is None:
         return "snapshots kept on disk: none"

@@ -20,9 +20,9 @@ from pathlib import Path
 
 import urllib3
 
-from assocmem.api.run_file import read_key_file, read_run_file
-from assocmem.api.spawn import BANNER, UNLIMITED, banner_url
-from assocmem.workers.redis_server import free_port
+from assocmem.api.ops.run_file import read_key_file, read_run_file
+from assocmem.api.ops.spawn import BANNER, UNLIMITED, banner_url
+from assocmem.workers.runtime.redis_server import free_port
 
 CASES: list[tuple[str, str, str, bytes]] = [
     ("ts NaN", "POST", "/v1/memories", b'{"text": "x", "ts": NaN}'),

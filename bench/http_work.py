@@ -38,9 +38,9 @@ from skeleton import load_corpus
 from work import WARM_UP, callgrind_parser, instructions, require_corpus_and_valgrind
 
 from assocmem.api.client import Client
-from assocmem.api.run_file import read_key_file, read_run_file
-from assocmem.api.spawn import UNLIMITED, banner_url, spawn_up
-from assocmem.workers.redis_server import free_port
+from assocmem.api.ops.run_file import read_key_file, read_run_file
+from assocmem.api.ops.spawn import UNLIMITED, banner_url, spawn_up
+from assocmem.workers.runtime.redis_server import free_port
 
 HEALTH_CHECKS = 50
 SERVER_MARKER = "llhttp_execute"

@@ -21,9 +21,9 @@ from pathlib import Path
 import redis
 from cold_start import redis_load  # bench/ is on sys.path when a script here runs
 
-from assocmem.engine.event import Event
-from assocmem.workers.redis_server import start_redis
-from assocmem.workers.redis_stores import RedisEventLog
+from assocmem.engine.events.envelope import Event
+from assocmem.workers.runtime.redis_server import start_redis
+from assocmem.workers.store.redis.stores import RedisEventLog
 
 BATCH = 1000
 DATA = {"text": "a short note", "concepts": ["short", "note"], "importance": 3, "extractor": "t"}

@@ -14,8 +14,8 @@ import time
 from pathlib import Path
 
 from assocmem.api.client import Client
-from assocmem.api.run_file import read_key_file
-from assocmem.api.spawn import UNLIMITED, banner_url, spawn_up
+from assocmem.api.ops.run_file import read_key_file
+from assocmem.api.ops.spawn import UNLIMITED, banner_url, spawn_up
 
 
 def timed(call, *args, **kwargs) -> float:  # type: ignore[no-untyped-def]

@@ -10,9 +10,9 @@ from collections import Counter
 
 from retrieval import Question, age_bucket
 
-from assocmem.engine.extraction import _TOKEN, extract_concepts
-from assocmem.engine.links import links_of
-from assocmem.engine.state import State
+from assocmem.engine.recall.links import links_of
+from assocmem.engine.state.state import State
+from assocmem.engine.text.extraction import _TOKEN, extract_concepts
 
 DAY = 86_400.0
 TEMPLATES = (

@@ -27,12 +27,12 @@ import numpy as np
 from skeleton import load_corpus  # bench/ is on sys.path when a script here runs
 
 from assocmem.api.client import Client
-from assocmem.api.run_file import read_key_file, read_run_file
-from assocmem.api.spawn import UNLIMITED, banner_url, spawn_up
-from assocmem.engine.extraction import _TOKEN, extract_concepts
+from assocmem.api.ops.run_file import read_key_file, read_run_file
+from assocmem.api.ops.spawn import UNLIMITED, banner_url, spawn_up
 from assocmem.engine.position import Position
-from assocmem.workers.runtime import Runtime
-from assocmem.workers.settings import load_settings
+from assocmem.engine.text.extraction import _TOKEN, extract_concepts
+from assocmem.workers.runtime.services import Runtime
+from assocmem.workers.runtime.settings import load_settings
 
 DEPTHS = ("fast", "standard", "deep")
 MODES = ("discriminative", "salient", "any")

@@ -22,8 +22,8 @@ from cold_start import first_read  # bench/ is on sys.path when a script here ru
 from history_scale import drain, job_seconds  # bench/ is on sys.path when a script here runs
 
 from assocmem.api.client import Client
-from assocmem.api.run_file import read_key_file
-from assocmem.api.spawn import UNLIMITED, banner_url, spawn_up
+from assocmem.api.ops.run_file import read_key_file
+from assocmem.api.ops.spawn import UNLIMITED, banner_url, spawn_up
 
 
 def peak_rss_mb(parent: int) -> dict[str, int]:

@@ -24,9 +24,9 @@ from recall import DEPTHS, MODES, queries, wait_for_snapshot, wait_until_served,
 from skeleton import load_corpus  # bench/ is on sys.path when a script here runs
 
 from assocmem.api.client import Client
-from assocmem.api.run_file import read_key_file, read_run_file
-from assocmem.api.spawn import BANNER, UNLIMITED, banner_url
-from assocmem.workers.redis_server import free_port
+from assocmem.api.ops.run_file import read_key_file, read_run_file
+from assocmem.api.ops.spawn import BANNER, UNLIMITED, banner_url
+from assocmem.workers.runtime.redis_server import free_port
 
 
 def spawn(python: str, home: Path) -> tuple[subprocess.Popen[str], str]:

@@ -13,20 +13,20 @@ from pathlib import Path
 import orjson
 
 from assocmem.api.client import Client
-from assocmem.api.run_file import read_key_file
-from assocmem.api.spawn import UNLIMITED, banner_url, spawn_up
-from assocmem.engine.event import Event
+from assocmem.api.ops.run_file import read_key_file
+from assocmem.api.ops.spawn import UNLIMITED, banner_url, spawn_up
 from assocmem.engine.events import MEMORY_WRITTEN
+from assocmem.engine.events.envelope import Event
 from assocmem.engine.events.feedback_given import FEEDBACK_GIVEN
 from assocmem.engine.events.memory_written import build
-from assocmem.engine.extraction import extract, extract_concepts
-from assocmem.engine.fold import fold_from_zero
 from assocmem.engine.position import ZERO, Position
-from assocmem.workers.fold_job import fold_and_publish
-from assocmem.workers.rebuild import decode_entries
-from assocmem.workers.runtime import Runtime
-from assocmem.workers.settings import load_settings
-from assocmem.workers.stores import iter_entries
+from assocmem.engine.state.fold import fold_from_zero
+from assocmem.engine.text.extraction import extract, extract_concepts
+from assocmem.workers.jobs.fold_job import fold_and_publish
+from assocmem.workers.runtime.services import Runtime
+from assocmem.workers.runtime.settings import load_settings
+from assocmem.workers.state.rebuild import decode_entries
+from assocmem.workers.store.ports import iter_entries
 
 
 def written_event(text: str, ts: float, n: int) -> Event:

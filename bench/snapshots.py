@@ -1,6 +1,6 @@
 """Publishing a snapshot, full against delta: what the fold job encodes after `--tail` more
 notes on a state of `--notes`, and what loading either costs (a delta loads its base too).
-Encoded as the worker encodes them, the cyclic collector held (workers/heap.py), on a state
+Encoded as the worker encodes them, the cyclic collector held (workers/state/heap.py), on a state
 frozen as the worker's is; the full snapshot and the content hash also with collections
 running, as they ran before.
 
@@ -19,10 +19,10 @@ from pathlib import Path
 from retrieval import build_state
 from skeleton import load_corpus, written_event
 
-from assocmem.engine.fold import fold
-from assocmem.engine.snapshot import content_hash, dump_state
-from assocmem.engine.snapshot_delta import encode_delta, load_snapshot
-from assocmem.workers.heap import collection_held
+from assocmem.engine.snapshot.codec import content_hash, dump_state
+from assocmem.engine.snapshot.delta import encode_delta, load_snapshot
+from assocmem.engine.state.fold import fold
+from assocmem.workers.state.heap import collection_held
 
 
 def timed(work, rounds: int) -> tuple[float, object]:  # type: ignore[no-untyped-def]

@@ -41,14 +41,14 @@ import orjson
 from recall import DEPTHS, MODES, queries  # bench/ is on sys.path when a script here runs
 from skeleton import load_corpus, written_event
 
-from assocmem.api import responses
-from assocmem.engine.extraction import extract_concepts
-from assocmem.engine.fold import fold_from_zero
-from assocmem.engine.recall import Query, recall
-from assocmem.engine.snapshot import dump_state, load_state
-from assocmem.engine.time_window import Window
-from assocmem.workers.native_threads import limit_native_threads
-from assocmem.workers.results import Read
+from assocmem.api.http import responses
+from assocmem.engine.recall.recall import Query, recall
+from assocmem.engine.snapshot.codec import dump_state, load_state
+from assocmem.engine.state.fold import fold_from_zero
+from assocmem.engine.text.extraction import extract_concepts
+from assocmem.engine.text.time_window import Window
+from assocmem.workers.app.results import Read
+from assocmem.workers.runtime.native_threads import limit_native_threads
 
 WARM_UP = 30
 """Deep reads before each query model's rows, as bench/recall.py does."""

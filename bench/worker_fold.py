@@ -21,13 +21,13 @@ from skeleton import (  # bench/ is on sys.path when a script here runs
 )
 from snapshots import timed
 
-from assocmem.engine.event import encode_event
-from assocmem.engine.extraction import warm_up
+from assocmem.engine.events.envelope import encode_event
 from assocmem.engine.position import Position
-from assocmem.engine.snapshot import content_hash, dump_state
-from assocmem.engine.snapshot_delta import encode_delta
-from assocmem.engine.state import State
-from assocmem.workers.rebuild import fold_entries
+from assocmem.engine.snapshot.codec import content_hash, dump_state
+from assocmem.engine.snapshot.delta import encode_delta
+from assocmem.engine.state.state import State
+from assocmem.engine.text.extraction import warm_up
+from assocmem.workers.state.rebuild import fold_entries
 
 
 def main() -> None:

@@ -4,9 +4,9 @@ talk to the HTTP API."""
 from __future__ import annotations
 
 from assocmem.engine.principal import Principal
-from assocmem.workers.key_commands import KeyCommands
-from assocmem.workers.runtime import Runtime
-from assocmem.workers.settings import Settings
+from assocmem.workers.app.key_commands import KeyCommands
+from assocmem.workers.runtime.services import Runtime
+from assocmem.workers.runtime.settings import Settings
 
 
 def operator_key(settings: Settings) -> str:

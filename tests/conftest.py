@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 import redis
 
-from assocmem.workers.redis_server import RedisServer, start_redis
-from assocmem.workers.runtime import Runtime
-from assocmem.workers.settings import Settings
+from assocmem.workers.runtime.redis_server import RedisServer, start_redis
+from assocmem.workers.runtime.services import Runtime
+from assocmem.workers.runtime.settings import Settings
 
 
 @pytest.fixture(scope="session")

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 import uvicorn
 
-from assocmem.api.app import create_app
-from assocmem.workers import rebuild_cache
-from assocmem.workers.redis_server import free_port
-from assocmem.workers.settings import Settings
+from assocmem.api.http.app import create_app
+from assocmem.workers.runtime.redis_server import free_port
+from assocmem.workers.runtime.settings import Settings
+from assocmem.workers.state import rebuild_cache
 
 
 @contextlib.contextmanager

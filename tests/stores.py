@@ -8,10 +8,10 @@ import pytest
 from rq import SimpleWorker
 from rq.serializers import JSONSerializer
 
-from assocmem.engine.event import Event
+from assocmem.engine.events.envelope import Event
 from assocmem.engine.position import Position
-from assocmem.workers.runtime import Runtime, use_runtime
-from assocmem.workers.settings import Settings
+from assocmem.workers.runtime.services import Runtime, use_runtime
+from assocmem.workers.runtime.settings import Settings
 
 KINDS = ("memory", "redis")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from assocmem.api import render
+from assocmem.api.cli import render
 from assocmem.api.cli.common import client_of, common, emit, remember
 
 

@@ -10,9 +10,9 @@ from typing import Any
 import click
 import orjson
 
-from assocmem.api.client import SCOPES, Client
+from assocmem.api.client.sync import SCOPES, Client
 from assocmem.api.errors import ApiError
-from assocmem.api.run_file import api_key, service_url
+from assocmem.api.ops.run_file import api_key, service_url
 
 
 def split(value: str | None) -> list[str] | None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from assocmem.api import render
+from assocmem.api.cli import render
 from assocmem.api.cli.common import client_of, common, emit, remember
 
 
@@ -41,7 +41,7 @@ def ingest(
     Files are sent in pieces of about 90,000 characters, each stored once (a re-run of
     the same files adds nothing); a progress bar shows the bytes sent.
     """
-    from assocmem.api.ingest import pieces
+    from assocmem.api.client.ingest import pieces
 
     remember(ctx, url, as_json)
     total = sum(p.stat().st_size for p in paths)

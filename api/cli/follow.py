@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from assocmem.api.client import Client
+from assocmem.api.client.sync import Client
 
 POLL_SECONDS = 0.5
 PHASES = {"loading": (0, 30), "deciding": (30, 100)}

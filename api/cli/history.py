@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from assocmem.api import render
+from assocmem.api.cli import render
 from assocmem.api.cli.common import client_of, common, emit, remember
 from assocmem.api.cli.follow import follow
 
@@ -49,7 +49,7 @@ def audit_link(
         job = client.start_audit_link(source, target)
         response = follow(client, job, "auditing", as_json)["result"]
     if plot is not None:
-        from assocmem.api.plot import plot_link
+        from assocmem.api.cli.plot import plot_link
 
         plot_link(response, plot)
     emit(ctx, response, render.link_audit)

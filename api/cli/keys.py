@@ -10,7 +10,7 @@ import click
 
 from assocmem.api.cli.common import client_of, common, emit, remember, split
 from assocmem.engine.principal import AGENT_PERMISSIONS, PERMISSIONS
-from assocmem.workers.settings import load_settings
+from assocmem.workers.runtime.settings import load_settings
 
 
 @click.group(epilog="Example: assocmem keys create --tenant acme --agent planner")
@@ -94,9 +94,9 @@ def revoke(ctx: click.Context, key_id: str, url: str | None, as_json: bool) -> N
 def bootstrap(tenant: str) -> None:
     """Make an operator key straight in Redis and print it: the first key of a deployment run
     without `up` (which makes its own). Needs REDIS_URL; keep the key secret."""
-    from assocmem.workers.key_commands import KeyCommands
-    from assocmem.workers.keys import check_tenant
-    from assocmem.workers.runtime import Runtime
+    from assocmem.workers.app.key_commands import KeyCommands
+    from assocmem.workers.runtime.services import Runtime
+    from assocmem.workers.store.redis.keys import check_tenant
 
     try:
         check_tenant(tenant)

@@ -7,7 +7,7 @@ import functools
 
 import click
 
-from assocmem.api import render
+from assocmem.api.cli import render
 from assocmem.api.cli.common import client_of, common, emit, remember
 from assocmem.api.cli.follow import follow
 

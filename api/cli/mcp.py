@@ -53,7 +53,7 @@ def mcp(
     (--api-key, ASSOCMEM_API_KEY, else the local `up`'s): no tool argument names them. A
     recall that cannot reach the service within --degrade-after answers empty and flagged
     `degraded`, so a memory outage never fails the agent's run."""
-    from assocmem.api.mcp_server import build_server, tool_schemas
+    from assocmem.api.mcp.server import build_server, tool_schemas
 
     remember(ctx, url, as_json)
     client = client_of(ctx, degrade_after=degrade_after)

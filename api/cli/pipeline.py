@@ -10,9 +10,9 @@ from pathlib import Path
 
 import click
 
-from assocmem.api.logs import configure_logging, stacks_on_sigusr1
-from assocmem.workers.heap import collect_young_less_often, collection_paused
-from assocmem.workers.settings import load_settings
+from assocmem.api.ops.logs import configure_logging, stacks_on_sigusr1
+from assocmem.workers.runtime.settings import load_settings
+from assocmem.workers.state.heap import collect_young_less_often, collection_paused
 
 
 @click.command(epilog="Example: assocmem up --data ./.assocmem --port 8765")
@@ -55,7 +55,7 @@ def up(home: Path, port: int, workers: int, appendfsync: str | None) -> None:
     Prints the URL it serves when ready; Ctrl-C stops everything. A later `up`
     on the same --data finds the same memories and the same taught links.
     """
-    from assocmem.api.supervisor import run_pipeline
+    from assocmem.api.ops.supervisor import run_pipeline
 
     settings = load_settings(os.environ, home=home, port=port, appendfsync=appendfsync)
     run_pipeline(
@@ -68,14 +68,14 @@ def up(home: Path, port: int, workers: int, appendfsync: str | None) -> None:
 def worker(burst: bool) -> None:
     """Run one RQ worker (fold, consolidation and replay jobs) and the fold scheduler.
     Needs REDIS_URL."""
-    from assocmem.workers.stop_signals import kept_from_new_threads
+    from assocmem.workers.runtime.stop_signals import kept_from_new_threads
 
     # numpy's import starts OpenBLAS's thread: it must never take a stop signal
     with collection_paused(), kept_from_new_threads():  # see serve
         import redis
 
-        from assocmem.workers.runtime import Runtime
-        from assocmem.workers.worker import run_worker
+        from assocmem.workers.runtime.services import Runtime
+        from assocmem.workers.runtime.worker import run_worker
 
     configure_logging()
     stacks_on_sigusr1()
@@ -97,11 +97,11 @@ def cron() -> None:
     import signal
     import threading
 
-    from assocmem.workers.stop_signals import kept_from_new_threads
+    from assocmem.workers.runtime.stop_signals import kept_from_new_threads
 
     with collection_paused(), kept_from_new_threads():  # see serve, and worker
-        from assocmem.workers.cron import run_cron
-        from assocmem.workers.runtime import Runtime
+        from assocmem.workers.jobs.cron import run_cron
+        from assocmem.workers.runtime.services import Runtime
 
     configure_logging()
     stacks_on_sigusr1()
@@ -127,15 +127,15 @@ def serve(host: str, port: int) -> None:
     # The imports and the app make objects that live as long as the process: collections
     # in their midst only walked them, a tenth of the imports' time.
     with collection_paused():
-        from assocmem.workers.preload import StatePreload
+        from assocmem.workers.state.preload import StatePreload
 
-        # Loading while the rest imports (workers/preload.py)
+        # Loading while the rest imports (workers/state/preload.py)
         preload = StatePreload(settings) if settings.redis_url else None
         import uvicorn
 
-        from assocmem.api.app import create_app
-        from assocmem.api.http_protocol import deadline_protocol
-        from assocmem.workers.child_process import LISTEN_FD
+        from assocmem.api.http.app import create_app
+        from assocmem.api.http.protocol import deadline_protocol
+        from assocmem.workers.runtime.child_process import LISTEN_FD
 
         app = create_app(settings, preload=preload)
     config = uvicorn.Config(

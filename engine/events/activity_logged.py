@@ -6,14 +6,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from assocmem.engine.errors import InvalidEvent, quoted
-from assocmem.engine.event_type import EventType, Payload, register
 from assocmem.engine.events.memory_written import add_memory, check_note, without_labels
-from assocmem.engine.extraction import EXTRACTOR_VERSION, Extraction
-from assocmem.engine.payload import MAX_TAGS, check_label
-from assocmem.engine.state import State
+from assocmem.engine.events.payload import MAX_TAGS, check_label
+from assocmem.engine.events.record import EventType, Payload, register
+from assocmem.engine.state.state import State
+from assocmem.engine.text.extraction import EXTRACTOR_VERSION, Extraction
 
 if TYPE_CHECKING:
-    from assocmem.engine.event import Event
+    from assocmem.engine.events.envelope import Event
 
 
 def build(

@@ -7,14 +7,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from assocmem.engine.errors import InvalidEvent, quoted
-from assocmem.engine.event_type import EventType, Payload, register
 from assocmem.engine.events.memory_written import LINK_WINDOW, without_labels
-from assocmem.engine.extraction import EXTRACTOR_VERSION
-from assocmem.engine.payload import check_concepts, check_label, check_labels
-from assocmem.engine.state import COMMON, State, scope_of
+from assocmem.engine.events.payload import check_concepts, check_label, check_labels
+from assocmem.engine.events.record import EventType, Payload, register
+from assocmem.engine.state.state import COMMON, State, scope_of
+from assocmem.engine.text.extraction import EXTRACTOR_VERSION
 
 if TYPE_CHECKING:
-    from assocmem.engine.event import Event
+    from assocmem.engine.events.envelope import Event
 
 MAX_UNITS = 20_000
 """Sentences or windows in one document.ingested event."""

@@ -10,12 +10,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from assocmem.engine.errors import InvalidEvent
-from assocmem.engine.event_type import EventType, Payload, register
-from assocmem.engine.payload import MAX_FEEDBACK_IDS, check_concepts, check_ids, check_outcome
-from assocmem.engine.state import State, pair, scope_of
+from assocmem.engine.events.payload import (
+    MAX_FEEDBACK_IDS,
+    check_concepts,
+    check_ids,
+    check_outcome,
+)
+from assocmem.engine.events.record import EventType, Payload, register
+from assocmem.engine.state.state import State, pair, scope_of
 
 if TYPE_CHECKING:
-    from assocmem.engine.event import Event
+    from assocmem.engine.events.envelope import Event
 
 VALENCE_RATE = 0.5
 """How far one feedback moves a memory's valence toward its outcome (0-1)."""

@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from assocmem.engine.errors import InvalidEvent, quoted
-from assocmem.engine.event_type import EventType, Payload, register
-from assocmem.engine.payload import check_ids, check_importance
-from assocmem.engine.state import State
+from assocmem.engine.events.payload import check_ids, check_importance
+from assocmem.engine.events.record import EventType, Payload, register
+from assocmem.engine.state.state import State
 
 if TYPE_CHECKING:
-    from assocmem.engine.event import Event
+    from assocmem.engine.events.envelope import Event
 
 
 def build(memory_id: str, importance: int) -> Payload:

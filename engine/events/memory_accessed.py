@@ -6,12 +6,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from assocmem.engine.errors import InvalidEvent, quoted
-from assocmem.engine.event_type import EventType, Payload, register
-from assocmem.engine.payload import check_ids
-from assocmem.engine.state import State
+from assocmem.engine.events.payload import check_ids
+from assocmem.engine.events.record import EventType, Payload, register
+from assocmem.engine.state.state import State
 
 if TYPE_CHECKING:
-    from assocmem.engine.event import Event
+    from assocmem.engine.events.envelope import Event
 
 MAX_ACCESS_IDS = 10_000
 """Memories named by one memory.accessed event."""

@@ -8,10 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from assocmem.engine.cooccurrence import LINK_WINDOW, LINKED_CONCEPTS
-from assocmem.engine.event_type import EventType, Payload, register
-from assocmem.engine.extraction import EXTRACTOR_VERSION, Extraction
-from assocmem.engine.payload import (
+from assocmem.engine.events.payload import (
     MAX_SUPERSEDES,
     check_concepts,
     check_ids,
@@ -20,10 +17,13 @@ from assocmem.engine.payload import (
     check_text,
     check_tiers,
 )
-from assocmem.engine.state import Memory, State
+from assocmem.engine.events.record import EventType, Payload, register
+from assocmem.engine.state.cooccurrence import LINK_WINDOW, LINKED_CONCEPTS
+from assocmem.engine.state.state import Memory, State
+from assocmem.engine.text.extraction import EXTRACTOR_VERSION, Extraction
 
 if TYPE_CHECKING:
-    from assocmem.engine.event import Event
+    from assocmem.engine.events.envelope import Event
 
 
 def build(

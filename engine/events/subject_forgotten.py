@@ -9,11 +9,11 @@ import re
 from typing import TYPE_CHECKING
 
 from assocmem.engine.errors import InvalidEvent, quoted
-from assocmem.engine.event_type import EventType, Payload, register
-from assocmem.engine.state import State
+from assocmem.engine.events.record import EventType, Payload, register
+from assocmem.engine.state.state import State
 
 if TYPE_CHECKING:
-    from assocmem.engine.event import Event
+    from assocmem.engine.events.envelope import Event
 
 KINDS = ("user", "agent", "session", "namespace")
 _DIGEST = re.compile(r"^[0-9a-f]{64}$")

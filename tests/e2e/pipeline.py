@@ -11,9 +11,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from assocmem.api.run_file import RunInfo, read_key_file, read_run_file
-from assocmem.api.spawn import spawn_up
-from assocmem.workers.redis_server import is_alive
+from assocmem.api.ops.run_file import RunInfo, read_key_file, read_run_file
+from assocmem.api.ops.spawn import spawn_up
+from assocmem.workers.runtime.redis_server import is_alive
 
 KEYS: dict[str, str] = {}
 """The operator key of each running pipeline, by URL: what `cli` sends to it."""

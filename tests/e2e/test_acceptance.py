@@ -5,10 +5,9 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from assocmem.workers.runtime import Runtime
-from assocmem.workers.settings import Settings
-
-from .pipeline import Pipeline, cli, cli_json
+from assocmem.workers.runtime.services import Runtime
+from assocmem.workers.runtime.settings import Settings
+from tests.e2e.pipeline import Pipeline, cli, cli_json
 
 NOTES = [
     ("a b note one", "a,b"),

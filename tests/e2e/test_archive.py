@@ -9,8 +9,7 @@ from pathlib import Path
 import redis
 
 from assocmem.api.client import Client
-
-from .pipeline import Pipeline, cli, cli_json
+from tests.e2e.pipeline import Pipeline, cli, cli_json
 
 
 def test_an_archive_pass_moves_old_entries_and_history_reads_through_it(tmp_path: Path) -> None:

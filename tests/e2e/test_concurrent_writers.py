@@ -7,8 +7,7 @@ import sys
 from pathlib import Path
 
 from assocmem.api.client import Client
-
-from .pipeline import Pipeline, cli_json
+from tests.e2e.pipeline import Pipeline, cli_json
 
 WRITER = """
 import sys
@@ -55,7 +54,7 @@ def test_retried_append_with_the_same_key_is_stored_once(tmp_path: Path) -> None
 
 
 def test_sigterm_stops_every_process_of_up(tmp_path: Path) -> None:
-    from assocmem.workers.redis_server import is_alive
+    from assocmem.workers.runtime.redis_server import is_alive
 
     up = Pipeline(tmp_path / "data")
     pids = [

@@ -8,8 +8,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from assocmem.api.client import Client
-
-from .pipeline import Pipeline, cli, cli_json
+from tests.e2e.pipeline import Pipeline, cli, cli_json
 
 YEAR = 365 * 86_400
 

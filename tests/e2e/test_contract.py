@@ -12,9 +12,8 @@ from pathlib import Path
 import pytest
 import urllib3
 
-from assocmem.api.spawn import UNLIMITED
-
-from .pipeline import Pipeline, cli_json
+from assocmem.api.ops.spawn import UNLIMITED
+from tests.e2e.pipeline import Pipeline, cli_json
 
 SEED = "7"
 EXAMPLES = "25"

@@ -12,16 +12,15 @@ from pathlib import Path
 import redis
 import zstandard
 
-from assocmem.api.supervisor import SNAPSHOT_CACHE, SNAPSHOT_RUNGS
-from assocmem.engine.event import Event, decode_event
-from assocmem.engine.fold import fold_from_zero
+from assocmem.api.ops.supervisor import SNAPSHOT_CACHE, SNAPSHOT_RUNGS
+from assocmem.engine.events.envelope import Event, decode_event
 from assocmem.engine.position import ZERO
-from assocmem.engine.snapshot import content_hash, decompress_snapshot
-from assocmem.workers.runtime import Runtime
-from assocmem.workers.settings import load_settings
-from assocmem.workers.stores import iter_entries
-
-from .pipeline import Pipeline, cli_json
+from assocmem.engine.snapshot.codec import content_hash, decompress_snapshot
+from assocmem.engine.state.fold import fold_from_zero
+from assocmem.workers.runtime.services import Runtime
+from assocmem.workers.runtime.settings import load_settings
+from assocmem.workers.store.ports import iter_entries
+from tests.e2e.pipeline import Pipeline, cli_json
 
 ALICE = "alice@example.com"
 MARKS = [b"zqxalicetext", b"zqxaliceconcept"]
@@ -79,8 +78,8 @@ def redis_contents(redis_url: str) -> bytes:
 
 
 def files_under(home: Path) -> bytes:
-    """Every file's bytes; a copy of a snapshot (workers/snapshot_cache.py) and the snapshots
-    kept for as-of reads (workers/snapshot_rungs.py) inflated too."""
+    """Every file's bytes; a copy of a snapshot (workers/store/snapshot_cache.py) and the snapshots
+    kept for as-of reads (workers/store/snapshot_rungs.py) inflated too."""
     found = []
     for path in home.rglob("*"):
         if path.is_file():
@@ -93,7 +92,7 @@ def files_under(home: Path) -> bytes:
 
 
 def test_forget_a_user_leaves_nothing_of_them_and_the_rest_as_it_was(tmp_path: Path) -> None:
-    # A snapshot kept for as-of reads at every publish (workers/snapshot_rungs.py)
+    # A snapshot kept for as-of reads at every publish (workers/store/snapshot_rungs.py)
     up = Pipeline(
         tmp_path / "data", {"ASSOCMEM_RETENTION_DAYS": "0.00001", "ASSOCMEM_RUNG_EVENTS": "1"}
     )

@@ -15,13 +15,12 @@ import pytest
 
 from assocmem.api.client import Client
 from assocmem.api.errors import ApiError, BadRequest
-from assocmem.api.run_file import read_run_file
+from assocmem.api.ops.run_file import read_run_file
 from assocmem.engine.position import Position
-from assocmem.workers.jobs import list_jobs
-from assocmem.workers.runtime import Runtime
-from assocmem.workers.settings import load_settings
-
-from .pipeline import Pipeline, cli_json
+from assocmem.workers.jobs.job_list import list_jobs
+from assocmem.workers.runtime.services import Runtime
+from assocmem.workers.runtime.settings import load_settings
+from tests.e2e.pipeline import Pipeline, cli_json
 
 NOTES = 100_000
 BATCH = 500

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import redis
 
-from .pipeline import Pipeline, cli, cli_json
+from tests.e2e.pipeline import Pipeline, cli, cli_json
 
 
 def test_a_link_audit_lists_its_events_a_replay_verifies_and_a_diff_shows_the_taught_link(

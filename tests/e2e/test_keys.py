@@ -8,9 +8,8 @@ import os
 import stat
 from pathlib import Path
 
-from assocmem.api.run_file import KEY_FILE
-
-from .pipeline import Pipeline, cli, cli_json
+from assocmem.api.ops.run_file import KEY_FILE
+from tests.e2e.pipeline import Pipeline, cli, cli_json
 
 
 def as_key(key: str, *args: str, url: str) -> tuple[int, str]:

@@ -19,18 +19,17 @@ import urllib3
 from rq import Queue
 from rq.serializers import JSONSerializer
 
-from assocmem.api.run_file import read_run_file
-from assocmem.api.supervisor import SNAPSHOT_CACHE
-from assocmem.engine.fold import fold_from_zero
+from assocmem.api.ops.run_file import read_run_file
+from assocmem.api.ops.supervisor import SNAPSHOT_CACHE
 from assocmem.engine.position import Position
-from assocmem.engine.snapshot import dump_state
-from assocmem.workers.keys import FOLD_QUEUE
-from assocmem.workers.redis_server import is_alive, start_redis
-from assocmem.workers.settings import load_settings
-from assocmem.workers.worker import HEARTBEAT_TTL, MAINTENANCE_INTERVAL
-
-from ..stores import note
-from .pipeline import Pipeline, cli, cli_json
+from assocmem.engine.snapshot.codec import dump_state
+from assocmem.engine.state.fold import fold_from_zero
+from assocmem.workers.runtime.redis_server import is_alive, start_redis
+from assocmem.workers.runtime.settings import load_settings
+from assocmem.workers.runtime.worker import HEARTBEAT_TTL, MAINTENANCE_INTERVAL
+from assocmem.workers.store.redis.keys import FOLD_QUEUE
+from tests.e2e.pipeline import Pipeline, cli, cli_json
+from tests.stores import note
 
 
 def wait_until(condition, timeout: float, what: str) -> float:

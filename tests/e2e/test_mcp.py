@@ -21,9 +21,8 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from assocmem.workers.redis_server import free_port
-
-from .pipeline import Pipeline, cli, cli_json
+from assocmem.workers.runtime.redis_server import free_port
+from tests.e2e.pipeline import Pipeline, cli, cli_json
 
 TOOLS = {"remember", "recall", "feedback", "find_chain", "log_activity", "graph"}
 

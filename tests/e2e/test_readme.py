@@ -13,7 +13,7 @@ import re
 import shlex
 from pathlib import Path
 
-from .pipeline import Pipeline, cli
+from tests.e2e.pipeline import Pipeline, cli
 
 README = Path(__file__).parents[2] / "README.md"
 TOKEN = re.compile(r"\b\d{13}-\d+\b|(?<=hash )[0-9a-f]{16}\b|\b\d{4}-\d{2}-\d{2}\b")

@@ -13,12 +13,11 @@ from rq import Retry, Worker
 from rq.job import Job, JobStatus
 from rq.serializers import JSONSerializer
 
-from assocmem.api.run_file import read_run_file
-from assocmem.workers.keys import MAINTENANCE_QUEUE
-from assocmem.workers.runtime import Runtime
-from assocmem.workers.settings import load_settings
-
-from .pipeline import Pipeline
+from assocmem.api.ops.run_file import read_run_file
+from assocmem.workers.runtime.services import Runtime
+from assocmem.workers.runtime.settings import load_settings
+from assocmem.workers.store.redis.keys import MAINTENANCE_QUEUE
+from tests.e2e.pipeline import Pipeline
 
 
 def test_a_job_whose_worker_up_restarts_after_a_kill_9_runs_again_at_once(

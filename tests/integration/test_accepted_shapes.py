@@ -7,14 +7,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from assocmem.engine.principal import Principal
-from assocmem.workers.application import Application
+from assocmem.workers.app.application import Application
+from assocmem.workers.app.requests import ActivityEntry, Document, Note, Rating
 from assocmem.workers.errors import ApplicationError
-from assocmem.workers.fold_job import fold_and_publish
-from assocmem.workers.requests import ActivityEntry, Document, Note, Rating
-from assocmem.workers.runtime import Runtime
-from assocmem.workers.settings import Settings
-
-from ..stores import Clock
+from assocmem.workers.jobs.fold_job import fold_and_publish
+from assocmem.workers.runtime.services import Runtime
+from assocmem.workers.runtime.settings import Settings
+from tests.stores import Clock
 
 WORDS = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), min_size=1, max_size=40)
 TEXTS = st.lists(

@@ -11,11 +11,10 @@ from collections.abc import Iterator
 import pytest
 from fastapi.testclient import TestClient
 
-from assocmem.api.app import create_app
-from assocmem.workers.runtime import Runtime
-from assocmem.workers.settings import Settings
-
-from ..api_keys import bearer, operator_key
+from assocmem.api.http.app import create_app
+from assocmem.workers.runtime.services import Runtime
+from assocmem.workers.runtime.settings import Settings
+from tests.api_keys import bearer, operator_key
 
 
 @pytest.fixture
@@ -207,7 +206,7 @@ def test_openapi_docs_are_served(http: TestClient) -> None:
 def test_the_api_folds_new_events_without_waiting_for_a_read(
     http: TestClient, runtime: Runtime
 ) -> None:
-    from assocmem.engine.event import Event
+    from assocmem.engine.events.envelope import Event
 
     data = {"text": "written around the API", "concepts": ["x"], "importance": 3, "extractor": "t"}
     last = runtime.log.append("default", [Event("memory.written", "default", "a", 1.0, data)])[-1]
@@ -221,8 +220,8 @@ SERVE_AND_REPORT_BLAS_THREADS = """
 import sys
 from fastapi.testclient import TestClient
 from threadpoolctl import threadpool_info
-from assocmem.api.app import create_app
-from assocmem.workers.settings import Settings
+from assocmem.api.http.app import create_app
+from assocmem.workers.runtime.settings import Settings
 
 before = max(pool["num_threads"] for pool in threadpool_info())
 with TestClient(create_app(Settings(redis_url=sys.argv[1], home=sys.argv[2]))):

@@ -9,14 +9,13 @@ from collections.abc import Iterator
 import pytest
 
 from assocmem.engine.position import ZERO, Position
-from assocmem.engine.snapshot import content_hash
-from assocmem.workers.archive_job import archivable_upto, archive
-from assocmem.workers.fold_job import fold_and_publish
-from assocmem.workers.rebuild import Rebuild, rebuild
-from assocmem.workers.runtime import Runtime
-from assocmem.workers.stores import iter_entries
-
-from ..stores import KINDS, Clock, make_runtime, write
+from assocmem.engine.snapshot.codec import content_hash
+from assocmem.workers.jobs.archive_job import archivable_upto, archive
+from assocmem.workers.jobs.fold_job import fold_and_publish
+from assocmem.workers.runtime.services import Runtime
+from assocmem.workers.state.rebuild import Rebuild, rebuild
+from assocmem.workers.store.ports import iter_entries
+from tests.stores import KINDS, Clock, make_runtime, write
 
 DAY = 86_400
 

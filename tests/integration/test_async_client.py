@@ -10,13 +10,12 @@ import time
 
 import pytest
 
-from assocmem.api import async_client
-from assocmem.api.async_client import AsyncClient
+from assocmem.api.client import async_client
+from assocmem.api.client.async_client import AsyncClient
 from assocmem.api.errors import ApiError, BadRequest
-from assocmem.workers.settings import Settings
-
-from ..api_keys import operator_key
-from ..live_api import serving, slow_rebuilds
+from assocmem.workers.runtime.settings import Settings
+from tests.api_keys import operator_key
+from tests.live_api import serving, slow_rebuilds
 
 
 def test_writes_feedback_and_reads_through_the_async_client(settings: Settings) -> None:

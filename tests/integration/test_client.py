@@ -13,14 +13,13 @@ import orjson
 import pytest
 import urllib3
 
-from assocmem.api import client as client_module
 from assocmem.api.client import Client
+from assocmem.api.client import sync as client_module
 from assocmem.api.errors import ApiError, BadRequest, ServiceDown
-from assocmem.workers.redis_server import free_port
-from assocmem.workers.settings import Settings
-
-from ..api_keys import operator_key
-from ..live_api import serving, slow_rebuilds
+from assocmem.workers.runtime.redis_server import free_port
+from assocmem.workers.runtime.settings import Settings
+from tests.api_keys import operator_key
+from tests.live_api import serving, slow_rebuilds
 
 
 @pytest.fixture

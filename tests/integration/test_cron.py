@@ -12,16 +12,15 @@ import pytest
 import redis
 
 from assocmem.engine.position import Position
-from assocmem.workers.consolidation_job import AGENT, consolidate, enqueue_consolidation
-from assocmem.workers.cron import Lease, run_cron
-from assocmem.workers.fold_job import fold_and_publish
-from assocmem.workers.jobs import job_info
-from assocmem.workers.keys import MAINTENANCE_QUEUE, cron_last_key
-from assocmem.workers.rebuild import events_of, rebuild
-from assocmem.workers.runtime import Runtime
-from assocmem.workers.settings import ConsolidationSettings, load_settings
-
-from ..stores import note, work, write
+from assocmem.workers.jobs.consolidation_job import AGENT, consolidate, enqueue_consolidation
+from assocmem.workers.jobs.cron import Lease, run_cron
+from assocmem.workers.jobs.fold_job import fold_and_publish
+from assocmem.workers.jobs.job_list import job_info
+from assocmem.workers.runtime.services import Runtime
+from assocmem.workers.runtime.settings import ConsolidationSettings, load_settings
+from assocmem.workers.state.rebuild import events_of, rebuild
+from assocmem.workers.store.redis.keys import MAINTENANCE_QUEUE, cron_last_key
+from tests.stores import note, work, write
 
 
 def test_one_lease_holder_at_a_time_and_a_standby_takes_over_when_it_lapses(
@@ -111,7 +110,9 @@ def test_a_consolidation_decides_on_the_state_its_worker_keeps_without_loading_a
     fold_and_publish(runtime, "default", force=True)  # the worker keeps the state it folded
     write(runtime, ["deploy", "fix"])
     loads: list[object] = []
-    monkeypatch.setattr("assocmem.workers.rebuild.load_snapshot", lambda *a, **k: loads.append(a))
+    monkeypatch.setattr(
+        "assocmem.workers.state.rebuild.load_snapshot", lambda *a, **k: loads.append(a)
+    )
     report = consolidate(runtime, "default", dry_run=True)
     assert loads == []
     assert report.effect.memories_merged == 1  # the note folded since the snapshot counts

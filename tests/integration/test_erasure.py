@@ -13,18 +13,17 @@ import redis
 
 from assocmem.engine.position import ZERO
 from assocmem.engine.principal import Principal
-from assocmem.engine.snapshot import content_hash
-from assocmem.workers.application import Application
-from assocmem.workers.erasure import erase, is_subject_of, subject_of
-from assocmem.workers.rebuild import Rebuild, rebuild
-from assocmem.workers.redis_archive import RedisArchive
-from assocmem.workers.redis_rewrite import RedisRewriter
-from assocmem.workers.redis_server import start_redis
-from assocmem.workers.requests import Note, Rating
-from assocmem.workers.runtime import Runtime
-from assocmem.workers.stores import iter_entries
-
-from ..stores import KINDS, Clock, make_runtime
+from assocmem.engine.snapshot.codec import content_hash
+from assocmem.workers.app.application import Application
+from assocmem.workers.app.requests import Note, Rating
+from assocmem.workers.jobs.erasure import erase, is_subject_of, subject_of
+from assocmem.workers.runtime.redis_server import start_redis
+from assocmem.workers.runtime.services import Runtime
+from assocmem.workers.state.rebuild import Rebuild, rebuild
+from assocmem.workers.store.ports import iter_entries
+from assocmem.workers.store.redis.archive import RedisArchive
+from assocmem.workers.store.redis.rewrite import RedisRewriter
+from tests.stores import KINDS, Clock, make_runtime
 
 ALICE = Principal("default", "agent", user="alice")
 BOB = Principal("default", "agent", user="bob")

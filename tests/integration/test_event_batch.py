@@ -8,11 +8,10 @@ from collections.abc import Iterator
 import pytest
 from fastapi.testclient import TestClient
 
-from assocmem.api.app import create_app
-from assocmem.workers.runtime import Runtime
-from assocmem.workers.settings import Settings
-
-from ..api_keys import bearer, key_for
+from assocmem.api.http.app import create_app
+from assocmem.workers.runtime.services import Runtime
+from assocmem.workers.runtime.settings import Settings
+from tests.api_keys import bearer, key_for
 
 
 @pytest.fixture

@@ -12,16 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from assocmem.engine.extraction import extract
-from assocmem.workers.extraction_pool import (
+from assocmem.engine.text.extraction import extract
+from assocmem.workers.app.extraction_pool import (
     POOLED_TEXTS,
     SHARE_BOUNDS,
     Balance,
     ExtractionPool,
     _split,
 )
-
-from ..texts import sample_texts
+from tests.texts import sample_texts
 
 
 @pytest.fixture
@@ -85,7 +84,7 @@ def test_helpers_end_when_the_process_that_started_them_is_killed(tmp_path: Path
         "import sys, time\n"
         f"sys.path.insert(0, {str(Path(__file__).parents[2])!r})\n"
         "from tests.texts import sample_texts\n"
-        "from assocmem.workers.extraction_pool import ExtractionPool\n"
+        "from assocmem.workers.app.extraction_pool import ExtractionPool\n"
         "if __name__ == '__main__':\n"
         "    pool = ExtractionPool(helpers=1)\n"
         "    pool.ready(timeout=60)\n"

@@ -16,25 +16,24 @@ from rq import SimpleWorker
 from rq.serializers import JSONSerializer
 
 from assocmem.engine.position import ZERO, Position
-from assocmem.engine.snapshot import (
+from assocmem.engine.snapshot.codec import (
     SNAPSHOT_FORMAT,
     content_hash,
     dump_state,
     encode_state,
     load_state,
 )
-from assocmem.engine.snapshot_delta import base_of
-from assocmem.workers import fold_job
-from assocmem.workers.consolidation_job import consolidate
-from assocmem.workers.fold_job import fold_and_publish
-from assocmem.workers.live_state import latest_loaded
-from assocmem.workers.rebuild import Rebuild, rebuild, starting_state
-from assocmem.workers.runtime import Runtime, use_runtime
-from assocmem.workers.scheduler import enqueue_fold, schedule_folds
-from assocmem.workers.settings import Settings
-from assocmem.workers.stores import Ladder, iter_entries, latest_snapshot
-
-from ..stores import KINDS, Clock, make_runtime, write
+from assocmem.engine.snapshot.delta import base_of
+from assocmem.workers.jobs import fold_job
+from assocmem.workers.jobs.consolidation_job import consolidate
+from assocmem.workers.jobs.fold_job import fold_and_publish
+from assocmem.workers.jobs.scheduler import enqueue_fold, schedule_folds
+from assocmem.workers.runtime.services import Runtime, use_runtime
+from assocmem.workers.runtime.settings import Settings
+from assocmem.workers.state.live import latest_loaded
+from assocmem.workers.state.rebuild import Rebuild, rebuild, starting_state
+from assocmem.workers.store.ports import Ladder, iter_entries, latest_snapshot
+from tests.stores import KINDS, Clock, make_runtime, write
 
 
 @pytest.fixture
@@ -217,7 +216,7 @@ def test_a_fold_that_dies_halfway_leaves_the_fold_wanted(
     def killed(*args: object, **kwargs: object) -> None:
         raise SystemExit("SIGKILL")
 
-    monkeypatch.setattr("assocmem.workers.fold_job.fold_entries", killed)
+    monkeypatch.setattr("assocmem.workers.jobs.fold_job.fold_entries", killed)
     with pytest.raises(SystemExit):
         fold_and_publish(runtime, "default")
     monkeypatch.undo()

@@ -10,9 +10,9 @@ import pytest
 import redis
 
 from assocmem.workers.errors import SettingError
-from assocmem.workers.idle_rewrite import QUIET_GROWTH, IdleRewrite
-from assocmem.workers.redis_server import aof_rewriting, start_redis
-from assocmem.workers.settings import load_settings
+from assocmem.workers.jobs.idle_rewrite import QUIET_GROWTH, IdleRewrite
+from assocmem.workers.runtime.redis_server import aof_rewriting, start_redis
+from assocmem.workers.runtime.settings import load_settings
 
 SNAPSHOT = b"x" * (QUIET_GROWTH + 1)
 """A stand-in for a published snapshot: big enough that writing one is not quiet."""

@@ -15,18 +15,17 @@ from rq.job import Job, JobStatus
 from rq.registry import FailedJobRegistry, StartedJobRegistry
 from rq.serializers import JSONSerializer
 
-from assocmem.api import render
-from assocmem.api.responses import jobs_view
-from assocmem.workers import scheduler
-from assocmem.workers.history_jobs import REPLAY_JOB, enqueue_history
-from assocmem.workers.jobs import list_jobs, requeue
-from assocmem.workers.keys import MAINTENANCE_QUEUE, QUEUES, fold_job_id
-from assocmem.workers.runtime import Runtime
-from assocmem.workers.scheduler import FAILED_FOLD_PAUSE, FOLD_JOB, FOLD_RETRIES, enqueue_fold
-from assocmem.workers.settings import Settings
-from assocmem.workers.worker import HEARTBEAT_TTL, HeartbeatWorker
-
-from ..stores import work, write
+from assocmem.api.cli import render
+from assocmem.api.http.responses import jobs_view
+from assocmem.workers.jobs import scheduler
+from assocmem.workers.jobs.history_jobs import REPLAY_JOB, enqueue_history
+from assocmem.workers.jobs.job_list import list_jobs, requeue
+from assocmem.workers.jobs.scheduler import FAILED_FOLD_PAUSE, FOLD_JOB, FOLD_RETRIES, enqueue_fold
+from assocmem.workers.runtime.services import Runtime
+from assocmem.workers.runtime.settings import Settings
+from assocmem.workers.runtime.worker import HEARTBEAT_TTL, HeartbeatWorker
+from assocmem.workers.store.redis.keys import MAINTENANCE_QUEUE, QUEUES, fold_job_id
+from tests.stores import work, write
 
 
 def test_a_queued_fold_job_is_listed_and_a_failed_job_shows_its_error_and_can_be_requeued(
@@ -40,7 +39,7 @@ def test_a_queued_fold_job_is_listed_and_a_failed_job_shows_its_error_and_can_be
     ]
     assert queued[0].retries_left == FOLD_RETRIES.max
     runtime.queue().enqueue_call(
-        "assocmem.workers.fold_job.no_such_job", args=("default",), job_id="broken"
+        "assocmem.workers.jobs.fold_job.no_such_job", args=("default",), job_id="broken"
     )
     work(runtime)
     failed = [j for j in list_jobs(runtime) if j.state == "failed"]
@@ -128,7 +127,9 @@ def _killed_while_running(runtime: Runtime, settings: Settings) -> float:
 def test_a_job_waiting_for_its_retry_says_when_and_why(runtime: Runtime) -> None:
     queue = runtime.queue(MAINTENANCE_QUEUE)
     queue.enqueue_call(
-        "assocmem.workers.fold_job.no_such_job", job_id="flaky", retry=Retry(max=2, interval=60)
+        "assocmem.workers.jobs.fold_job.no_such_job",
+        job_id="flaky",
+        retry=Retry(max=2, interval=60),
     )
     before = datetime.now(UTC)
     HeartbeatWorker(queue, connection=queue.connection, serializer=JSONSerializer).work(burst=True)
@@ -152,7 +153,7 @@ def test_a_retry_waiting_for_its_interval_is_run_when_due(
     job waited there for ever, and its id refused every later fold of the tenant."""
     queue = runtime.queue()
     queue.enqueue_call(
-        "assocmem.workers.fold_job.no_such_job", job_id="flaky", retry=Retry(max=1, interval=1)
+        "assocmem.workers.jobs.fold_job.no_such_job", job_id="flaky", retry=Retry(max=1, interval=1)
     )
     env = {**os.environ, "REDIS_URL": settings.redis_url or ""}
     worker = subprocess.Popen([sys.executable, "-m", "assocmem.api.cli", "worker"], env=env)

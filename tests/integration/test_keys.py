@@ -10,15 +10,14 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from assocmem.api.app import create_app
-from assocmem.api.operator_key import ensure_operator_key
-from assocmem.api.run_file import read_key_file, write_key_file
-from assocmem.workers.key_commands import AUTH_CACHE_SECONDS, KeyCommands
-from assocmem.workers.live_state import LiveState
-from assocmem.workers.runtime import Runtime
-from assocmem.workers.settings import Settings
-
-from ..api_keys import bearer, key_for, operator_key
+from assocmem.api.http.app import create_app
+from assocmem.api.ops.operator_key import ensure_operator_key
+from assocmem.api.ops.run_file import read_key_file, write_key_file
+from assocmem.workers.app.key_commands import AUTH_CACHE_SECONDS, KeyCommands
+from assocmem.workers.runtime.services import Runtime
+from assocmem.workers.runtime.settings import Settings
+from assocmem.workers.state.live import LiveState
+from tests.api_keys import bearer, key_for, operator_key
 
 NOTE = {"text": "the billing job timed out", "concepts": ["billing", "timeout"]}
 

@@ -8,19 +8,18 @@ from collections.abc import Iterator
 
 import pytest
 
-from assocmem.engine.audit import link_history
-from assocmem.engine.event import Event
-from assocmem.engine.fold import fold_from_zero
-from assocmem.engine.link_index import link_index
+from assocmem.engine.events.envelope import Event
+from assocmem.engine.history.audit import link_history
+from assocmem.engine.history.link_index import link_index
 from assocmem.engine.position import ZERO
 from assocmem.engine.principal import Principal
+from assocmem.engine.state.fold import fold_from_zero
+from assocmem.workers.app.history import History
 from assocmem.workers.errors import UnknownConcept
-from assocmem.workers.history import History
-from assocmem.workers.rebuild import events_of
-from assocmem.workers.runtime import Runtime
-from assocmem.workers.settings import Settings
-
-from ..stores import KINDS, Clock, make_runtime, note
+from assocmem.workers.runtime.services import Runtime
+from assocmem.workers.runtime.settings import Settings
+from assocmem.workers.state.rebuild import events_of
+from tests.stores import KINDS, Clock, make_runtime, note
 
 PRINCIPAL = Principal("default", "auditor")
 

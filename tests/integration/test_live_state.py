@@ -9,19 +9,18 @@ import time
 import pytest
 
 from assocmem.engine.position import ZERO, Position
-from assocmem.engine.snapshot import content_hash
-from assocmem.engine.state import State
-from assocmem.workers import live_state
+from assocmem.engine.snapshot.codec import content_hash
+from assocmem.engine.state.state import State
 from assocmem.workers.errors import PositionAhead
-from assocmem.workers.fold_job import fold_and_publish
-from assocmem.workers.live_state import LiveState
-from assocmem.workers.preload import StatePreload
-from assocmem.workers.rebuild import Rebuild, rebuild
-from assocmem.workers.redis_server import free_port
-from assocmem.workers.runtime import Runtime
-from assocmem.workers.settings import Settings
-
-from ..stores import note, write
+from assocmem.workers.jobs.fold_job import fold_and_publish
+from assocmem.workers.runtime.redis_server import free_port
+from assocmem.workers.runtime.services import Runtime
+from assocmem.workers.runtime.settings import Settings
+from assocmem.workers.state import live as live_state
+from assocmem.workers.state.live import LiveState
+from assocmem.workers.state.preload import StatePreload
+from assocmem.workers.state.rebuild import Rebuild, rebuild
+from tests.stores import note, write
 
 
 def live(runtime: Runtime) -> LiveState:

@@ -9,12 +9,11 @@ import pytest
 from fastapi.testclient import TestClient
 from prometheus_client.parser import text_string_to_metric_families
 
-from assocmem.api.app import create_app
-from assocmem.workers.fold_job import fold_and_publish
-from assocmem.workers.runtime import Runtime
-from assocmem.workers.settings import Settings
-
-from ..api_keys import bearer, key_for, operator_key
+from assocmem.api.http.app import create_app
+from assocmem.workers.jobs.fold_job import fold_and_publish
+from assocmem.workers.runtime.services import Runtime
+from assocmem.workers.runtime.settings import Settings
+from tests.api_keys import bearer, key_for, operator_key
 
 
 @pytest.fixture

@@ -18,11 +18,11 @@ from rq.job import Job, JobStatus
 from rq.registry import StartedJobRegistry
 from rq.serializers import JSONSerializer
 
-from assocmem.workers.keys import MAINTENANCE_QUEUE
-from assocmem.workers.predecessor import predecessor_env
-from assocmem.workers.runtime import Runtime
-from assocmem.workers.settings import Settings
-from assocmem.workers.worker import MAINTENANCE_INTERVAL
+from assocmem.workers.jobs.predecessor import predecessor_env
+from assocmem.workers.runtime.services import Runtime
+from assocmem.workers.runtime.settings import Settings
+from assocmem.workers.runtime.worker import MAINTENANCE_INTERVAL
+from assocmem.workers.store.redis.keys import MAINTENANCE_QUEUE
 
 Start = Callable[[dict[str, str]], subprocess.Popen[bytes]]
 

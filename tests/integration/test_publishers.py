@@ -9,16 +9,16 @@ import sys
 
 import pytest
 
-from assocmem.api.publisher import Publisher
+from assocmem.api.client.publisher import Publisher
 from assocmem.workers.errors import UnknownMemory
-from assocmem.workers.runtime import Runtime
+from assocmem.workers.runtime.services import Runtime
 
 PUBLISHERS = 8
 EVENTS_EACH = 25_000
 BATCH = 500
 PUBLISH = """
 import random, sys
-from assocmem.api.publisher import Publisher
+from assocmem.api.client.publisher import Publisher
 url, name, total, batch = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 rng = random.Random(name)
 with Publisher(url, "default", name) as publisher:

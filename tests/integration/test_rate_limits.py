@@ -10,12 +10,11 @@ import time
 import pytest
 from fastapi.testclient import TestClient
 
-from assocmem.api.app import create_app
+from assocmem.api.http.app import create_app
 from assocmem.workers.errors import SettingError
-from assocmem.workers.runtime import Runtime
-from assocmem.workers.settings import Settings, load_settings
-
-from ..api_keys import bearer, key_for
+from assocmem.workers.runtime.services import Runtime
+from assocmem.workers.runtime.settings import Settings, load_settings
+from tests.api_keys import bearer, key_for
 
 READ = {"concepts": ["billing"]}
 

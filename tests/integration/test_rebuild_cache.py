@@ -6,15 +6,14 @@ import weakref
 
 import pytest
 
-import assocmem.workers.rebuild_cache as cache_module
+import assocmem.workers.state.rebuild_cache as cache_module
 from assocmem.engine.principal import Principal
-from assocmem.workers.application import Application
-from assocmem.workers.fold_job import fold_and_publish
-from assocmem.workers.requests import Note, Rating, ReadRequest
-from assocmem.workers.runtime import Runtime
-from assocmem.workers.settings import Settings
-
-from ..stores import Clock
+from assocmem.workers.app.application import Application
+from assocmem.workers.app.requests import Note, Rating, ReadRequest
+from assocmem.workers.jobs.fold_job import fold_and_publish
+from assocmem.workers.runtime.services import Runtime
+from assocmem.workers.runtime.settings import Settings
+from tests.stores import Clock
 
 
 def test_a_read_without_feedback_is_rebuilt_once_and_kept_up_to_date(
@@ -73,7 +72,7 @@ def test_an_as_of_read_later_than_a_kept_one_folds_on_from_it_unless_a_snapshot_
 
 
 def test_a_rebuilt_state_the_cache_lets_go_is_freed(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A rebuild is frozen out of the collector's sight (workers/heap.py), so a reference
+    """A rebuild is frozen out of the collector's sight (workers/state/heap.py), so a reference
     cycle through a state would keep it for the life of the process: every `as_of` read
     at a new point leaked a whole state (1-2 GB at a million events) before a state's
     back-references were made weak."""

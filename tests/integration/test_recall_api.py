@@ -8,11 +8,10 @@ from collections.abc import Iterator
 import pytest
 from fastapi.testclient import TestClient
 
-from assocmem.api.app import create_app
-from assocmem.engine.prompt import count_tokens
-from assocmem.workers.settings import Settings
-
-from ..api_keys import bearer, operator_key
+from assocmem.api.http.app import create_app
+from assocmem.engine.text.prompt import count_tokens
+from assocmem.workers.runtime.settings import Settings
+from tests.api_keys import bearer, operator_key
 
 DAY = 86_400.0
 

@@ -13,8 +13,8 @@ import pytest
 import redis
 
 from assocmem.workers.errors import RedisLaunchError
-from assocmem.workers.redis_binary import BINARY, candidates, find_redis_server, version_of
-from assocmem.workers.redis_server import (
+from assocmem.workers.runtime.redis_binary import BINARY, candidates, find_redis_server, version_of
+from assocmem.workers.runtime.redis_server import (
     free_port,
     start_redis,
     wait_while_loading,

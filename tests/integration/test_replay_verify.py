@@ -10,24 +10,23 @@ from collections.abc import Iterator
 
 import pytest
 
-from assocmem.engine.event import encode_event
-from assocmem.engine.fold import Rejection, fold
+from assocmem.engine.events.envelope import encode_event
 from assocmem.engine.position import ZERO, Position
 from assocmem.engine.principal import Principal
-from assocmem.engine.snapshot import content_hash, dump_state
-from assocmem.engine.state import State
-from assocmem.workers import replay_children
-from assocmem.workers.fold_job import fold_and_publish
-from assocmem.workers.history import History, _middle
-from assocmem.workers.log_events import counted_snapshots
-from assocmem.workers.rebuild import Rebuild, decode_entries, log_share, rebuild
-from assocmem.workers.replay_children import ServedHash, served_hash
-from assocmem.workers.replay_progress import ReplayProgress
-from assocmem.workers.runtime import Runtime
-from assocmem.workers.settings import Settings
-from assocmem.workers.stores import iter_entries
-
-from ..stores import KINDS, Clock, make_runtime, note, write
+from assocmem.engine.snapshot.codec import content_hash, dump_state
+from assocmem.engine.state.fold import Rejection, fold
+from assocmem.engine.state.state import State
+from assocmem.workers.app.history import History, _middle
+from assocmem.workers.jobs.fold_job import fold_and_publish
+from assocmem.workers.runtime.services import Runtime
+from assocmem.workers.runtime.settings import Settings
+from assocmem.workers.state import replay_children
+from assocmem.workers.state.log_events import counted_snapshots
+from assocmem.workers.state.rebuild import Rebuild, decode_entries, log_share, rebuild
+from assocmem.workers.state.replay_children import ServedHash, served_hash
+from assocmem.workers.state.replay_progress import ReplayProgress
+from assocmem.workers.store.ports import iter_entries
+from tests.stores import KINDS, Clock, make_runtime, note, write
 
 OPERATOR = Principal("default", "auditor")
 

@@ -4,9 +4,9 @@ own state has folded it (as after a restart, when the new process starts from a 
 from __future__ import annotations
 
 from assocmem.engine.principal import Principal
-from assocmem.workers.application import Application
-from assocmem.workers.requests import Note, Rating
-from assocmem.workers.runtime import Runtime
+from assocmem.workers.app.application import Application
+from assocmem.workers.app.requests import Note, Rating
+from assocmem.workers.runtime.services import Runtime
 
 WHO = Principal("default", "agent")
 

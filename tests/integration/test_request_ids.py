@@ -10,9 +10,9 @@ import orjson
 import pytest
 from fastapi.testclient import TestClient
 
-from assocmem.api.app import create_app
-from assocmem.api.logs import configure_logging, current_request_id
-from assocmem.workers.settings import Settings
+from assocmem.api.http.app import create_app
+from assocmem.api.ops.logs import configure_logging, current_request_id
+from assocmem.workers.runtime.settings import Settings
 
 
 @pytest.fixture

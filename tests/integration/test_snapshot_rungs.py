@@ -1,4 +1,4 @@
-"""Snapshots kept on disk for as-of reads (workers/snapshot_rungs.py) over a real Redis: a
+"""Snapshots kept on disk for as-of reads (workers/store/snapshot_rungs.py) over a real Redis: a
 process connected with the same directory rebuilds from them, and what it rebuilds is
 the state a fold from zero gives."""
 
@@ -7,13 +7,12 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from assocmem.engine.snapshot import content_hash
-from assocmem.workers.fold_job import fold_and_publish
-from assocmem.workers.rebuild import Rebuild, rebuild, starting_state
-from assocmem.workers.runtime import Runtime
-from assocmem.workers.settings import Settings
-
-from ..stores import write
+from assocmem.engine.snapshot.codec import content_hash
+from assocmem.workers.jobs.fold_job import fold_and_publish
+from assocmem.workers.runtime.services import Runtime
+from assocmem.workers.runtime.settings import Settings
+from assocmem.workers.state.rebuild import Rebuild, rebuild, starting_state
+from tests.stores import write
 
 
 def test_a_process_with_the_same_directory_rebuilds_from_the_kept_snapshots(

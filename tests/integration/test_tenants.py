@@ -11,17 +11,16 @@ from fastapi.testclient import TestClient
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assocmem.api.app import create_app
+from assocmem.api.http.app import create_app
 from assocmem.engine.principal import Principal
-from assocmem.engine.snapshot import content_hash
-from assocmem.workers.application import Application
-from assocmem.workers.rebuild import Rebuild, rebuild
-from assocmem.workers.requests import Note, Rating, ReadRequest
-from assocmem.workers.runtime import Runtime
-from assocmem.workers.settings import Settings
-
-from ..api_keys import bearer, key_for
-from ..stores import Clock
+from assocmem.engine.snapshot.codec import content_hash
+from assocmem.workers.app.application import Application
+from assocmem.workers.app.requests import Note, Rating, ReadRequest
+from assocmem.workers.runtime.services import Runtime
+from assocmem.workers.runtime.settings import Settings
+from assocmem.workers.state.rebuild import Rebuild, rebuild
+from tests.api_keys import bearer, key_for
+from tests.stores import Clock
 
 
 @pytest.fixture

@@ -7,11 +7,10 @@ from __future__ import annotations
 import asyncio
 import socket
 
-from assocmem.api.typed_client import AsyncTypedClient, Published, Recall, TypedClient
-from assocmem.workers.settings import Settings
-
-from ..api_keys import key_for, operator_key
-from ..live_api import serving
+from assocmem.api.client.typed import AsyncTypedClient, Published, Recall, TypedClient
+from assocmem.workers.runtime.settings import Settings
+from tests.api_keys import key_for, operator_key
+from tests.live_api import serving
 
 
 def test_a_read_brings_typed_items_with_the_link_that_brought_them(settings: Settings) -> None:

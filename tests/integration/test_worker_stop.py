@@ -17,9 +17,9 @@ from rq import Queue
 from rq.exceptions import StopRequested
 from rq.serializers import JSONSerializer
 
-from assocmem.workers.keys import MAINTENANCE_QUEUE
-from assocmem.workers.runtime import Runtime
-from assocmem.workers.worker import HeartbeatWorker
+from assocmem.workers.runtime.services import Runtime
+from assocmem.workers.runtime.worker import HeartbeatWorker
+from assocmem.workers.store.redis.keys import MAINTENANCE_QUEUE
 
 
 class _SignalWhileFormatting(logging.Formatter):

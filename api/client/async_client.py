@@ -1,0 +1,211 @@
+"""The Python client for asyncio agents: what agents call (write, write_many, publish, read,
+find_chain, feedback, log_activity, graph, state, health), with the sync client's behaviour: the key,
+timeouts, idempotency keys made for appends and reused by their retries, reads waiting for
+this client's own writes, and the degraded mode (`degrade_after`)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Callable
+from typing import Any
+
+import httpx2
+import orjson
+
+from assocmem.api.client.sync import (
+    DEFAULT_TIMEOUT,
+    REBUILD_WAIT,
+    degraded,
+    given,
+    is_rebuilt,
+    keyed,
+    latest_written,
+    problem_code,
+    problem_detail,
+    rebuild_pause,
+    retry_after_seconds,
+    scope_headers,
+)
+from assocmem.api.errors import ApiError, BadRequest, ServiceDown
+
+SEND_ATTEMPTS = 4
+"""Sends of an append whose events carry idempotency keys (or of a read), when the service
+is unreachable or briefly away (502-504)."""
+RETRY_AFTER = (0.2, 0.4, 0.8)
+AWAY = (502, 503, 504)
+
+
+class AsyncClient:
+    def __init__(
+        self,
+        url: str,
+        timeout: float = DEFAULT_TIMEOUT,
+        api_key: str | None = None,
+        degrade_after: float | None = None,
+        scope: dict[str, str] | None = None,
+    ) -> None:
+        """As `Client`: `api_key` by default ASSOCMEM_API_KEY's; `scope` (user, session,
+        namespace) recorded on every event appended and filtering reads; `degrade_after` makes
+        reads and chains answer empty, flagged `degraded`, within that many seconds of an
+        outage."""
+        if not url.startswith(("http://", "https://")):
+            raise ValueError(f"{url!r} is not an http(s) URL such as http://127.0.0.1:8750")
+        self.url = url.rstrip("/")
+        self.api_key = api_key or os.environ.get("ASSOCMEM_API_KEY")
+        headers = {"authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        headers |= scope_headers(scope or {})
+        self._timeout = timeout
+        self._degrade_after = degrade_after
+        self._http = httpx2.AsyncClient(
+            base_url=self.url, headers=headers, timeout=httpx2.Timeout(timeout)
+        )
+        self.position: str | None = None
+        """The latest position this client's writes returned; its reads wait for it."""
+        self.on_wait: Callable[[ApiError], None] | None = None
+        """As `Client.on_wait`: told how far a rebuild has come each time a read waits."""
+
+    async def __aenter__(self) -> AsyncClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        await self._http.aclose()
+
+    async def write(
+        self,
+        text: str,
+        concepts: list[str] | None = None,
+        importance: int = 3,
+        ts: float | None = None,
+        key: str | None = None,
+    ) -> dict[str, Any]:
+        body = {"text": text, "concepts": concepts, "importance": importance, "ts": ts}
+        return await self._append("/v1/memories", keyed(body | {"key": key}))
+
+    async def write_many(self, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        body = {"items": [keyed(item) for item in items]}
+        return (await self._append("/v1/memories/batch", body))["items"]  # type: ignore[no-any-return]
+
+    async def publish(self, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """As `Client.publish`: up to 1,000 events of any kind, atomically."""
+        body = {"items": [keyed(item) for item in items]}
+        return (await self._append("/v1/events/batch", body))["items"]  # type: ignore[no-any-return]
+
+    async def feedback(
+        self,
+        ids: list[str],
+        outcome: float,
+        concepts: list[str] | None = None,
+        text: str | None = None,
+        key: str | None = None,
+    ) -> dict[str, Any]:
+        body = {"ids": ids, "outcome": outcome, "concepts": concepts, "text": text, "key": key}
+        return await self._append("/v1/feedback", keyed(body))
+
+    async def log_activity(self, text: str, **fields: Any) -> dict[str, Any]:
+        return await self._append("/v1/activities", keyed({"text": text} | given(fields)))
+
+    async def read(
+        self, text: str | None = None, concepts: list[str] | None = None, **options: Any
+    ) -> dict[str, Any]:
+        body = {"text": text, "concepts": concepts, "after": self.position} | given(options)
+        return await self._degradable("/v1/read", body, {"items": [], "chains": []})
+
+    async def find_chain(
+        self, concepts: list[str] | None = None, text: str | None = None
+    ) -> dict[str, Any]:
+        body = {"concepts": concepts, "text": text, "after": self.position}
+        return await self._degradable("/v1/chain", body, {"chains": []})
+
+    async def graph(self, concepts: list[str], hops: int = 1) -> dict[str, Any]:
+        return await self._send("GET", "/v1/graph", params={"concepts": concepts, "hops": hops})
+
+    async def state(self) -> dict[str, Any]:
+        return await self._send("GET", "/v1/state")
+
+    async def health(self) -> dict[str, Any]:
+        return await self._send("GET", "/v1/health")
+
+    async def _append(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        answer = await self._send("POST", path, json=body, again=True)
+        self.position = latest_written(self.position, answer)
+        return answer
+
+    async def _degradable(
+        self, path: str, body: dict[str, Any], empty: dict[str, Any]
+    ) -> dict[str, Any]:
+        if self._degrade_after is None:
+            if is_rebuilt(body):
+                return await self._rebuilt(path, body)
+            return await self._send("POST", path, json=body, again=True)
+        try:
+            answer = await asyncio.wait_for(
+                self._send("POST", path, json=body), self._degrade_after
+            )
+        except TimeoutError:
+            reason = f"assocmem at {self.url} did not answer within {self._degrade_after:g} s"
+            return {**empty, "degraded": True, "reason": reason}
+        except ApiError as exc:
+            return degraded(empty, exc)
+        return {**answer, "degraded": False}
+
+    async def _rebuilt(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        """As `Client._rebuilt`: asked again while the service rebuilds the state."""
+        deadline = time.monotonic() + REBUILD_WAIT
+        while True:
+            try:
+                return await self._send("POST", path, json=body, again=True)
+            except ApiError as exc:
+                pause = rebuild_pause(exc, deadline)
+                if self.on_wait is not None:
+                    self.on_wait(exc)
+                await asyncio.sleep(pause)
+
+    async def _send(
+        self,
+        method: str,
+        path: str,
+        json: Any = None,
+        params: dict[str, Any] | None = None,
+        again: bool = False,
+    ) -> dict[str, Any]:
+        """`again`: safe to send again (a read, or an append whose events carry keys)."""
+        content = orjson.dumps(json) if json is not None else None
+        headers = {"content-type": "application/json"} if content is not None else None
+        attempts = SEND_ATTEMPTS if again else 1
+        for attempt in range(attempts):
+            try:
+                response = await self._http.request(
+                    method, path, content=content, params=params, headers=headers
+                )
+            except httpx2.TimeoutException as exc:
+                if attempt + 1 == attempts:
+                    raise ServiceDown(
+                        f"assocmem at {self.url} did not answer within {self._timeout:g} s"
+                    ) from exc
+            except httpx2.TransportError as exc:
+                if attempt + 1 == attempts:
+                    raise ServiceDown(f"assocmem is not reachable at {self.url}: {exc}") from exc
+            else:
+                if response.status_code not in AWAY or attempt + 1 == attempts:
+                    return _answer(response)
+            await asyncio.sleep(RETRY_AFTER[min(attempt, len(RETRY_AFTER) - 1)])
+        raise AssertionError("unreachable")  # the last attempt returns or raises
+
+
+def _answer(response: httpx2.Response) -> dict[str, Any]:
+    if response.status_code >= 400:
+        detail = problem_detail(response.content, response.status_code)
+        if response.status_code < 500:
+            raise BadRequest(detail, response.status_code)
+        raise ApiError(
+            detail,
+            response.status_code,
+            problem_code(response.content),
+            retry_after_seconds(response.headers.get("retry-after")),
+        )
+    return orjson.loads(response.content)  # type: ignore[no-any-return]

@@ -1,0 +1,1 @@
+"""The HTTP app: routes, request and response shapes, the key check, problem responses, metrics."""

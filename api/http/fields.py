@@ -1,0 +1,110 @@
+"""The field types of the API's request bodies: strict, finite, valid Unicode, bounded.
+
+Strict: no bool as a number, no string as a number, no 4.0 as a whole number. Finite:
+NaN, Infinity and numbers beyond a double are refused (JSON numbers like 1e400 parse as
+infinity). Valid Unicode: a lone surrogate ("\\ud800") cannot be stored or sent back.
+Each bound is both enforced here, with a message in the API's own words, and declared in
+the OpenAPI document.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, Field
+from pydantic_core import PydanticCustomError
+
+from assocmem.engine.concept import MAX_CONCEPT_LENGTH
+from assocmem.engine.events.envelope import LAST_TIME
+from assocmem.engine.events.payload import MAX_LABEL_LENGTH
+
+POSITION_PATTERN = r"^\d{1,20}-\d{1,20}$"
+MAX_KEY_LENGTH = 200
+"""Characters in an idempotency key."""
+MAX_TIME_EXPRESSION = 200
+"""Characters in a time expression ("last week", "上个月")."""
+MAX_ZONE_LENGTH = 64
+
+
+def _valid_unicode(value: str) -> str:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise PydanticCustomError(
+            "invalid_unicode", "is not valid Unicode: it holds a lone surrogate"
+        ) from None
+    return value
+
+
+def _in_range(low: float, high: float | None) -> Any:
+    def check(value: float) -> float:
+        if value < low or (high is not None and value > high):
+            expected = f"{low} to {high}" if high is not None else f"{low} or more"
+            raise PydanticCustomError(
+                "out_of_range", "is out of range: expected {expected}", {"expected": expected}
+            )
+        return value
+
+    return AfterValidator(check)
+
+
+def ranged_int(low: int, high: int | None) -> Any:
+    schema = {"minimum": low} | ({"maximum": high} if high is not None else {})
+    return Annotated[int, _in_range(low, high), Field(json_schema_extra=schema)]
+
+
+def ranged_float(low: float, high: float | None) -> Any:
+    schema = {"minimum": low} | ({"maximum": high} if high is not None else {})
+    return Annotated[float, _in_range(low, high), Field(json_schema_extra=schema)]
+
+
+def text(most: int, least: int = 1) -> Any:
+    """Text of `least` to `most` characters, valid Unicode."""
+    return Annotated[str, AfterValidator(_valid_unicode), Field(min_length=least, max_length=most)]
+
+
+def _point(value: str) -> str:
+    if re.match(POSITION_PATTERN, value):
+        return value
+    try:
+        datetime.fromisoformat(value)
+    except ValueError:
+        raise PydanticCustomError(
+            "not_a_point",
+            "is neither a stream position nor an ISO time: expected e.g. 1700000000000-0"
+            " or 2026-11-30T12:00:00Z",
+        ) from None
+    return value
+
+
+PointText = Annotated[
+    str,
+    AfterValidator(_point),
+    Field(max_length=64, examples=["1700000000000-0", "2026-11-30T12:00:00Z"]),
+]
+"""A position, or an ISO time standing for the last position at or before it."""
+
+Concept = text(MAX_CONCEPT_LENGTH)
+Label = text(MAX_LABEL_LENGTH)
+Key = text(MAX_KEY_LENGTH)
+
+
+def _position(value: str) -> str:
+    if not re.match(POSITION_PATTERN, value):
+        raise PydanticCustomError(
+            "not_a_position",
+            "is not a stream position: expected one a write returned, '<ms>-<seq>',"
+            " e.g. 1700000000000-0",
+        )
+    return value
+
+
+PositionText = Annotated[
+    str,
+    AfterValidator(_position),
+    Field(json_schema_extra={"pattern": POSITION_PATTERN}, examples=["1700000000000-0"]),
+]
+Importance = ranged_int(1, 5)
+UnixTime = ranged_float(0.0, LAST_TIME)

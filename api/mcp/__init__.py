@@ -1,0 +1,1 @@
+"""assocmem as an MCP server."""

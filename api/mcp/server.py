@@ -1,0 +1,133 @@
+"""assocmem as an MCP server (the official MCP Python SDK), for any agent framework: tools to
+remember, recall (with the `via` path that brought each memory), rate answers, find chains,
+log activities and look at the graph.
+
+The server talks to the API with the key of its configuration: the tenant, the agent and
+what they may do come from that key, never from a tool argument, so a model cannot reach
+another tenant's memory by asking. Recall and chains degrade: when the service is down or
+slow they answer empty, flagged `degraded`, within DEGRADE_AFTER seconds, and the agent's
+run goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Annotated, Any, Literal
+
+from mcp.server.mcpserver import MCPServer
+from pydantic import Field
+
+from assocmem.api.client.sync import Client
+
+DEGRADE_AFTER = 2.0
+"""Seconds a recall or a chain may take before it answers empty, flagged degraded."""
+INSTRUCTIONS = """Long-term associative memory. `remember` what is worth keeping; `recall`
+before answering (each memory says which link brought it: `via`); after answering, rate the
+memories you used with `feedback` so the links that helped grow stronger."""
+
+Concepts = Annotated[
+    list[str] | None,
+    Field(description="Concepts (keywords) to file the memory under; extracted when absent."),
+]
+
+
+def build_server(client: Client, allow_forget: bool = False) -> MCPServer:
+    """The tools, over `client` (give it a key and `degrade_after`); `forget` only when
+    `allow_forget` (it erases for good, and needs an admin key)."""
+    server = MCPServer("assocmem", instructions=INSTRUCTIONS, version="0.1.0")
+
+    @server.tool()
+    def remember(
+        text: Annotated[str, Field(description="What to remember, in plain words.")],
+        concepts: Concepts = None,
+        importance: Annotated[int, Field(ge=1, le=5, description="1 (trivia) to 5")] = 3,
+    ) -> dict[str, Any]:
+        """Store a memory. Returns its id (to rate it later) and the concepts it was filed under."""
+        written = client.write(text, concepts=concepts, importance=importance)
+        return {"id": written["id"], "concepts": written["concepts"]}
+
+    @server.tool()
+    def recall(
+        query: Annotated[str, Field(description="A question or a few words.")],
+        depth: Annotated[
+            Literal["fast", "standard", "deep"],
+            Field(description="deep also follows chains of links"),
+        ] = "standard",
+        limit: Annotated[int, Field(ge=1, le=50)] = 10,
+    ) -> dict[str, Any]:
+        """Memories for the query, direct and through links: each says how it was found
+        (`source`) and the links that brought it (`via`, with weights). `degraded: true`
+        means memory is unavailable right now: go on without it."""
+        found = client.read(query, depth=depth, limit=limit)
+        return {
+            "degraded": found.get("degraded", False),
+            **({"reason": found["reason"]} if found.get("degraded") else {}),
+            "items": [_item(i) for i in found.get("items", [])],
+        }
+
+    @server.tool()
+    def feedback(
+        ids: Annotated[list[str], Field(description="Ids of the memories the answer used.")],
+        outcome: Annotated[float, Field(ge=-1.0, le=1.0, description="-1 (wrong) to 1 (right)")],
+        query: Annotated[str, Field(description="The question they answered.")],
+    ) -> dict[str, Any]:
+        """Rate the memories an answer used: links from the question's concepts to theirs are
+        taught stronger (or weaker), so the next recall of such a question finds them."""
+        rated = client.feedback(ids, outcome, text=query)
+        return {"position": rated["position"], "concepts": rated.get("concepts", [])}
+
+    @server.tool()
+    def find_chain(
+        concepts: Annotated[list[str], Field(min_length=2, description="Two or more concepts.")],
+    ) -> dict[str, Any]:
+        """The strongest chains of links between the concepts, with the hidden ones between."""
+        return client.find_chain(concepts)
+
+    @server.tool()
+    def log_activity(
+        text: Annotated[str, Field(description="What happened.")],
+        category: Annotated[str | None, Field(description="e.g. deploy, meeting")] = None,
+        tags: Annotated[list[str] | None, Field(description="Free labels.")] = None,
+    ) -> dict[str, Any]:
+        """Append an activity-log entry (what was done, when); its concepts feed the links."""
+        logged = client.log_activity(text, category=category, tags=tags)
+        return {"id": logged["id"], "concepts": logged["concepts"]}
+
+    @server.tool()
+    def graph(
+        concepts: Annotated[list[str], Field(min_length=1, max_length=20)],
+        hops: Annotated[int, Field(ge=1, le=3)] = 1,
+    ) -> dict[str, Any]:
+        """The links around the concepts: weight, co-occurrence count, learned delta."""
+        return client.graph(concepts, hops)
+
+    if allow_forget:
+
+        @server.tool()
+        def forget(
+            kind: Annotated[
+                Literal["user", "session", "namespace"], Field(description="What to erase.")
+            ],
+            value: Annotated[str, Field(min_length=1, max_length=128, description="Its id.")],
+        ) -> dict[str, Any]:
+            """Erase for good every event of a user, a session or a namespace of this
+            tenant: the log, its archive, the snapshots and the store's files are rewritten
+            without them. Returns the erasure job (its report comes when it finishes)."""
+            job = client.forget(kind, value)
+            return {"job": job["id"], "state": job["state"]}
+
+    return server
+
+
+def _item(item: dict[str, Any]) -> dict[str, Any]:
+    """What a model needs of a recalled memory (the API's item carries more)."""
+    kept = ("id", "text", "concepts", "source", "score", "via", "ts")
+    return {k: item[k] for k in kept if k in item}
+
+
+def tool_schemas(server: MCPServer) -> list[dict[str, Any]]:
+    """The tools as function-calling schemas: name, description, JSON-schema parameters."""
+    tools = asyncio.run(server.list_tools())
+    return [
+        {"name": t.name, "description": t.description, "parameters": t.input_schema} for t in tools
+    ]

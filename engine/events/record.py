@@ -1,0 +1,92 @@
+"""One record per event type: its name and version, the rule its payload obeys, the
+builder the application makes payloads with, the fold handler, and the upcasters that
+turn older payload versions into the current one.
+
+Adding an event type means writing its record (engine/events/) and registering it;
+the envelope, the fold, the log and the dead letters need nothing more.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from assocmem.engine.errors import UnknownEventType, UnsupportedVersion
+
+if TYPE_CHECKING:
+    from assocmem.engine.events.envelope import Event
+    from assocmem.engine.state.state import State
+
+Payload = dict[str, Any]
+Upcaster = Callable[[Payload], Payload]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class EventType:
+    name: str
+    """Past tense, dotted: "memory.written"."""
+    version: int
+    """The payload version this code writes."""
+    check: Callable[[Payload], None]
+    """Raise InvalidEvent, naming the field and value, unless the payload is valid."""
+    apply: Callable[[State, Event], None]
+    """The fold handler: apply a valid payload to the state, in place."""
+    build: Callable[..., Payload]
+    """Make a payload from plain values (the application's side)."""
+    upcasters: Mapping[int, Upcaster] = dataclasses.field(default_factory=dict)
+    """Version v -> a function turning a version-v payload into version v + 1."""
+    keeps_staged: bool = False
+    """The fold may apply it while notes are staged, not yet indexed: its handler adds
+    notes (`State.stage_memory`), or reads only what a staged note has already (its id,
+    concepts, pending counts) and changes memories only through the State's setters (on
+    a staged one they change its object, which its columns are made from when it is
+    indexed). The fold indexes a run of notes at once, and before an event of any other
+    type."""
+
+    def payload(self, **values: Any) -> Payload:
+        """A checked payload: what the fold will accept (raises InvalidEvent otherwise)."""
+        data = self.build(**values)
+        self.check(data)
+        return data
+
+    def upcast(self, version: int, data: Payload) -> Payload:
+        if version > self.version:
+            raise UnsupportedVersion(
+                f"{self.name} version {version} is newer than this code: expected at most {self.version}"
+            )
+        while version < self.version:
+            step = self.upcasters.get(version)
+            if step is None:
+                raise UnsupportedVersion(
+                    f"{self.name} version {version} has no upcaster to {version + 1}"
+                )
+            data, version = step(data), version + 1
+        return data
+
+
+_REGISTRY: dict[str, EventType] = {}
+
+
+def register(event_type: EventType) -> EventType:
+    existing = _REGISTRY.get(event_type.name)
+    if existing is not None and existing is not event_type:
+        raise ValueError(f"event type {event_type.name!r} is registered already")
+    _REGISTRY[event_type.name] = event_type
+    return event_type
+
+
+def unregister(name: str) -> None:
+    _REGISTRY.pop(name, None)
+
+
+def event_type(name: str) -> EventType:
+    found = _REGISTRY.get(name)
+    if found is None:
+        raise UnknownEventType(
+            f"event type {name!r} is unknown: expected one of {sorted(_REGISTRY)}"
+        )
+    return found
+
+
+from assocmem.engine import events as _built_in  # noqa: E402,F401 - registers the built-in records

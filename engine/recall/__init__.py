@@ -1,0 +1,1 @@
+"""Reads: evidence per query concept, links and chains, visibility, and ranking."""

@@ -1,0 +1,79 @@
+"""The neighbourhood of concepts in the link graph, for people auditing links."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from assocmem.engine.errors import InvalidQuery
+from assocmem.engine.position import Position
+from assocmem.engine.recall.link_rule import link_weight
+from assocmem.engine.state.state import State, pair
+
+MAX_SEEDS = 20
+MAX_HOPS = 3
+DEFAULT_EDGES_PER_CONCEPT = 25
+"""Strongest edges kept around each concept reached."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Edge:
+    source: str
+    target: str
+    weight: float
+    count: int
+    learned: float
+    changed_at: Position
+    source_label: str
+    target_label: str
+
+
+def check_graph_request(seeds: list[str], hops: int) -> None:
+    if not 1 <= len(seeds) <= MAX_SEEDS:
+        raise InvalidQuery(f"concepts has {len(seeds)} items: expected 1 to {MAX_SEEDS}")
+    if not 1 <= hops <= MAX_HOPS:
+        raise InvalidQuery(f"hops {hops} is out of range: expected 1 to {MAX_HOPS}")
+
+
+def neighbourhood(
+    state: State, seeds: list[str], hops: int, per_concept: int = DEFAULT_EDGES_PER_CONCEPT
+) -> list[Edge]:
+    """Edges reachable from `seeds` in at most `hops` steps, strongest first per concept."""
+    check_graph_request(seeds, hops)
+    frontier = [state.concept_index[s] for s in seeds if s in state.concept_index]
+    visited = set(frontier)
+    edges: dict[tuple[int, int], Edge] = {}
+    for _ in range(hops):
+        following: list[int] = []
+        for i in frontier:
+            for j in _strongest(state, i, per_concept):
+                link = state.link(i, j)
+                edges.setdefault(
+                    pair(i, j),
+                    Edge(
+                        state.concepts[i],
+                        state.concepts[j],
+                        link.weight,
+                        link.count,
+                        link.learned,
+                        link.changed_at,
+                        state.labels[i],
+                        state.labels[j],
+                    ),
+                )
+                if j not in visited:
+                    visited.add(j)
+                    following.append(j)
+        frontier = following
+    return sorted(edges.values(), key=lambda e: (-e.weight, e.source, e.target))
+
+
+def _strongest(state: State, i: int, limit: int) -> list[int]:
+    """The `limit` neighbours of `i` with the highest weight (count + learned), by name on ties."""
+    targets, counts = state.counts.row(i)
+    weights = dict(zip(targets.tolist(), counts.tolist(), strict=True))
+    learned = state.learned.get(i, {})
+    for j in learned:
+        weights.setdefault(j, 0)
+    strength = {j: link_weight(float(c), learned.get(j, 0.0)) for j, c in weights.items()}
+    ranked = sorted(strength, key=lambda j: (-strength[j], state.concepts[j]))
+    return ranked[:limit]

@@ -1,0 +1,1 @@
+"""A state as bytes and back: full snapshots, deltas, compressed frames, and the content hash."""

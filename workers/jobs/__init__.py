@@ -1,0 +1,1 @@
+"""The background jobs (RQ): fold, consolidation, erasure, archive, replay and audit, the scheduler and cron."""
