@@ -24,9 +24,9 @@ from skeleton import (  # bench/ is on sys.path when a script here runs
 )
 
 from assocmem.engine.events.envelope import decode_event, encode_event
+from assocmem.engine.events.fold import fold_from_zero
 from assocmem.engine.position import Position
 from assocmem.engine.snapshot.codec import content_hash
-from assocmem.engine.state.fold import fold_from_zero
 from assocmem.engine.text.extraction import extract, warm_up
 
 

@@ -20,8 +20,8 @@ import orjson
 import scipy.sparse
 from skeleton import written_event  # bench/ is on sys.path when a script here runs
 
+from assocmem.engine.events.fold import fold_from_zero
 from assocmem.engine.recall.links import CONTEXT_SMOOTHING, LinkWeights
-from assocmem.engine.state.fold import fold_from_zero
 
 
 def whole_ppmi(counts: scipy.sparse.csr_array) -> scipy.sparse.csr_array:

@@ -43,14 +43,15 @@ from retrieval import (
 from skeleton import load_corpus
 
 from assocmem.engine.errors import CorruptSnapshot
-from assocmem.engine.events import FEEDBACK_GIVEN, LINKS_CONSOLIDATED
 from assocmem.engine.events.envelope import Event
+from assocmem.engine.events.feedback_given import FEEDBACK_GIVEN
+from assocmem.engine.events.fold import fold
+from assocmem.engine.events.links_consolidated import LINKS_CONSOLIDATED
 from assocmem.engine.history.consolidation import Rule, decide
 from assocmem.engine.position import Position
+from assocmem.engine.recall.question import parse_question
 from assocmem.engine.snapshot.codec import dump_state, load_state
-from assocmem.engine.state.fold import fold
 from assocmem.engine.state.state import State
-from assocmem.engine.text.question import parse_question
 
 DEPTHS = ("fast", "standard", "deep")
 BENCHMARKS = ("known-item", "citations", "association", "feedback")

@@ -17,10 +17,10 @@ import bm25s
 import numpy as np
 from skeleton import written_event  # bench/ is on sys.path when a script here runs
 
+from assocmem.engine.events.fold import fold_from_zero
+from assocmem.engine.recall.question import read_query
 from assocmem.engine.recall.recall import Query, recall
-from assocmem.engine.state.fold import fold_from_zero
 from assocmem.engine.state.state import State
-from assocmem.engine.text.question import read_query
 
 K = 10
 """Answers a question is judged on: R@10."""

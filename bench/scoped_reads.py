@@ -1,7 +1,7 @@
 """Reads in a scope, in this process: `--notes` commit messages, each about its author (a
 user of the tenant), then reads of 2 concepts of a random commit, as an admin (every link,
 every memory) and as the commit's author (the author's and the common memories and links:
-engine/recall/visibility.py, engine/state/scoped_links.py). p50 and p95 of each, side by side.
+engine/state/visibility.py, engine/state/scoped_links.py). p50 and p95 of each, side by side.
 
 Run it with another checkout's interpreter to compare two versions on the same machine:
 
@@ -20,12 +20,12 @@ from pathlib import Path
 from skeleton import load_corpus  # bench/ is on sys.path when a script here runs
 
 from assocmem.engine.events.envelope import Event
+from assocmem.engine.events.fold import fold_from_zero
 from assocmem.engine.events.memory_written import build
 from assocmem.engine.position import Position
 from assocmem.engine.recall.recall import Query, recall
-from assocmem.engine.recall.visibility import Visibility
-from assocmem.engine.state.fold import fold_from_zero
 from assocmem.engine.state.state import State
+from assocmem.engine.state.visibility import Visibility
 from assocmem.engine.text.extraction import extract, warm_up
 
 try:

@@ -15,12 +15,11 @@ import orjson
 from assocmem.api.client import Client
 from assocmem.api.ops.run_file import read_key_file
 from assocmem.api.ops.spawn import UNLIMITED, banner_url, spawn_up
-from assocmem.engine.events import MEMORY_WRITTEN
 from assocmem.engine.events.envelope import Event
 from assocmem.engine.events.feedback_given import FEEDBACK_GIVEN
-from assocmem.engine.events.memory_written import build
+from assocmem.engine.events.fold import fold_from_zero
+from assocmem.engine.events.memory_written import MEMORY_WRITTEN, build
 from assocmem.engine.position import ZERO, Position
-from assocmem.engine.state.fold import fold_from_zero
 from assocmem.engine.text.extraction import extract, extract_concepts
 from assocmem.workers.jobs.fold_job import fold_and_publish
 from assocmem.workers.runtime.services import Runtime

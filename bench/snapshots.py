@@ -19,9 +19,9 @@ from pathlib import Path
 from retrieval import build_state
 from skeleton import load_corpus, written_event
 
+from assocmem.engine.events.fold import fold
 from assocmem.engine.snapshot.codec import content_hash, dump_state
 from assocmem.engine.snapshot.delta import encode_delta, load_snapshot
-from assocmem.engine.state.fold import fold
 from assocmem.workers.state.heap import collection_held
 
 

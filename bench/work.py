@@ -42,11 +42,11 @@ from recall import DEPTHS, MODES, queries  # bench/ is on sys.path when a script
 from skeleton import load_corpus, written_event
 
 from assocmem.api.http import responses
+from assocmem.engine.events.fold import fold_from_zero
 from assocmem.engine.recall.recall import Query, recall
+from assocmem.engine.recall.time_window import Window
 from assocmem.engine.snapshot.codec import dump_state, load_state
-from assocmem.engine.state.fold import fold_from_zero
 from assocmem.engine.text.extraction import extract_concepts
-from assocmem.engine.text.time_window import Window
 from assocmem.workers.app.results import Read
 from assocmem.workers.runtime.native_threads import limit_native_threads
 

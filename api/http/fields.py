@@ -17,8 +17,7 @@ from pydantic import AfterValidator, Field
 from pydantic_core import PydanticCustomError
 
 from assocmem.engine.concept import MAX_CONCEPT_LENGTH
-from assocmem.engine.events.envelope import LAST_TIME
-from assocmem.engine.events.payload import MAX_LABEL_LENGTH
+from assocmem.engine.events.payload import LAST_TIME, MAX_LABEL_LENGTH
 
 POSITION_PATTERN = r"^\d{1,20}-\d{1,20}$"
 MAX_KEY_LENGTH = 200

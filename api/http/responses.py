@@ -13,10 +13,10 @@ from typing import Any
 from assocmem.engine.history.activity import PeriodSummary
 from assocmem.engine.recall.chains import Chain
 from assocmem.engine.recall.graph import Edge
+from assocmem.engine.recall.prompt import PromptText
 from assocmem.engine.recall.recall import Item, Via
-from assocmem.engine.state.state import Memory
-from assocmem.engine.text.prompt import PromptText
-from assocmem.engine.text.time_window import Window
+from assocmem.engine.recall.time_window import Window
+from assocmem.engine.state.memory import Memory
 from assocmem.workers.app import results
 from assocmem.workers.jobs.job_list import JobInfo
 from assocmem.workers.store.archive import Segment

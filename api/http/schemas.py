@@ -31,8 +31,8 @@ from assocmem.engine.events.payload import (
     MAX_TAGS,
     MAX_TEXT_LENGTH,
 )
+from assocmem.engine.recall.prompt import MAX_BUDGET, MIN_BUDGET
 from assocmem.engine.recall.recall import DEFAULT_FLOOR, DEFAULT_LIMIT, MAX_LIMIT
-from assocmem.engine.text.prompt import MAX_BUDGET, MIN_BUDGET
 
 Depth = Literal["fast", "standard", "deep"]
 MAX_READ_TEXT = 10_000

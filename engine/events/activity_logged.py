@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from assocmem.engine.errors import InvalidEvent, quoted
 from assocmem.engine.events.memory_written import add_memory, check_note, without_labels
 from assocmem.engine.events.payload import MAX_TAGS, check_label
-from assocmem.engine.events.record import EventType, Payload, register
+from assocmem.engine.events.record import EventType, Payload
 from assocmem.engine.state.state import State
 from assocmem.engine.text.extraction import EXTRACTOR_VERSION, Extraction
 
@@ -54,8 +54,15 @@ def apply(state: State, event: Event) -> None:
     add_memory(state, event, "activity", meta)
 
 
-ACTIVITY_LOGGED = register(
-    EventType(
-        "activity.logged", 2, check, apply, build, upcasters={1: without_labels}, keeps_staged=True
-    )
+ACTIVITY_LOGGED = EventType(
+    "activity.logged",
+    2,
+    check,
+    apply,
+    build,
+    upcasters={1: without_labels},
+    keeps_staged=True,
+    is_row=True,
+    counts_concepts=True,
+    names_concepts=True,
 )

@@ -25,7 +25,9 @@ import msgspec
 from msgspec import UNSET, Meta, Struct, UnsetType
 
 from assocmem.engine.concept import MAX_CONCEPT_LENGTH
-from assocmem.engine.events.envelope import Event, in_time
+from assocmem.engine.events.activity_logged import ACTIVITY_LOGGED
+from assocmem.engine.events.envelope import Event
+from assocmem.engine.events.memory_written import MEMORY_WRITTEN
 from assocmem.engine.events.note_concepts import checked_concepts
 from assocmem.engine.events.payload import (
     MAX_CONCEPTS,
@@ -33,11 +35,12 @@ from assocmem.engine.events.payload import (
     MAX_SUPERSEDES,
     MAX_TAGS,
     MAX_TEXT_LENGTH,
+    in_time,
 )
 from assocmem.engine.position import Position
 
-VERSIONS = {"memory.written": 2, "activity.logged": 2}
-"""The versions their records are at (checked against them when the tests run)."""
+VERSIONS = {record.name: record.version for record in (MEMORY_WRITTEN, ACTIVITY_LOGGED)}
+"""The versions of the notes this decoder reads at once: older ones take the upcasting path."""
 
 _Concept = Annotated[str, Meta(min_length=1, max_length=MAX_CONCEPT_LENGTH)]
 _Label = Annotated[str, Meta(min_length=1, max_length=MAX_LABEL_LENGTH)]

@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING
 from assocmem.engine.errors import InvalidEvent, quoted
 from assocmem.engine.events.memory_written import LINK_WINDOW, without_labels
 from assocmem.engine.events.payload import check_concepts, check_label, check_labels
-from assocmem.engine.events.record import EventType, Payload, register
-from assocmem.engine.state.state import COMMON, State, scope_of
+from assocmem.engine.events.record import EventType, Payload
+from assocmem.engine.state.memory import COMMON, scope_of
+from assocmem.engine.state.state import State
 from assocmem.engine.text.extraction import EXTRACTOR_VERSION
 
 if TYPE_CHECKING:
@@ -64,6 +65,13 @@ def apply(state: State, event: Event) -> None:
     state.documents += 1
 
 
-DOCUMENT_INGESTED = register(
-    EventType("document.ingested", 2, check, apply, build, upcasters={1: without_labels})
+DOCUMENT_INGESTED = EventType(
+    "document.ingested",
+    2,
+    check,
+    apply,
+    build,
+    upcasters={1: without_labels},
+    counts_concepts=True,
+    names_concepts=True,
 )

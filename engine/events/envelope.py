@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -19,22 +18,6 @@ from assocmem.engine.position import Position
 
 if TYPE_CHECKING:
     from assocmem.engine.events.record import EventType
-
-LAST_TIME = 253_402_300_799.0
-"""9999-12-31T23:59:59Z: the last instant a calendar (and Python's datetime) can name."""
-
-
-def in_time(ts: float) -> bool:
-    """Whether `ts` is an event's time: unix seconds a calendar can name (NaN, infinity
-    and 1e300 cannot)."""
-    return math.isfinite(ts) and 0 <= ts <= LAST_TIME
-
-
-def check_time(ts: float, field: str = "ts") -> None:
-    if not in_time(ts):
-        raise InvalidEvent(
-            f"{field} {ts} is out of range: expected unix seconds from 0 to {LAST_TIME:.0f}"
-        )
 
 
 @dataclasses.dataclass(slots=True)
@@ -161,8 +144,8 @@ def _event_type(name: str) -> EventType:
 
 @functools.cache
 def _lookup() -> Callable[[str], EventType]:
-    """`event_type`, imported once: the records import this module, and an import in a
-    function called for every event decoded or made was a thirtieth of an append."""
-    from assocmem.engine.events.record import event_type
+    """`event_type`, imported once: the registry imports every record, and an import in
+    a function called for every event decoded or made was a thirtieth of an append."""
+    from assocmem.engine.events.registry import event_type
 
     return event_type

@@ -16,8 +16,9 @@ from assocmem.engine.events.payload import (
     check_ids,
     check_outcome,
 )
-from assocmem.engine.events.record import EventType, Payload, register
-from assocmem.engine.state.state import State, pair, scope_of
+from assocmem.engine.events.record import EventType, Payload
+from assocmem.engine.state.memory import scope_of
+from assocmem.engine.state.state import State, pair
 
 if TYPE_CHECKING:
     from assocmem.engine.events.envelope import Event
@@ -62,4 +63,6 @@ def apply(state: State, event: Event) -> None:
 
 # It reads counts (pending ones included), ids and concepts, all there for a staged note,
 # and changes valence through the state's setter.
-FEEDBACK_GIVEN = register(EventType("feedback.given", 1, check, apply, build, keeps_staged=True))
+FEEDBACK_GIVEN = EventType(
+    "feedback.given", 1, check, apply, build, keeps_staged=True, names_concepts=True
+)

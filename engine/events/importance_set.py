@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from assocmem.engine.errors import InvalidEvent, quoted
 from assocmem.engine.events.payload import check_ids, check_importance
-from assocmem.engine.events.record import EventType, Payload, register
+from assocmem.engine.events.record import EventType, Payload
 from assocmem.engine.state.state import State
 
 if TYPE_CHECKING:
@@ -29,6 +29,6 @@ def apply(state: State, event: Event) -> None:
     state.set_importance(memory, event.data["importance"])
 
 
-IMPORTANCE_SET = register(
-    EventType("memory.importance_set", 1, check, apply, build, keeps_staged=True)
+IMPORTANCE_SET = EventType(
+    "memory.importance_set", 1, check, apply, build, keeps_staged=True, moves_links=False
 )

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from assocmem.engine.errors import InvalidEvent
 from assocmem.engine.events.payload import are_ids, check_concepts, check_ids
-from assocmem.engine.events.record import EventType, Payload, register
+from assocmem.engine.events.record import EventType, Payload
 from assocmem.engine.history.consolidation import Decision, Effect, Rule, apply_decision
 from assocmem.engine.state.state import State
 
@@ -60,4 +60,4 @@ def apply(state: State, event: Event) -> None:
     apply_decision(state, decision_of(event.data))
 
 
-LINKS_CONSOLIDATED = register(EventType("links.consolidated", 1, check, apply, build))
+LINKS_CONSOLIDATED = EventType("links.consolidated", 1, check, apply, build)

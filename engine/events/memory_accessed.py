@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from assocmem.engine.errors import InvalidEvent, quoted
 from assocmem.engine.events.payload import check_ids
-from assocmem.engine.events.record import EventType, Payload, register
+from assocmem.engine.events.record import EventType, Payload
 from assocmem.engine.state.state import State
 
 if TYPE_CHECKING:
@@ -44,4 +44,6 @@ def apply(state: State, event: Event) -> None:
             state.add_accesses(memory, hits)
 
 
-MEMORY_ACCESSED = register(EventType("memory.accessed", 1, check, apply, build, keeps_staged=True))
+MEMORY_ACCESSED = EventType(
+    "memory.accessed", 1, check, apply, build, keeps_staged=True, moves_links=False
+)

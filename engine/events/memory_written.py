@@ -17,9 +17,10 @@ from assocmem.engine.events.payload import (
     check_text,
     check_tiers,
 )
-from assocmem.engine.events.record import EventType, Payload, register
+from assocmem.engine.events.record import EventType, Payload
 from assocmem.engine.state.cooccurrence import LINK_WINDOW, LINKED_CONCEPTS
-from assocmem.engine.state.state import Memory, State
+from assocmem.engine.state.memory import Memory
+from assocmem.engine.state.state import State
 from assocmem.engine.text.extraction import EXTRACTOR_VERSION, Extraction
 
 if TYPE_CHECKING:
@@ -96,8 +97,15 @@ def without_labels(data: Payload) -> Payload:
     return {**data, "labels": {}}
 
 
-MEMORY_WRITTEN = register(
-    EventType(
-        "memory.written", 2, check, apply, build, upcasters={1: without_labels}, keeps_staged=True
-    )
+MEMORY_WRITTEN = EventType(
+    "memory.written",
+    2,
+    check,
+    apply,
+    build,
+    upcasters={1: without_labels},
+    keeps_staged=True,
+    is_row=True,
+    counts_concepts=True,
+    names_concepts=True,
 )

@@ -11,6 +11,23 @@ from typing import Any
 from assocmem.engine.concept import MAX_CONCEPT_LENGTH
 from assocmem.engine.errors import InvalidEvent, quoted
 
+LAST_TIME = 253_402_300_799.0
+"""9999-12-31T23:59:59Z: the last instant a calendar (and Python's datetime) can name."""
+
+
+def in_time(ts: float) -> bool:
+    """Whether `ts` is an event's time: unix seconds a calendar can name (NaN, infinity
+    and 1e300 cannot)."""
+    return math.isfinite(ts) and 0 <= ts <= LAST_TIME
+
+
+def check_time(ts: float, field: str = "ts") -> None:
+    if not in_time(ts):
+        raise InvalidEvent(
+            f"{field} {ts} is out of range: expected unix seconds from 0 to {LAST_TIME:.0f}"
+        )
+
+
 MAX_TEXT_LENGTH = 100_000
 """Characters in one memory's text."""
 MAX_CONCEPTS = 256

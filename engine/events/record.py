@@ -2,8 +2,9 @@
 builder the application makes payloads with, the fold handler, and the upcasters that
 turn older payload versions into the current one.
 
-Adding an event type means writing its record (engine/events/) and registering it;
-the envelope, the fold, the log and the dead letters need nothing more.
+Adding an event type means writing its record (a module in engine/events/) and naming it
+in engine/events/registry.py; the envelope, the fold, the log, audits and the dead
+letters need nothing more.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from assocmem.engine.errors import UnknownEventType, UnsupportedVersion
+from assocmem.engine.errors import UnsupportedVersion
 
 if TYPE_CHECKING:
     from assocmem.engine.events.envelope import Event
@@ -43,6 +44,18 @@ class EventType:
     a staged one they change its object, which its columns are made from when it is
     indexed). The fold indexes a run of notes at once, and before an event of any other
     type."""
+    is_row: bool = False
+    """The fold keeps it as a memory row: a link audit finds it through the postings of
+    its concepts, not in the log."""
+    counts_concepts: bool = False
+    """Its concepts are counted together (a note, an activity, a document): it moves a
+    link only where it names both of the link's concepts."""
+    names_concepts: bool = False
+    """It concerns a link only when it names one of the link's concepts (the notes, and
+    ratings, which name the question's concepts)."""
+    moves_links: bool = True
+    """It may change a link's weight. The fold keeps the positions of those that may and
+    are not rows (`State.link_events`), so that an audit reads only those from the log."""
 
     def payload(self, **values: Any) -> Payload:
         """A checked payload: what the fold will accept (raises InvalidEvent otherwise)."""
@@ -63,30 +76,3 @@ class EventType:
                 )
             data, version = step(data), version + 1
         return data
-
-
-_REGISTRY: dict[str, EventType] = {}
-
-
-def register(event_type: EventType) -> EventType:
-    existing = _REGISTRY.get(event_type.name)
-    if existing is not None and existing is not event_type:
-        raise ValueError(f"event type {event_type.name!r} is registered already")
-    _REGISTRY[event_type.name] = event_type
-    return event_type
-
-
-def unregister(name: str) -> None:
-    _REGISTRY.pop(name, None)
-
-
-def event_type(name: str) -> EventType:
-    found = _REGISTRY.get(name)
-    if found is None:
-        raise UnknownEventType(
-            f"event type {name!r} is unknown: expected one of {sorted(_REGISTRY)}"
-        )
-    return found
-
-
-from assocmem.engine import events as _built_in  # noqa: E402,F401 - registers the built-in records

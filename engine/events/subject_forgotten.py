@@ -9,7 +9,7 @@ import re
 from typing import TYPE_CHECKING
 
 from assocmem.engine.errors import InvalidEvent, quoted
-from assocmem.engine.events.record import EventType, Payload, register
+from assocmem.engine.events.record import EventType, Payload
 from assocmem.engine.state.state import State
 
 if TYPE_CHECKING:
@@ -35,4 +35,4 @@ def apply(state: State, event: Event) -> None:
     """Nothing to fold: the erasure job takes the subject's events out of the log itself."""
 
 
-SUBJECT_FORGOTTEN = register(EventType("subject.forgotten", 1, check, apply, build))
+SUBJECT_FORGOTTEN = EventType("subject.forgotten", 1, check, apply, build, moves_links=False)

@@ -10,8 +10,9 @@ import numpy as np
 
 from assocmem.engine.concept import normalise_concept
 from assocmem.engine.errors import InvalidQuery, quoted
-from assocmem.engine.recall.visibility import Visibility
-from assocmem.engine.state.state import Memory, State
+from assocmem.engine.state.memory import Memory
+from assocmem.engine.state.state import State
+from assocmem.engine.state.visibility import Visibility
 
 PERIODS = ("day", "week", "month")
 MAX_ENTRIES = 1000

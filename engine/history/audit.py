@@ -17,13 +17,14 @@ import dataclasses
 import re
 from collections.abc import Callable, Iterable, Iterator
 
-from assocmem.engine.events import LINKS_CONSOLIDATED
 from assocmem.engine.events.envelope import Event
-from assocmem.engine.history.link_index import NEVER_MOVE, ROW_TYPES, LinkIndex
+from assocmem.engine.events.fold import fold
+from assocmem.engine.events.links_consolidated import LINKS_CONSOLIDATED
+from assocmem.engine.events.registry import BUILT_IN
+from assocmem.engine.history.link_index import LinkIndex
 from assocmem.engine.position import Position
-from assocmem.engine.recall.link_rule import link_weight
 from assocmem.engine.state.cooccurrence import Cooccurrence
-from assocmem.engine.state.fold import fold
+from assocmem.engine.state.link_rule import link_weight
 from assocmem.engine.state.state import State
 
 
@@ -102,9 +103,13 @@ class _CountingPair(Cooccurrence):
         return None if at[0] is None or at[1] is None else (at[0], at[1])
 
 
-NOTES = ROW_TYPES | {"document.ingested"}
-NAMING = NOTES | {"feedback.given"}
+NOTES = frozenset(record.name for record in BUILT_IN if record.counts_concepts)
+"""Event types whose concepts are counted together: notes, activities, documents."""
+NAMING = frozenset(record.name for record in BUILT_IN if record.names_concepts)
 """Event types that concern a link only when they name one of its concepts."""
+NEVER_MOVE = frozenset(record.name for record in BUILT_IN if not record.moves_links)
+"""Event types that change no link. A type these do not name (one added later) is
+watched: an audit then folds it, as it would any type that may move a link."""
 _ESCAPED = re.compile(r'["\\\x00-\x1f]')
 _START = b'{"v":'
 _TYPE_KEY = b',"type":"'

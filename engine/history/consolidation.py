@@ -31,14 +31,15 @@ import numpy as np
 import scipy.sparse
 
 from assocmem.engine.errors import InvalidEvent
-from assocmem.engine.events.envelope import check_time
+from assocmem.engine.events.payload import check_time
 from assocmem.engine.state.cooccurrence import (
     COUNT_DTYPE,
     LINK_WINDOW,
     LINKED_CONCEPTS,
     grouped_window_pairs,
 )
-from assocmem.engine.state.state import Scope, State
+from assocmem.engine.state.memory import Scope
+from assocmem.engine.state.state import State
 
 DAY = 86_400.0
 KEPT_COUNT = 2

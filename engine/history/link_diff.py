@@ -13,7 +13,7 @@ import dataclasses
 
 import numpy as np
 
-from assocmem.engine.recall.link_rule import link_weight
+from assocmem.engine.state.link_rule import link_weight
 from assocmem.engine.state.state import State
 
 SHIFT = np.int64(32)

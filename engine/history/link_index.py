@@ -15,18 +15,8 @@ import dataclasses
 import numpy as np
 
 from assocmem.engine.position import Position, Positions
+from assocmem.engine.recall.match import near_misses
 from assocmem.engine.state.state import State
-from assocmem.engine.text.match import near_misses
-
-ROW_TYPES = frozenset({"memory.written", "activity.logged"})
-"""Event types the fold keeps as memory rows, found through the postings."""
-NEVER_MOVE = frozenset({"memory.accessed", "memory.importance_set", "subject.forgotten"})
-"""Event types that change no link."""
-
-
-UNINDEXED = ROW_TYPES | NEVER_MOVE
-"""The fold records an event in `State.link_events` unless its type is one of these: a type
-added later is recorded."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -44,7 +34,7 @@ class LinkIndex:
     labels: tuple[str, str]
     unknown: dict[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
     """Each of the two concepts the state has never seen, with the labels of the known
-    concepts nearest to it (engine/text/match.py): most often, a name the caller mistyped."""
+    concepts nearest to it (engine/recall/match.py): most often, a name the caller mistyped."""
 
     def covers(self, position: Position) -> bool:
         return position <= self.position

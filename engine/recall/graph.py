@@ -6,7 +6,7 @@ import dataclasses
 
 from assocmem.engine.errors import InvalidQuery
 from assocmem.engine.position import Position
-from assocmem.engine.recall.link_rule import link_weight
+from assocmem.engine.state.link_rule import link_weight
 from assocmem.engine.state.state import State, pair
 
 MAX_SEEDS = 20

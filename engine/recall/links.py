@@ -18,7 +18,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from assocmem.engine.recall.link_rule import is_followed
+from assocmem.engine.state.link_rule import is_followed
 from assocmem.engine.state.state import State
 
 CONTEXT_SMOOTHING = 0.75

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from assocmem.engine.state.state import IMPORTANT, SUPPLEMENT, State
+from assocmem.engine.state.memory import IMPORTANT, SUPPLEMENT
+from assocmem.engine.state.state import State
 
 TIER_WEIGHTS = np.array([1.0, 0.85, 0.6])
 """Core, important, supplement (indexed by tier): a supplement match verifies more than it finds."""

@@ -27,8 +27,8 @@ from assocmem.engine.errors import InvalidQuery, quoted
 from assocmem.engine.position import Position
 from assocmem.engine.recall.chains import Chain, chain_along, chains_between, local_graph, pagerank
 from assocmem.engine.recall.evidence import CHAIN, DIRECT, FUZZY, LINK, TIME, Evidence
-from assocmem.engine.recall.link_rule import link_weight
 from assocmem.engine.recall.links import LinkWeights, Row, links_of
+from assocmem.engine.recall.match import Match, resolve
 from assocmem.engine.recall.rank import (
     RECENCY_WEIGHT,
     RECENT_QUERY_RECENCY_WEIGHT,
@@ -39,9 +39,10 @@ from assocmem.engine.recall.rank import (
     priors,
     top,
 )
-from assocmem.engine.recall.visibility import Visibility, visible
-from assocmem.engine.state.state import CORE, SUPPLEMENT, Memory, State
-from assocmem.engine.text.match import Match, resolve
+from assocmem.engine.state.link_rule import link_weight
+from assocmem.engine.state.memory import CORE, SUPPLEMENT, Memory
+from assocmem.engine.state.state import State
+from assocmem.engine.state.visibility import Visibility, visible
 
 if TYPE_CHECKING:
     import networkx as nx

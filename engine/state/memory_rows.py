@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 
 if TYPE_CHECKING:
-    from assocmem.engine.state.state import Memory, Scope, State
+    from assocmem.engine.state.memory import Memory, Scope
+    from assocmem.engine.state.state import State
 
 
 class Fixed(NamedTuple):
@@ -239,7 +240,7 @@ class MemoryRows:
         return block, row - block.start
 
     def _made(self, row: int) -> Memory:
-        from assocmem.engine.state.state import Memory
+        from assocmem.engine.state.memory import Memory
 
         block, local = self._locate(row)
         state = self._state

@@ -1,5 +1,5 @@
 """Links kept apart by scope: a read follows only the links written or taught in the scopes
-whose memories it sees (engine/recall/visibility.py), so one user's notes and feedback never lead
+whose memories it sees (engine/state/visibility.py), so one user's notes and feedback never lead
 another user's reads, chains or graph anywhere.
 
 The state keeps the tenant's links whole (`counts`, `learned`: what audits, consolidation,
@@ -28,14 +28,15 @@ from typing import Any
 
 import numpy as np
 
-from assocmem.engine.recall.visibility import SEEN_KEPT, Visibility, visible
 from assocmem.engine.state.cooccurrence import (
     COUNT_DTYPE,
     LINK_WINDOW,
     LINKED_CONCEPTS,
     Cooccurrence,
 )
-from assocmem.engine.state.state import COMMON, Scope, State
+from assocmem.engine.state.memory import COMMON, Scope
+from assocmem.engine.state.state import State
+from assocmem.engine.state.visibility import SEEN_KEPT, Visibility, visible
 
 VIEWS_KEPT = 16
 """Scoped views a state keeps (per set of seen scopes), the least recently used dropped."""

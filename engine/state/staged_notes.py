@@ -22,7 +22,8 @@ import numpy as np
 from assocmem.engine.events.note_concepts import counted_labels
 
 if TYPE_CHECKING:
-    from assocmem.engine.state.state import Memory, State
+    from assocmem.engine.state.memory import Memory
+    from assocmem.engine.state.state import State
 
 
 class StagedNotes:

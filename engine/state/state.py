@@ -21,47 +21,21 @@ from typing import Any
 import numpy as np
 
 from assocmem.engine.position import ZERO, Position, Positions
-from assocmem.engine.recall.link_rule import is_taught, link_weight
 from assocmem.engine.state.cooccurrence import Cooccurrence
+from assocmem.engine.state.link_rule import is_taught, link_weight
+from assocmem.engine.state.memory import (
+    COMMON,
+    CORE,
+    IMPORTANT,
+    SUPPLEMENT,
+    Memory,
+    Scope,
+)
 from assocmem.engine.state.memory_columns import joined_blocks, offsets_of
 from assocmem.engine.state.memory_rows import LoadedMemories, MemoryIds, MemoryRows
 from assocmem.engine.state.note_columns import NoteColumns
 from assocmem.engine.state.postings import Postings
 from assocmem.engine.state.staged_notes import StagedNotes, Uses, count_surfaces
-
-CORE, IMPORTANT, SUPPLEMENT = 0, 1, 2
-"""Concept tiers of a memory: core terms drive expansion and chains, core + important drive
-matching, supplement terms only add a verification bonus."""
-
-
-@dataclasses.dataclass(slots=True)
-class Memory:
-    id: str
-    text: str
-    concepts: tuple[str, ...]
-    """Ranked: the first `core` are core, up to `matched` important, the rest supplement."""
-    agent: str
-    ts: float
-    importance: int
-    user: str | None = None
-    valence: float = 0.0
-    core: int = -1
-    matched: int = -1
-    kind: str = "memory"
-    """"memory" (memory.written) or "activity" (activity.logged)."""
-    meta: dict[str, Any] | None = None
-    """Activity fields: category, tags, source."""
-    accesses: int = 0
-    superseded_by: str | None = None
-    row: int = -1
-    session: str | None = None
-    namespace: str | None = None
-
-    def __post_init__(self) -> None:
-        if self.core < 0:
-            self.core = len(self.concepts)
-        if self.matched < 0:
-            self.matched = len(self.concepts)
 
 
 @dataclasses.dataclass(slots=True)
@@ -125,17 +99,6 @@ def pair(i: int, j: int) -> tuple[int, int]:
     return (i, j) if i < j else (j, i)
 
 
-Scope = tuple[str | None, str | None, str | None]
-"""(namespace, user, session) of a memory or an event: whom it is about."""
-COMMON: Scope = (None, None, None)
-"""The tenant's common scope: about nobody, in no session or namespace."""
-
-
-def scope_of(item: Any) -> Scope:
-    """The scope of a memory or an event."""
-    return (item.namespace, item.user, item.session)
-
-
 class Column:
     """A numpy array that grows by doubling, for per-memory numbers."""
 
@@ -182,7 +145,7 @@ class State:
         self.memories = MemoryIds(self.rows)
         self.activity_rows: list[int] = []
         self.scoped_rows: list[int] = []
-        """Rows of the memories about a user, a session or a namespace (engine/recall/visibility.py)."""
+        """Rows of the memories about a user, a session or a namespace (engine/state/visibility.py)."""
         self.concepts: list[str] = []
         self.concept_index: dict[str, int] = {}
         self.surfaces: list[dict[str, int]] = []

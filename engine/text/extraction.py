@@ -25,7 +25,7 @@ import numpy as np
 import Stemmer
 
 from assocmem.engine.concept import MAX_CONCEPT_LENGTH, normalise_concept, normalise_concepts
-from assocmem.engine.state.word_table import WordTable
+from assocmem.engine.text.word_table import WordTable
 
 EXTRACTOR_VERSION = "tfidf-3"
 """Stored in each event, so a replay can tell which extractor made its concepts. Since

@@ -11,8 +11,8 @@ import pytest
 import redis
 
 from assocmem.engine.events.envelope import encode_event
+from assocmem.engine.events.fold import Rejection
 from assocmem.engine.position import ZERO, Position
-from assocmem.engine.state.fold import Rejection
 from assocmem.workers.errors import KeyConflict
 from assocmem.workers.runtime.services import Runtime
 from assocmem.workers.runtime.settings import Settings

@@ -14,9 +14,9 @@ import zstandard
 
 from assocmem.api.ops.supervisor import SNAPSHOT_CACHE, SNAPSHOT_RUNGS
 from assocmem.engine.events.envelope import Event, decode_event
+from assocmem.engine.events.fold import fold_from_zero
 from assocmem.engine.position import ZERO
 from assocmem.engine.snapshot.codec import content_hash, decompress_snapshot
-from assocmem.engine.state.fold import fold_from_zero
 from assocmem.workers.runtime.services import Runtime
 from assocmem.workers.runtime.settings import load_settings
 from assocmem.workers.store.ports import iter_entries

@@ -21,9 +21,9 @@ from rq.serializers import JSONSerializer
 
 from assocmem.api.ops.run_file import read_run_file
 from assocmem.api.ops.supervisor import SNAPSHOT_CACHE
+from assocmem.engine.events.fold import fold_from_zero
 from assocmem.engine.position import Position
 from assocmem.engine.snapshot.codec import dump_state
-from assocmem.engine.state.fold import fold_from_zero
 from assocmem.workers.runtime.redis_server import is_alive, start_redis
 from assocmem.workers.runtime.settings import load_settings
 from assocmem.workers.runtime.worker import HEARTBEAT_TTL, MAINTENANCE_INTERVAL

@@ -9,11 +9,11 @@ from collections.abc import Iterator
 import pytest
 
 from assocmem.engine.events.envelope import Event
+from assocmem.engine.events.fold import fold_from_zero
 from assocmem.engine.history.audit import link_history
 from assocmem.engine.history.link_index import link_index
 from assocmem.engine.position import ZERO
 from assocmem.engine.principal import Principal
-from assocmem.engine.state.fold import fold_from_zero
 from assocmem.workers.app.history import History
 from assocmem.workers.errors import UnknownConcept
 from assocmem.workers.runtime.services import Runtime

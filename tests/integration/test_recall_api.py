@@ -9,7 +9,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from assocmem.api.http.app import create_app
-from assocmem.engine.text.prompt import count_tokens
+from assocmem.engine.recall.prompt import count_tokens
 from assocmem.workers.runtime.settings import Settings
 from tests.api_keys import bearer, operator_key
 

@@ -11,10 +11,10 @@ from collections.abc import Iterator
 import pytest
 
 from assocmem.engine.events.envelope import encode_event
+from assocmem.engine.events.fold import Rejection, fold
 from assocmem.engine.position import ZERO, Position
 from assocmem.engine.principal import Principal
 from assocmem.engine.snapshot.codec import content_hash, dump_state
-from assocmem.engine.state.fold import Rejection, fold
 from assocmem.engine.state.state import State
 from assocmem.workers.app.history import History, _middle
 from assocmem.workers.jobs.fold_job import fold_and_publish

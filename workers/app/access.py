@@ -11,8 +11,7 @@ import threading
 from collections import Counter
 from collections.abc import Callable
 
-from assocmem.engine.events import MEMORY_ACCESSED
-from assocmem.engine.events.memory_accessed import MAX_ACCESS_IDS
+from assocmem.engine.events.memory_accessed import MAX_ACCESS_IDS, MEMORY_ACCESSED
 from assocmem.engine.principal import Principal
 from assocmem.workers.store.redis.errors import Outage
 

@@ -19,16 +19,14 @@ from datetime import datetime
 from typing import Any
 
 from assocmem.engine.errors import quoted
-from assocmem.engine.events import (
-    ACTIVITY_LOGGED,
-    DOCUMENT_INGESTED,
-    FEEDBACK_GIVEN,
-    IMPORTANCE_SET,
-    MEMORY_WRITTEN,
-    SUBJECT_FORGOTTEN,
-)
-from assocmem.engine.events.envelope import Event, check_time
-from assocmem.engine.events.payload import check_text
+from assocmem.engine.events.activity_logged import ACTIVITY_LOGGED
+from assocmem.engine.events.document_ingested import DOCUMENT_INGESTED
+from assocmem.engine.events.envelope import Event
+from assocmem.engine.events.feedback_given import FEEDBACK_GIVEN
+from assocmem.engine.events.importance_set import IMPORTANCE_SET
+from assocmem.engine.events.memory_written import MEMORY_WRITTEN
+from assocmem.engine.events.payload import check_text, check_time
+from assocmem.engine.events.subject_forgotten import SUBJECT_FORGOTTEN
 from assocmem.engine.history.activity import ActivityFilter, activities, summarise
 from assocmem.engine.history.audit import LinkHistory, MemoryEvent
 from assocmem.engine.history.link_index import LinkIndex, link_index
@@ -37,16 +35,16 @@ from assocmem.engine.principal import ADMIN, FEEDBACK, READ, WRITE, Principal
 from assocmem.engine.recall.chains import find_chains
 from assocmem.engine.recall.graph import check_graph_request, neighbourhood
 from assocmem.engine.recall.links import links_of
+from assocmem.engine.recall.prompt import MAX_BUDGET, MIN_BUDGET, prompt_text
+from assocmem.engine.recall.question import parse_question
 from assocmem.engine.recall.recall import Query, recall
-from assocmem.engine.recall.visibility import Visibility, visibility_of
+from assocmem.engine.recall.time_window import listing_window, read_window
 from assocmem.engine.snapshot.codec import content_hash
 from assocmem.engine.state.scoped_links import links_view
 from assocmem.engine.state.state import State
+from assocmem.engine.state.visibility import Visibility, visibility_of
 from assocmem.engine.text.documents import unit_terms
 from assocmem.engine.text.extraction import Extraction, given_terms
-from assocmem.engine.text.prompt import MAX_BUDGET, MIN_BUDGET, prompt_text
-from assocmem.engine.text.question import parse_question
-from assocmem.engine.text.time_window import listing_window, read_window
 from assocmem.workers.app import results
 from assocmem.workers.app.access import AccessRecorder
 from assocmem.workers.app.extraction_pool import ExtractionPool

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 
 from assocmem.engine.errors import InvalidEvent, quoted
 from assocmem.engine.events.envelope import Event
-from assocmem.engine.events.record import event_type
+from assocmem.engine.events.registry import event_type
 from assocmem.engine.history.audit import (
     LinkHistory,
     MemoryEvent,

@@ -9,10 +9,10 @@ from assocmem.engine.history.activity import PeriodSummary
 from assocmem.engine.position import Position
 from assocmem.engine.recall.chains import Chain
 from assocmem.engine.recall.graph import Edge
+from assocmem.engine.recall.prompt import PromptText
 from assocmem.engine.recall.recall import Recall
-from assocmem.engine.state.state import Memory
-from assocmem.engine.text.prompt import PromptText
-from assocmem.engine.text.time_window import Window
+from assocmem.engine.recall.time_window import Window
+from assocmem.engine.state.memory import Memory
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -16,8 +16,8 @@ from collections.abc import Callable
 
 from rq import Retry, get_current_job
 
-from assocmem.engine.events import LINKS_CONSOLIDATED
 from assocmem.engine.events.envelope import Event
+from assocmem.engine.events.links_consolidated import LINKS_CONSOLIDATED
 from assocmem.engine.history.consolidation import Effect, Rule, decide
 from assocmem.workers.jobs.fold_job import folded_state
 from assocmem.workers.jobs.job_list import enqueue_once

@@ -9,8 +9,8 @@ from collections.abc import Callable, Iterator
 from itertools import chain
 
 from assocmem.engine.events.envelope import Event
+from assocmem.engine.events.fold import fold
 from assocmem.engine.position import ZERO, Position
-from assocmem.engine.state.fold import fold
 from assocmem.engine.state.state import State
 from assocmem.workers.errors import PositionAhead, StoreError
 from assocmem.workers.state.heap import collection_paused

@@ -13,9 +13,9 @@ from collections.abc import Callable, Iterable, Iterator
 from assocmem.engine.errors import CorruptSnapshot, InvalidEvent
 from assocmem.engine.events.checked_note import ColumnNote, checked_note
 from assocmem.engine.events.envelope import Event, decode_event
+from assocmem.engine.events.fold import STAGED_AT_MOST, Rejection, fold
 from assocmem.engine.position import ZERO, Position
 from assocmem.engine.snapshot.delta import Decoded, load_snapshot
-from assocmem.engine.state.fold import STAGED_AT_MOST, Rejection, fold
 from assocmem.engine.state.state import State
 from assocmem.workers.state.heap import collection_paused
 from assocmem.workers.state.log_events import LogEvents, counted_snapshots

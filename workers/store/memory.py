@@ -12,8 +12,8 @@ from collections.abc import Callable
 import orjson
 
 from assocmem.engine.events.envelope import Event, encode_event
+from assocmem.engine.events.fold import Rejection
 from assocmem.engine.position import ZERO, Position
-from assocmem.engine.state.fold import Rejection
 from assocmem.workers.store.archive import (
     Segment,
     archived_at,

@@ -21,7 +21,7 @@ from assocmem.workers.store.read_ahead import ReadAhead
 
 if TYPE_CHECKING:  # the CLI reads settings (which name the ladder) without the fold
     from assocmem.engine.events.envelope import Event
-    from assocmem.engine.state.fold import Rejection
+    from assocmem.engine.events.fold import Rejection
     from assocmem.workers.store.archive import Segment
 
 DEFAULT_BATCH = 1000

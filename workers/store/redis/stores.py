@@ -15,8 +15,8 @@ import orjson
 import redis
 
 from assocmem.engine.events.envelope import Event, encode_event
+from assocmem.engine.events.fold import Rejection
 from assocmem.engine.position import Position
-from assocmem.engine.state.fold import Rejection
 from assocmem.workers.errors import StoreError
 from assocmem.workers.store.archive import Segment, next_position
 from assocmem.workers.store.ports import (

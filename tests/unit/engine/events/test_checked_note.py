@@ -14,13 +14,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from assocmem.engine.errors import InvalidEvent
-from assocmem.engine.events import ACTIVITY_LOGGED, MEMORY_WRITTEN, activity_logged, memory_written
+from assocmem.engine.events import activity_logged, memory_written
+from assocmem.engine.events.activity_logged import ACTIVITY_LOGGED
 from assocmem.engine.events.checked_note import VERSIONS, checked_note
-from assocmem.engine.events.envelope import Event, check_time, decode_event, encode_event
-from assocmem.engine.events.record import event_type
+from assocmem.engine.events.envelope import Event, decode_event, encode_event
+from assocmem.engine.events.fold import fold
+from assocmem.engine.events.memory_written import MEMORY_WRITTEN
+from assocmem.engine.events.payload import check_time
+from assocmem.engine.events.registry import event_type
 from assocmem.engine.position import Position
 from assocmem.engine.snapshot.codec import content_hash
-from assocmem.engine.state.fold import fold
 from assocmem.engine.state.state import State
 from assocmem.engine.text.extraction import extract
 from tests.texts import sample_texts

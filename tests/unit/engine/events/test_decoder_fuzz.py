@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 from assocmem.engine.errors import InvalidEvent
 from assocmem.engine.events.envelope import Event, decode_event, encode_event
+from assocmem.engine.events.fold import fold
 from assocmem.engine.position import Position
-from assocmem.engine.state.fold import fold
 from assocmem.engine.state.state import State
 from tests.unit.engine.state.test_fold_properties import histories
 

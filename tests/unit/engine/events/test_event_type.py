@@ -9,9 +9,10 @@ import pytest
 
 from assocmem.engine.errors import InvalidEvent, UnknownEventType
 from assocmem.engine.events.envelope import Event, decode_event, encode_event
-from assocmem.engine.events.record import EventType, Payload, event_type, register, unregister
+from assocmem.engine.events.fold import fold
+from assocmem.engine.events.record import EventType, Payload
+from assocmem.engine.events.registry import event_type, register, unregister
 from assocmem.engine.position import Position
-from assocmem.engine.state.fold import fold
 from assocmem.engine.state.state import State
 from tests.unit.engine.make_events import written
 

@@ -6,7 +6,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from assocmem.engine.events.envelope import Event, decode_event, encode_event
-from assocmem.engine.events.record import EventType, register, unregister
+from assocmem.engine.events.fold import fold, fold_from_zero
+from assocmem.engine.events.record import EventType
+from assocmem.engine.events.registry import register, unregister
 from assocmem.engine.history.audit import (
     link_filter,
     link_history,
@@ -17,7 +19,6 @@ from assocmem.engine.history.audit import (
 )
 from assocmem.engine.history.link_index import link_index, rated_positions
 from assocmem.engine.position import Position
-from assocmem.engine.state.fold import fold, fold_from_zero
 from assocmem.engine.state.state import State
 from tests.unit.engine.make_events import (
     acceptance_notes,

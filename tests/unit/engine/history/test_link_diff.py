@@ -7,9 +7,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from assocmem.engine.events.envelope import Event
+from assocmem.engine.events.fold import fold_from_zero
 from assocmem.engine.history.link_diff import LinkChangeBetween, link_difference, links_of
-from assocmem.engine.recall.link_rule import link_weight
-from assocmem.engine.state.fold import fold_from_zero
+from assocmem.engine.state.link_rule import link_weight
 from assocmem.engine.state.state import State
 from tests.unit.engine.make_events import feedback, written
 from tests.unit.engine.state.test_fold_properties import histories
@@ -100,7 +100,7 @@ def test_a_limit_keeps_the_biggest_changes_of_each_kind_and_counts_the_rest() ->
 
 
 def test_a_folded_on_state_is_diffed_against_the_links_taken_before_it_folded() -> None:
-    from assocmem.engine.state.fold import fold
+    from assocmem.engine.events.fold import fold
 
     state = fold_from_zero([written(1, ["a", "b"])])
     taken = links_of(state)

@@ -3,8 +3,8 @@ from __future__ import annotations
 import pytest
 
 from assocmem.engine.errors import InvalidQuery
+from assocmem.engine.events.fold import fold_from_zero
 from assocmem.engine.recall.graph import neighbourhood
-from assocmem.engine.state.fold import fold_from_zero
 from tests.unit.engine.make_events import acceptance_notes
 
 

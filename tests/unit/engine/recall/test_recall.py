@@ -5,8 +5,8 @@ import dataclasses
 import pytest
 
 from assocmem.engine.errors import InvalidQuery
+from assocmem.engine.events.fold import fold_from_zero
 from assocmem.engine.recall.recall import Query, recall
-from assocmem.engine.state.fold import fold_from_zero
 from tests.unit.engine.make_events import acceptance_notes, feedback, written
 
 

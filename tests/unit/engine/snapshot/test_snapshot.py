@@ -9,9 +9,9 @@ import pytest
 import zstandard
 
 from assocmem.engine.errors import CorruptSnapshot
+from assocmem.engine.events.fold import fold_from_zero
 from assocmem.engine.position import Position, Positions
 from assocmem.engine.snapshot.codec import content_hash, dump_state, encode_state, load_state
-from assocmem.engine.state.fold import fold_from_zero
 from tests.unit.engine.make_events import acceptance_notes, feedback
 
 

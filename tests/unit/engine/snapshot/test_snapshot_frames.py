@@ -12,10 +12,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from assocmem.engine.errors import CorruptSnapshot
+from assocmem.engine.events.fold import fold_from_zero
 from assocmem.engine.snapshot import frames as snapshot_frames
 from assocmem.engine.snapshot.codec import content_hash, dump_state, encode_state, load_state
 from assocmem.engine.snapshot.frames import TABLE_MAGIC, UNPACKED_MAGIC, _cut, unpacked_snapshot
-from assocmem.engine.state.fold import fold_from_zero
 from tests.unit.engine.make_events import acceptance_notes, feedback
 
 

@@ -11,10 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from assocmem.engine.events.envelope import Event, encode_event
+from assocmem.engine.events.fold import STAGED_AT_MOST, fold, fold_from_zero
 from assocmem.engine.position import ZERO
 from assocmem.engine.snapshot.codec import content_hash, dump_state
 from assocmem.engine.state import state as state_module
-from assocmem.engine.state.fold import STAGED_AT_MOST, fold, fold_from_zero
 from assocmem.engine.state.state import JOINED_ROWS_AT_MOST, State
 from assocmem.workers.state import rebuild
 from assocmem.workers.state.rebuild import SEALED_BY_FOLDS, decode_entries, fold_entries

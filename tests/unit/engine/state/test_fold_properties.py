@@ -8,12 +8,12 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from assocmem.engine.events.envelope import Event
+from assocmem.engine.events.fold import fold, fold_from_zero
 from assocmem.engine.history.consolidation import Rule
 from assocmem.engine.snapshot.codec import content_hash, dump_state, load_state
 from assocmem.engine.snapshot.delta import encode_delta, load_snapshot
 from assocmem.engine.state import cooccurrence
 from assocmem.engine.state import state as state_module
-from assocmem.engine.state.fold import fold, fold_from_zero
 from assocmem.engine.state.state import State
 from tests.unit.engine.make_events import (
     accessed,

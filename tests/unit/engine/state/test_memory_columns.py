@@ -7,8 +7,8 @@ import dataclasses
 from typing import Any
 from unittest import mock
 
+from assocmem.engine.events.fold import fold
 from assocmem.engine.state import state as state_module
-from assocmem.engine.state.fold import fold
 from assocmem.engine.state.memory_columns import joined_blocks
 from assocmem.engine.state.memory_rows import LoadedMemories
 from assocmem.engine.state.state import State

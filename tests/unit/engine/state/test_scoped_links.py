@@ -10,16 +10,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from assocmem.engine.events.envelope import Event
+from assocmem.engine.events.fold import fold, fold_from_zero
 from assocmem.engine.history.consolidation import Rule
 from assocmem.engine.recall.chains import find_chains
 from assocmem.engine.recall.graph import neighbourhood
 from assocmem.engine.recall.links import links_of
 from assocmem.engine.recall.recall import Query, recall
-from assocmem.engine.recall.visibility import Visibility
 from assocmem.engine.snapshot.codec import content_hash, dump_state, load_state
-from assocmem.engine.state.fold import fold, fold_from_zero
+from assocmem.engine.state.memory import scope_of
 from assocmem.engine.state.scoped_links import VIEWS_KEPT, links_view
-from assocmem.engine.state.state import State, scope_of
+from assocmem.engine.state.state import State
+from assocmem.engine.state.visibility import Visibility
 from tests.unit.engine.make_events import activity, consolidated, document, feedback, written
 from tests.unit.engine.state.test_fold_properties import SCOPES
 

@@ -11,17 +11,18 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
+from assocmem.engine.events.fold import fold, fold_from_zero
 from assocmem.engine.history.consolidation import Rule
 from assocmem.engine.recall.chains import find_chains
 from assocmem.engine.recall.graph import neighbourhood
 from assocmem.engine.recall.links import links_of
 from assocmem.engine.recall.recall import Query, recall
-from assocmem.engine.recall.visibility import Visibility
 from assocmem.engine.snapshot.codec import content_hash, dump_state
 from assocmem.engine.snapshot.delta import load_snapshot
-from assocmem.engine.state.fold import fold, fold_from_zero
+from assocmem.engine.state.memory import CORE, IMPORTANT, SUPPLEMENT
 from assocmem.engine.state.scoped_links import links_view
-from assocmem.engine.state.state import CORE, IMPORTANT, SUPPLEMENT, State, tiers_of
+from assocmem.engine.state.state import State, tiers_of
+from assocmem.engine.state.visibility import Visibility
 from tests.unit.engine.make_events import (
     accessed,
     activity,

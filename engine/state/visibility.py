@@ -20,7 +20,8 @@ from collections import OrderedDict
 
 import numpy as np
 
-from assocmem.engine.state.state import COMMON, Memory, Scope, State, scope_of
+from assocmem.engine.state.memory import COMMON, Memory, Scope, scope_of
+from assocmem.engine.state.state import State
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

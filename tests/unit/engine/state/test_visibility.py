@@ -1,4 +1,4 @@
-"""Which memories a read sees, from its scopes and theirs (engine/recall/visibility.py)."""
+"""Which memories a read sees, from its scopes and theirs (engine/state/visibility.py)."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ import dataclasses
 
 import pytest
 
+from assocmem.engine.events.fold import fold, fold_from_zero
 from assocmem.engine.recall.recall import Query, recall
-from assocmem.engine.recall.visibility import Visibility, visibility_of
 from assocmem.engine.snapshot.codec import content_hash, dump_state, load_state
-from assocmem.engine.state.fold import fold, fold_from_zero
+from assocmem.engine.state.visibility import Visibility, visibility_of
 from tests.unit.engine.make_events import written
 
 NOTES = {  # id -> (user, session, namespace)

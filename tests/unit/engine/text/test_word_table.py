@@ -1,6 +1,6 @@
 import pytest
 
-from assocmem.engine.state.word_table import WordTable
+from assocmem.engine.text.word_table import WordTable
 
 
 def test_a_word_reads_its_value_and_an_unknown_word_the_default() -> None:

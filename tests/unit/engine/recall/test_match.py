@@ -3,9 +3,9 @@ the state does not know, as the known words it is made of."""
 
 from __future__ import annotations
 
+from assocmem.engine.events.fold import fold_from_zero
+from assocmem.engine.recall.match import resolve
 from assocmem.engine.recall.recall import Query, recall
-from assocmem.engine.state.fold import fold_from_zero
-from assocmem.engine.text.match import resolve
 from tests.unit.engine.make_events import written
 
 

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from assocmem.engine.text.question import parse_question, question_words, read_query
+from assocmem.engine.recall.question import parse_question, question_words, read_query
 
 NOW = datetime(2025, 6, 18, 15, 30, tzinfo=UTC)
 

@@ -7,8 +7,8 @@ import dataclasses
 from datetime import datetime, timedelta
 
 from assocmem.engine.errors import InvalidQuery, quoted
+from assocmem.engine.recall.question import Question, parse_question
 from assocmem.engine.recall.recall import TimeRange
-from assocmem.engine.text.question import Question, parse_question
 from assocmem.engine.text.timeexpr import TimeMatch, parse_time
 
 

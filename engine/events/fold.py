@@ -12,9 +12,9 @@ from collections.abc import Iterable
 
 from assocmem.engine.errors import InvalidEvent
 from assocmem.engine.events.checked_note import ColumnNote
-from assocmem.engine.events.envelope import Event, check_time
-from assocmem.engine.events.record import event_type
-from assocmem.engine.history.link_index import UNINDEXED
+from assocmem.engine.events.envelope import Event
+from assocmem.engine.events.payload import check_time
+from assocmem.engine.events.registry import event_type
 from assocmem.engine.position import Position
 from assocmem.engine.state.state import State
 
@@ -57,7 +57,7 @@ def fold(
                 check_time(event.ts)
                 record.check(event.data)
             record.apply(state, event)
-            if record.name not in UNINDEXED:
+            if record.moves_links and not record.is_row:
                 state.link_events.append(event.position)
         except InvalidEvent as exc:
             rejections.append(Rejection(event.position, str(exc)))

@@ -1,9 +1,9 @@
 from __future__ import annotations
 
 from assocmem.engine.events.envelope import Event
+from assocmem.engine.events.fold import fold, fold_from_zero
 from assocmem.engine.position import Position
 from assocmem.engine.snapshot.codec import content_hash
-from assocmem.engine.state.fold import fold, fold_from_zero
 from assocmem.engine.state.state import State
 from tests.unit.engine.make_events import acceptance_notes, feedback, written
 
