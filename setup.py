@@ -1,6 +1,6 @@
-"""The one C extension (engine/events/_note_concepts.c), built where a C compiler and Python's
+"""The one C extension (engine/state/_note_concepts.c), built where a C compiler and Python's
 headers are; where they are not, the install goes on without it and the engine runs the
-same functions in Python (engine/events/note_concepts.py). Everything else is in pyproject.toml."""
+same functions in Python (engine/state/note_concepts.py). Everything else is in pyproject.toml."""
 
 import os
 
@@ -22,8 +22,8 @@ class BuildOptionalExt(build_ext):
 setup(
     ext_modules=[
         Extension(
-            "assocmem.engine.events._note_concepts",
-            sources=["engine/events/_note_concepts.c"],
+            "assocmem.engine.state._note_concepts",
+            sources=["engine/state/_note_concepts.c"],
             optional=True,
         )
     ],

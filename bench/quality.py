@@ -43,11 +43,11 @@ from retrieval import (
 from skeleton import load_corpus
 
 from assocmem.engine.errors import CorruptSnapshot
+from assocmem.engine.events.consolidation import Rule, decide
 from assocmem.engine.events.envelope import Event
 from assocmem.engine.events.feedback_given import FEEDBACK_GIVEN
 from assocmem.engine.events.fold import fold
 from assocmem.engine.events.links_consolidated import LINKS_CONSOLIDATED
-from assocmem.engine.history.consolidation import Rule, decide
 from assocmem.engine.position import Position
 from assocmem.engine.recall.question import parse_question
 from assocmem.engine.snapshot.codec import dump_state, load_state

@@ -21,3 +21,8 @@ def normalise_concepts(raw: list[str] | tuple[str, ...]) -> tuple[str, ...]:
         if concept:
             seen.setdefault(concept, None)
     return tuple(seen)
+
+
+def without_whitespace(text: str) -> bool:
+    """Whether `text` is one word: no white space in it or at either end."""
+    return text.split() == [text]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from assocmem.api.ops.logs import configure_logging, stacks_on_sigusr1
+from assocmem.api.logs import configure_logging, stacks_on_sigusr1
 from assocmem.workers.runtime.settings import load_settings
 from assocmem.workers.state.heap import collect_young_less_often, collection_paused
 

@@ -8,7 +8,7 @@ import re
 import uuid
 
 from assocmem.api.http.guard import App, Message, Receive, Scope, Send
-from assocmem.api.ops.logs import current_request_id
+from assocmem.api.logs import current_request_id
 
 _PLAIN = re.compile(rb"^[A-Za-z0-9._:-]{1,64}$")
 

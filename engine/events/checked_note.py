@@ -28,7 +28,6 @@ from assocmem.engine.concept import MAX_CONCEPT_LENGTH
 from assocmem.engine.events.activity_logged import ACTIVITY_LOGGED
 from assocmem.engine.events.envelope import Event
 from assocmem.engine.events.memory_written import MEMORY_WRITTEN
-from assocmem.engine.events.note_concepts import checked_concepts
 from assocmem.engine.events.payload import (
     MAX_CONCEPTS,
     MAX_LABEL_LENGTH,
@@ -38,6 +37,7 @@ from assocmem.engine.events.payload import (
     in_time,
 )
 from assocmem.engine.position import Position
+from assocmem.engine.state.note_concepts import checked_concepts
 
 VERSIONS = {record.name: record.version for record in (MEMORY_WRITTEN, ACTIVITY_LOGGED)}
 """The versions of the notes this decoder reads at once: older ones take the upcasting path."""
@@ -166,7 +166,7 @@ def _sound(
 ) -> tuple[array[int], tuple[int, ...]] | None:
     """What the payload's types do not say and its type's check asks: None where it fails,
     else the note's concepts' indices in `concept_index` and where those it does not hold
-    are (engine/events/note_concepts.py)."""
+    are (engine/state/note_concepts.py)."""
     if not note.text.strip():
         return None
     tiers = note.tiers

@@ -1,7 +1,7 @@
 """links.consolidated: a sleep consolidation, with its rule and every decision it made.
 
 The job decides on the state at some position; the fold applies the decision where the
-event sits in the log (engine/history/consolidation.py), so a replay reproduces it exactly. The
+event sits in the log (engine/events/consolidation.py), so a replay reproduces it exactly. The
 report is what the decision did to the state it was made on, kept for the audit.
 """
 
@@ -11,9 +11,9 @@ import dataclasses
 from typing import TYPE_CHECKING, Any
 
 from assocmem.engine.errors import InvalidEvent
+from assocmem.engine.events.consolidation import Decision, Effect, Rule, apply_decision
 from assocmem.engine.events.payload import are_ids, check_concepts, check_ids
 from assocmem.engine.events.record import EventType, Payload
-from assocmem.engine.history.consolidation import Decision, Effect, Rule, apply_decision
 from assocmem.engine.state.state import State
 
 if TYPE_CHECKING:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from assocmem.engine.concept import MAX_CONCEPT_LENGTH
+from assocmem.engine.concept import MAX_CONCEPT_LENGTH, without_whitespace
 from assocmem.engine.errors import InvalidEvent, quoted
 
 LAST_TIME = 253_402_300_799.0
@@ -74,10 +74,6 @@ def check_concepts(concepts: Any, field: str = "concepts", minimum: int = 0) -> 
                 f"{field} item {quoted(concept)} is not a normalised concept of 1 to {MAX_CONCEPT_LENGTH} characters"
             )
     return distinct
-
-
-def without_whitespace(text: str) -> bool:
-    return text.split() == [text]
 
 
 def _all_text(items: Any) -> bool:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from assocmem.engine.events.note_concepts import counted_labels
+from assocmem.engine.state.note_concepts import counted_labels
 
 if TYPE_CHECKING:
     from assocmem.engine.state.memory import Memory

@@ -78,7 +78,7 @@ def redis_contents(redis_url: str) -> bytes:
 
 
 def files_under(home: Path) -> bytes:
-    """Every file's bytes; a copy of a snapshot (workers/store/snapshot_cache.py) and the snapshots
+    """Every file's bytes; a copy of a snapshot (workers/state/snapshot_cache.py) and the snapshots
     kept for as-of reads (workers/store/snapshot_rungs.py) inflated too."""
     found = []
     for path in home.rglob("*"):

@@ -189,7 +189,7 @@ def test_sigusr1_writes_where_every_thread_of_a_running_worker_is_and_it_goes_on
 
 
 def _ended_within(process: subprocess.Popen[bytes], seconds: float, log: Path) -> None:
-    """Else fail with where each of its threads was (SIGUSR1: api/ops/logs.py) and its log."""
+    """Else fail with where each of its threads was (SIGUSR1: api/logs.py) and its log."""
     try:
         process.wait(seconds)
     except subprocess.TimeoutExpired:

@@ -17,8 +17,8 @@ from rq.serializers import JSONSerializer
 
 from assocmem.api.cli import render
 from assocmem.api.http.responses import jobs_view
+from assocmem.workers.app.history_jobs import REPLAY_JOB, enqueue_history
 from assocmem.workers.jobs import scheduler
-from assocmem.workers.jobs.history_jobs import REPLAY_JOB, enqueue_history
 from assocmem.workers.jobs.job_list import list_jobs, requeue
 from assocmem.workers.jobs.scheduler import FAILED_FOLD_PAUSE, FOLD_JOB, FOLD_RETRIES, enqueue_fold
 from assocmem.workers.runtime.services import Runtime

@@ -11,7 +11,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from assocmem.api.http.app import create_app
-from assocmem.api.ops.logs import configure_logging, current_request_id
+from assocmem.api.logs import configure_logging, current_request_id
 from assocmem.workers.runtime.settings import Settings
 
 

@@ -31,8 +31,8 @@ from assocmem.engine.state.state import State
 from assocmem.engine.text.extraction import given_terms
 from assocmem.workers.app.permissions import require
 from assocmem.workers.errors import InvalidRequest, UnknownConcept, UnknownMemory
+from assocmem.workers.job_progress import Share
 from assocmem.workers.jobs.fold_job import current_fold, fold_and_publish
-from assocmem.workers.jobs.job_progress import Share
 from assocmem.workers.runtime.services import Runtime
 from assocmem.workers.state.heap import collection_held
 from assocmem.workers.state.log_events import counted_snapshots

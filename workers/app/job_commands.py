@@ -8,11 +8,11 @@ from collections.abc import Callable
 
 from assocmem.engine.principal import ADMIN, READ, Principal
 from assocmem.workers.app.history import check_link_names
+from assocmem.workers.app.history_jobs import AUDIT_LINK_JOB, REPLAY_JOB, enqueue_history
 from assocmem.workers.app.permissions import require
 from assocmem.workers.app.request_values import parse_point
 from assocmem.workers.jobs.archive_job import enqueue_archive
 from assocmem.workers.jobs.consolidation_job import enqueue_consolidation
-from assocmem.workers.jobs.history_jobs import AUDIT_LINK_JOB, REPLAY_JOB, enqueue_history
 from assocmem.workers.jobs.job_list import JobInfo, job_info, list_jobs, requeue, unknown_job
 from assocmem.workers.runtime.services import Runtime
 from assocmem.workers.store.archive import Segment

@@ -15,8 +15,8 @@ import time
 from collections.abc import Callable
 
 from assocmem.engine.position import MAX_PART, Position, just_before
+from assocmem.workers.job_progress import Report, job_progress
 from assocmem.workers.jobs.job_list import enqueue_once
-from assocmem.workers.jobs.job_progress import Report, job_progress
 from assocmem.workers.runtime.services import Runtime, current_runtime
 from assocmem.workers.store.redis.keys import MAINTENANCE_QUEUE
 

@@ -1,7 +1,7 @@
 """The sleep consolidation job: decide on the tenant's latest state, append one
 links.consolidated event with the rule and every decision, and report what it did.
 
-The fold applies the event (engine/history/consolidation.py), so every replica, every replay and
+The fold applies the event (engine/events/consolidation.py), so every replica, every replay and
 every `as_of` read sees the same consolidation at the same position. Run by the nightly
 cron (workers/jobs/cron.py) or on demand (`assocmem consolidate --now`); the job's metadata
 holds its progress while it runs.
@@ -16,12 +16,12 @@ from collections.abc import Callable
 
 from rq import Retry, get_current_job
 
+from assocmem.engine.events.consolidation import Effect, Rule, decide
 from assocmem.engine.events.envelope import Event
 from assocmem.engine.events.links_consolidated import LINKS_CONSOLIDATED
-from assocmem.engine.history.consolidation import Effect, Rule, decide
+from assocmem.workers.job_progress import job_progress
 from assocmem.workers.jobs.fold_job import folded_state
 from assocmem.workers.jobs.job_list import enqueue_once
-from assocmem.workers.jobs.job_progress import job_progress
 from assocmem.workers.runtime.services import Runtime, current_runtime
 from assocmem.workers.store.redis.keys import MAINTENANCE_QUEUE
 

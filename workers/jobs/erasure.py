@@ -22,7 +22,7 @@ import orjson
 
 from assocmem.engine.snapshot.codec import dump_state
 from assocmem.engine.state.state import State
-from assocmem.workers.jobs.job_progress import Report
+from assocmem.workers.job_progress import Report
 from assocmem.workers.runtime.services import Runtime
 from assocmem.workers.state.heap import collection_held
 from assocmem.workers.state.rebuild import Rebuild, rebuild

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from rq import Retry
 
+from assocmem.workers.job_progress import job_progress
 from assocmem.workers.jobs.erasure import Subject, erase
 from assocmem.workers.jobs.job_list import enqueue_once
-from assocmem.workers.jobs.job_progress import job_progress
 from assocmem.workers.runtime.services import Runtime, current_runtime
 from assocmem.workers.store.redis.keys import MAINTENANCE_QUEUE
 

@@ -14,12 +14,12 @@ from rq import Queue
 from rq.serializers import JSONSerializer
 
 from assocmem.workers.runtime.settings import Settings
+from assocmem.workers.state.snapshot_cache import cached_store
 from assocmem.workers.store.memory import InMemoryEventLog, InMemorySnapshotStore
 from assocmem.workers.store.ports import EventLog, SnapshotStore
 from assocmem.workers.store.redis.api_keys import InMemoryKeyStore, KeyStore, RedisKeyStore
 from assocmem.workers.store.redis.keys import FOLD_QUEUE, QUEUES, RATES_PREFIX
 from assocmem.workers.store.redis.stores import RedisEventLog, RedisSnapshotStore
-from assocmem.workers.store.snapshot_cache import cached_store
 from assocmem.workers.store.snapshot_rungs import with_rungs
 
 

@@ -85,14 +85,14 @@ LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class ConsolidationSettings:
-    """The nightly consolidation: when it runs and the rule it decides by (engine/history/consolidation.py)."""
+    """The nightly consolidation: when it runs and the rule it decides by (engine/events/consolidation.py)."""
 
     at: str = DEFAULT_CONSOLIDATE_AT
     """A time of day, HH:MM, a cron expression (five fields; a sixth names seconds), or
     `off` (CONSOLIDATION_OFF): no night is scheduled, `assocmem consolidate` still runs."""
     window_days: float = 90.0
     written_half_life_days: float | None = None
-    """None: never (the default; see engine/history/consolidation.py)."""
+    """None: never (the default; see engine/events/consolidation.py)."""
     taught_half_life_days: float | None = None
     min_cooccurrence: int = 2
     vocabulary_cap: int = 500_000
@@ -122,7 +122,7 @@ class Settings:
     home: Path = Path(DEFAULT_HOME)
     tenant: str = "default"
     snapshot_cache: Path | None = None
-    """Directory of the local copy of `tenant`'s newest full snapshot (workers/store/snapshot_cache.py);
+    """Directory of the local copy of `tenant`'s newest full snapshot (workers/state/snapshot_cache.py);
     None: no copy."""
     snapshot_rungs: Path | None = None
     """Directory of the snapshots kept on disk for as-of reads (workers/store/snapshot_rungs.py);

@@ -16,7 +16,7 @@ from rq.scheduler import RQScheduler
 from rq.serializers import JSONSerializer
 from rq.worker import WorkerStatus
 
-from assocmem.engine.events.note_concepts import NATIVE, NOT_NATIVE
+from assocmem.engine.state.note_concepts import NATIVE, NOT_NATIVE
 from assocmem.workers.jobs import fold_job  # noqa: F401 - imported before forking, so each job starts warm
 from assocmem.workers.jobs.job_list import LAST_ERROR
 from assocmem.workers.jobs.predecessor import retry_predecessor_jobs

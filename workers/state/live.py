@@ -15,9 +15,9 @@ from assocmem.engine.state.state import State
 from assocmem.workers.errors import PositionAhead, StoreError
 from assocmem.workers.state.heap import collection_paused
 from assocmem.workers.state.rebuild import fold_entries, starting_state
+from assocmem.workers.state.snapshot_cache import Copy, SnapshotCache, latest_state
 from assocmem.workers.store.ports import Appended, EventLog, SnapshotStore, iter_entries
 from assocmem.workers.store.redis.errors import Outage
-from assocmem.workers.store.snapshot_cache import Copy, SnapshotCache, latest_state
 
 log = logging.getLogger(__name__)
 

@@ -21,8 +21,8 @@ import redis
 from assocmem.workers.runtime.redis_server import wait_while_loading
 from assocmem.workers.runtime.settings import Settings
 from assocmem.workers.state.live import Loaded, latest_loaded
+from assocmem.workers.state.snapshot_cache import SnapshotCache
 from assocmem.workers.store.redis.stores import RedisEventLog, RedisSnapshotStore
-from assocmem.workers.store.snapshot_cache import SnapshotCache
 
 log = logging.getLogger(__name__)
 

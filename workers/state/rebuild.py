@@ -159,7 +159,7 @@ def starting_state(
     """The newest snapshot (at or before `upto`) decoded, or an empty state. `keep_base`:
     for a publisher, which takes its next delta from it; others drop it (it holds the
     base's counts matrix, tens of MB). `known`: the store's full snapshot at a position,
-    decoded ahead (workers/store/snapshot_cache.py): taken if it is the latest or its base."""
+    decoded ahead (workers/state/snapshot_cache.py): taken if it is the latest or its base."""
     if known is not None and upto is None and store.latest_position(tenant) == known[0]:
         return _marked(known[1], keep_base)
     if upto is None:

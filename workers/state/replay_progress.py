@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from assocmem.engine.position import Position
-from assocmem.workers.jobs.job_progress import Share
+from assocmem.workers.job_progress import Share
 from assocmem.workers.state.log_events import Counted, LogEvents
 from assocmem.workers.store.ports import EventLog
 

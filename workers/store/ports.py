@@ -261,7 +261,7 @@ class RetainedOnly:
 
 class WrappedSnapshotStore:
     """A SnapshotStore that hands every call to `inner`, for one that adds to some of them
-    (workers/store/snapshot_cache.py, workers/store/snapshot_rungs.py)."""
+    (workers/state/snapshot_cache.py, workers/store/snapshot_rungs.py)."""
 
     def __init__(self, inner: SnapshotStore) -> None:
         self.inner = inner

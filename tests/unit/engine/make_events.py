@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from assocmem.engine.events.activity_logged import ACTIVITY_LOGGED
+from assocmem.engine.events.consolidation import Rule, decide
 from assocmem.engine.events.document_ingested import DOCUMENT_INGESTED
 from assocmem.engine.events.envelope import Event
 from assocmem.engine.events.feedback_given import FEEDBACK_GIVEN
@@ -10,7 +11,6 @@ from assocmem.engine.events.importance_set import IMPORTANCE_SET
 from assocmem.engine.events.links_consolidated import LINKS_CONSOLIDATED
 from assocmem.engine.events.memory_accessed import MEMORY_ACCESSED
 from assocmem.engine.events.memory_written import MEMORY_WRITTEN
-from assocmem.engine.history.consolidation import Rule, decide
 from assocmem.engine.position import Position
 from assocmem.engine.state.state import State
 

@@ -97,7 +97,7 @@ def snapshot_bases_key(tenant: str) -> str:
 
 def snapshot_digests_key(tenant: str) -> str:
     """A hash: full snapshot position -> the SHA-256 of its bytes, which a local copy of it
-    is checked against (workers/store/snapshot_cache.py)."""
+    is checked against (workers/state/snapshot_cache.py)."""
     return f"{PREFIX}:{{{tenant}}}:snap_digests"
 
 

@@ -7,9 +7,9 @@ import dataclasses
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from assocmem.engine.events.consolidation import Rule
 from assocmem.engine.events.envelope import Event
 from assocmem.engine.events.fold import fold, fold_from_zero
-from assocmem.engine.history.consolidation import Rule
 from assocmem.engine.snapshot.codec import content_hash, dump_state, load_state
 from assocmem.engine.snapshot.delta import encode_delta, load_snapshot
 from assocmem.engine.state import cooccurrence

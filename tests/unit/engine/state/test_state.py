@@ -11,8 +11,8 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
+from assocmem.engine.events.consolidation import Rule
 from assocmem.engine.events.fold import fold, fold_from_zero
-from assocmem.engine.history.consolidation import Rule
 from assocmem.engine.recall.chains import find_chains
 from assocmem.engine.recall.graph import neighbourhood
 from assocmem.engine.recall.links import links_of

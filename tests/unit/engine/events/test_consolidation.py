@@ -11,11 +11,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from assocmem.engine.errors import InvalidEvent
+from assocmem.engine.events.consolidation import DAY, Rule, _words, decide
 from assocmem.engine.events.envelope import Event
 from assocmem.engine.events.fold import fold, fold_from_zero
 from assocmem.engine.events.links_consolidated import LINKS_CONSOLIDATED
 from assocmem.engine.history.audit import link_history, memory_history
-from assocmem.engine.history.consolidation import DAY, Rule, _words, decide
 from assocmem.engine.history.link_index import link_index
 from assocmem.engine.position import Position
 from assocmem.engine.recall.links import links_of

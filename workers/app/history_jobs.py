@@ -14,13 +14,13 @@ from assocmem.engine.principal import Principal
 from assocmem.workers.app.history import History
 from assocmem.workers.app.history_records import link_audit_record, verification_record
 from assocmem.workers.app.request_values import parse_point
+from assocmem.workers.job_progress import job_progress
 from assocmem.workers.jobs.job_list import enqueue_once
-from assocmem.workers.jobs.job_progress import job_progress
 from assocmem.workers.runtime.services import Runtime, current_runtime
 from assocmem.workers.store.redis.keys import REPLAY_QUEUE
 
-REPLAY_JOB = "assocmem.workers.jobs.history_jobs.replay"
-AUDIT_LINK_JOB = "assocmem.workers.jobs.history_jobs.audit_link"
+REPLAY_JOB = "assocmem.workers.app.history_jobs.replay"
+AUDIT_LINK_JOB = "assocmem.workers.app.history_jobs.audit_link"
 HISTORY_TIMEOUT = 3600
 """Seconds a replay or an audit may run."""
 RESULT_TTL = 24 * 3600

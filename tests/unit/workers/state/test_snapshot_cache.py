@@ -1,4 +1,4 @@
-"""The local copy of the newest full snapshot (workers/store/snapshot_cache.py): kept equal to the
+"""The local copy of the newest full snapshot (workers/state/snapshot_cache.py): kept equal to the
 store's, served only when the store holds the very same bytes, never half-read."""
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from assocmem.workers.jobs.fold_job import fold_and_publish
 from assocmem.workers.runtime.services import Runtime
 from assocmem.workers.runtime.settings import Settings
 from assocmem.workers.state.rebuild import Rebuild, rebuild, starting_state
+from assocmem.workers.state.snapshot_cache import CachingSnapshotStore, SnapshotCache, latest_state
 from assocmem.workers.store.memory import InMemoryEventLog, InMemorySnapshotStore
 from assocmem.workers.store.ports import snapshot_digest
-from assocmem.workers.store.snapshot_cache import CachingSnapshotStore, SnapshotCache, latest_state
 from tests.stores import Clock, write
 
 

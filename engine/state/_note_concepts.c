@@ -1,4 +1,4 @@
-/* checked_concepts and counted_labels: engine/events/note_concepts.py's functions, in C.
+/* checked_concepts and counted_labels: engine/state/note_concepts.py's functions, in C.
  *
  * checked_concepts: the checks a note's concepts need beyond their types (none repeated,
  * no space at either end, every label a concept of the note), and each concept's index, in
@@ -7,8 +7,8 @@
  * counted_labels: the uses of each word written for a concept, by concept, with no pair
  * made of each use (a Counter of (concept, word) pairs was a tenth of that fold).
  *
- * engine/events/note_concepts.py holds the Python of the same functions, which runs where this
- * was not built, and tests/unit/engine/events/test_note_concepts.py holds the two to the same
+ * engine/state/note_concepts.py holds the Python of the same functions, which runs where this
+ * was not built, and tests/unit/engine/state/test_note_concepts.py holds the two to the same
  * answers.
  */
 #define PY_SSIZE_T_CLEAN
@@ -268,9 +268,9 @@ counted_labels(PyObject *module, PyObject *labels)
 
 static PyMethodDef methods[] = {
     {"checked_concepts", (PyCFunction)(void (*)(void))checked_concepts, METH_FASTCALL,
-     "checked_concepts(concepts, labels, index): engine/events/note_concepts.py's, in C."},
+     "checked_concepts(concepts, labels, index): engine/state/note_concepts.py's, in C."},
     {"counted_labels", counted_labels, METH_O,
-     "counted_labels(labels): engine/events/note_concepts.py's, in C."},
+     "counted_labels(labels): engine/state/note_concepts.py's, in C."},
     {NULL, NULL, 0, NULL},
 };
 

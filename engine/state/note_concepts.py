@@ -7,7 +7,7 @@ engine/state/staged_notes.py), so it runs in C where the extension `_note_concep
 concepts and a lookup of each were a fifth of the fold of commit messages in Python, a
 Counter of their labels a tenth, and the fold of 60,000 of them runs 1.35 times as fast
 with it as with the Python here (28 against 38 microseconds a note). The Python functions
-run where the extension was not built; tests/unit/engine/events/test_note_concepts.py holds the
+run where the extension was not built; tests/unit/engine/state/test_note_concepts.py holds the
 two to the same answers."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from array import array
 from collections import Counter
 from itertools import chain
 
-from assocmem.engine.events.payload import without_whitespace
+from assocmem.engine.concept import without_whitespace
 
 
 def checked_concepts_in_python(
@@ -47,7 +47,7 @@ def counted_labels_in_python(labels: list[dict[str, str]]) -> dict[str, dict[str
 
 
 try:
-    from assocmem.engine.events._note_concepts import checked_concepts, counted_labels
+    from assocmem.engine.state._note_concepts import checked_concepts, counted_labels
 except ImportError:  # not built: no C compiler or no Python headers where it was installed
     checked_concepts, counted_labels = checked_concepts_in_python, counted_labels_in_python
     NATIVE = False

@@ -1,5 +1,5 @@
-"""The C functions (engine/events/_note_concepts.c) give the answers of their Python
-(engine/events/note_concepts.py), which is itself held to the type's own check by
+"""The C functions (engine/state/_note_concepts.c) give the answers of their Python
+(engine/state/note_concepts.py), which is itself held to the type's own check by
 test_checked_note.py and to one note at a time by test_staged_notes.py. Where a C compiler and Python's headers are, the C one is built and
 used, or the fold takes a third longer than it needs."""
 
@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from assocmem.engine.events import note_concepts
-from assocmem.engine.events.note_concepts import (
+from assocmem.engine.state import note_concepts
+from assocmem.engine.state.note_concepts import (
     checked_concepts_in_python,
     counted_labels_in_python,
 )
@@ -23,7 +23,7 @@ from assocmem.engine.events.note_concepts import (
 @pytest.fixture(scope="module")
 def native():
     return pytest.importorskip(
-        "assocmem.engine.events._note_concepts", reason="the C extension was not built here"
+        "assocmem.engine.state._note_concepts", reason="the C extension was not built here"
     )
 
 
