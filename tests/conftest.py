@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from assocmem.workers.runtime.redis_server import RedisServer, start_redis
+from assocmem.workers.runtime.redis_server import RedisServer, serve_every_slot, start_redis
 from assocmem.workers.runtime.services import Runtime
 from assocmem.workers.runtime.settings import Settings
 
@@ -34,6 +34,27 @@ def redis_url(redis_server: RedisServer) -> Iterator[str]:
     for client in clients:
         client.flushdb()
         client.close()
+
+
+@pytest.fixture(scope="session")
+def cluster_node(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+    """A Redis Cluster of one node serving every slot: a script or a transaction whose
+    keys are not all in one slot fails on it (CROSSSLOT), as on a cluster of many."""
+    server = start_redis(tmp_path_factory.mktemp("cluster"), appendfsync="everysec", cluster=True)
+    serve_every_slot(server)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def cluster_url(cluster_node: RedisServer, redis_url: str) -> Iterator[str]:
+    """The cluster node's only database, refused if not empty, flushed after the test."""
+    client = redis.Redis(port=cluster_node.port)
+    if client.dbsize():
+        pytest.fail("the cluster node's database is not empty")
+    yield cluster_node.url
+    client.flushdb()
+    client.close()
 
 
 @pytest.fixture

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 
 import pytest
@@ -14,6 +15,8 @@ from assocmem.workers.runtime.services import Runtime, use_runtime
 from assocmem.workers.runtime.settings import Settings
 
 KINDS = ("memory", "redis")
+CONTRACT_KINDS = (*KINDS, "cluster")
+"""The store contract runs on a one-node Redis Cluster too (the queue on the plain one)."""
 
 
 class Clock:
@@ -34,6 +37,12 @@ def make_runtime(request: pytest.FixtureRequest, kind: str, clock: Clock) -> Ite
         yield Runtime.in_memory(Settings(snapshot_every=1), clock)
         return
     settings: Settings = request.getfixturevalue("settings")
+    if kind == "cluster":
+        settings = dataclasses.replace(
+            settings,
+            redis_url=request.getfixturevalue("cluster_url"),
+            queue_url=settings.resolved_queue_url(),
+        )
     runtime = Runtime.connect(settings)
     runtime.clock = clock
     yield runtime

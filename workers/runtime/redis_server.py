@@ -41,10 +41,18 @@ POLL = 0.01
 loaded, then the API ready), and at 50 ms each wait lost 25 ms on average of a 1.2 s start."""
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+def free_port(below: int = 65_536) -> int:
+    """A port nobody listens on now, below `below`."""
+    while True:
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = int(sock.getsockname()[1])
+        if port < below:
+            return port
+
+
+CLUSTER_BUS_OFFSET = 10_000
+"""A cluster node also listens on its port + this, for the other nodes."""
 
 
 @dataclasses.dataclass
@@ -85,6 +93,10 @@ class RedisServer:
                 self.process.wait()
 
 
+CLUSTER_SLOTS = 16_384
+"""Hash slots of a Redis Cluster, each served by one master."""
+
+
 def start_redis(
     data_dir: Path,
     port: int | None = None,
@@ -93,18 +105,20 @@ def start_redis(
     password: str | None = None,
     keep_fds: tuple[int, ...] = (),
     until: Literal["spawned", "answering", "loaded"] = "loaded",
+    cluster: bool = False,
 ) -> RedisServer:
     """redis-server on 127.0.0.1 with its data in `data_dir`; with `password`, every client
     must give it (the config file that holds it is readable by its owner only). Returned
     once it has loaded its data; with `until="answering"` once it answers (it may still be
     loading: `RedisServer.wait_loaded`); with `until="spawned"` at once, before it answers
-    (`RedisServer.wait_answering`), as `up` starts it to start the API meanwhile."""
+    (`RedisServer.wait_answering`), as `up` starts it to start the API meanwhile. With
+    `cluster`, it is a Redis Cluster node (`cluster-enabled yes`) serving no slot yet."""
     data_dir = private_directory(data_dir.resolve())
-    port = port or free_port()
+    port = port or free_port(below=65_536 - CLUSTER_BUS_OFFSET if cluster else 65_536)
     config = data_dir / "redis.conf"
     config.touch(mode=0o600)
     config.chmod(0o600)
-    config.write_text(_config_text(data_dir, port, appendfsync, password))
+    config.write_text(_config_text(data_dir, port, appendfsync, password, cluster))
     binary = binary or redis_binary(data_dir)
     read_ahead(data_files(data_dir))
     log = open(data_dir / "redis.log", "ab")  # noqa: SIM115 - handed to the child process
@@ -127,6 +141,24 @@ def start_redis(
     return server
 
 
+def serve_every_slot(server: RedisServer, timeout: float = READY_TIMEOUT) -> None:
+    """Make a cluster node (`start_redis(cluster=True)`) a cluster of its own, serving all
+    16,384 slots, and wait until the cluster says it is ok."""
+    import redis
+
+    client = redis.Redis(port=server.port, password=server.password)
+    try:
+        if not int(client.cluster("info").get("cluster_slots_assigned", 0)):
+            client.execute_command("CLUSTER ADDSLOTS", *range(CLUSTER_SLOTS))
+        deadline = time.monotonic() + timeout
+        while client.cluster("info").get("cluster_state") != "ok":
+            if time.monotonic() > deadline:
+                raise RedisLaunchError(f"the cluster node on port {server.port} is not ok")
+            time.sleep(0.05)
+    finally:
+        client.close()
+
+
 def data_files(data_dir: Path) -> list[Path]:
     """What a Redis started on `data_dir` loads, in the order it reads it: the AOF's base and
     increments (Redis 7), the one AOF file (Redis 6), an RDB file (some may not exist)."""
@@ -146,8 +178,12 @@ def stored_password(data_dir: Path) -> str:
     return path.read_text().strip()
 
 
-def _config_text(data_dir: Path, port: int, appendfsync: str, password: str | None) -> str:
-    secret = [f'requirepass "{password}"'] if password else []
+def _config_text(
+    data_dir: Path, port: int, appendfsync: str, password: str | None, cluster: bool
+) -> str:
+    secret = [f'requirepass "{password}"', f'masterauth "{password}"'] if password else []
+    if cluster:
+        secret += ["cluster-enabled yes", "cluster-config-file nodes.conf"]
     return "\n".join(
         [
             *secret,

@@ -37,12 +37,13 @@ def idempotency_key(tenant: str, key: str) -> str:
     return f"{PREFIX}:{{{tenant}}}:idem:{key}"
 
 
-def seen_key(tenant: str, key: str) -> str:
-    """The bucket workers/store/redis/append.lua keeps an idempotency key in: a hash per generation
-    (the script adds ":<generation>"), one of 65,536 by a checksum of the key: few enough
-    that a million keys are not a million Redis keys, enough that each bucket stays a
-    compact listpack (Redis's default: up to 128 fields) up to millions of keys a week."""
-    return f"{seen_keys_prefix(tenant)}{zlib.crc32(key.encode()) & 0xFFFF:04x}"
+def seen_key(tenant: str, key: str, generation: int) -> str:
+    """The bucket workers/store/redis/append.lua keeps an idempotency key in during
+    `generation` (Redis's time divided by the TTL): a hash per generation, one of 65,536 by
+    a checksum of the key: few enough that a million keys are not a million Redis keys,
+    enough that each bucket stays a compact listpack (Redis's default: up to 128 fields)
+    up to millions of keys a week."""
+    return f"{seen_keys_prefix(tenant)}{zlib.crc32(key.encode()) & 0xFFFF:04x}:{generation}"
 
 
 def seen_keys_prefix(tenant: str) -> str:
@@ -50,8 +51,7 @@ def seen_keys_prefix(tenant: str) -> str:
 
 
 def seen_keys_state_key(tenant: str) -> str:
-    """Since when (Unix seconds) the tenant's idempotency keys are kept in buckets, the
-    newest generation written and how far the removal of older ones has got."""
+    """Since when (Unix seconds) the tenant's idempotency keys are kept in buckets."""
     return f"{PREFIX}:{{{tenant}}}:seen_state"
 
 

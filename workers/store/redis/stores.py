@@ -7,12 +7,15 @@ Redis errors become StoreError here (through redis_errors.translated) and nowher
 from __future__ import annotations
 
 import bisect
+import re
+import time
 from collections.abc import Callable
 from importlib import resources
 from typing import Any, TypeVar
 
 import orjson
 import redis
+from redis.commands.core import Script
 
 from assocmem.engine.events.envelope import Event, encode_event
 from assocmem.engine.events.fold import Rejection
@@ -42,7 +45,6 @@ from assocmem.workers.store.redis.keys import (
     latest_snapshot_key,
     log_key,
     seen_key,
-    seen_keys_prefix,
     seen_keys_state_key,
     snapshot_bases_key,
     snapshot_digests_key,
@@ -63,7 +65,10 @@ end
 """Clear a fold flag only if it still holds the mark the fold read."""
 
 
-def _script(client: redis.Redis, name: str) -> Callable[..., object]:
+_GENERATION = re.compile(r"GENERATION (\d+)")
+
+
+def _script(client: redis.Redis, name: str) -> Script:
     return client.register_script(resources.files(__package__).joinpath(name).read_text())
 
 
@@ -75,6 +80,8 @@ class RedisEventLog:
         self._reader = redis.Redis(connection_pool=client.connection_pool)
         self._reader.set_response_callback("XRANGE", _as_parsed)
         self._ttl = idempotency_ttl
+        self._generation = int(time.time()) // idempotency_ttl
+        """Of the seen keys' buckets: Redis's clock decides, and corrects this one."""
         self._append = _script(client, "append.lua")
         self._clear_flag = client.register_script(CLEAR_FLAG)
         self._archive = RedisArchive(client)
@@ -83,28 +90,54 @@ class RedisEventLog:
     def append(self, tenant: str, events: list[Event]) -> list[Appended]:
         if not events:
             return []
-        keys = [
-            log_key(tenant),
-            fold_wanted_key(tenant),
-            tenants_key(),
-            seen_keys_state_key(tenant),
-        ]
-        args: list[str | bytes | int] = [len(events), self._ttl, tenant, seen_keys_prefix(tenant)]
-        for event in events:
-            slot = 0
-            if event.key:
-                keys += [seen_key(tenant, event.key), idempotency_key(tenant, event.key)]
-                slot = len(keys) - 5
-            args += [encode_event(event), slot, event.fingerprint or "-", event.key or ""]
         try:
             with translated(f"append to the log of {tenant!r}"):
-                rows = self._append(keys=keys, args=args)
+                try:
+                    rows = self._appended(tenant, events)
+                except redis.ResponseError as exc:
+                    named = _GENERATION.search(str(exc))
+                    if named is None:
+                        raise
+                    # Redis's clock has moved on to another generation of seen keys
+                    self._generation = int(named.group(1))
+                    rows = self._appended(tenant, events)
         except StoreError as exc:
             if "KEYCONFLICT" not in str(exc):
                 raise
             index = int(str(exc).rsplit("KEYCONFLICT", 1)[1].split()[0]) - 1
             raise key_conflict(events[index].key or "") from None
-        return [_appended(*row) for row in rows]  # type: ignore[attr-defined]
+        return [_appended(*row) for row in rows]
+
+    def _appended(self, tenant: str, events: list[Event]) -> list[Any]:
+        """The tenant registered, then the batch appended, in one round trip."""
+        generation = self._generation
+        keys = [log_key(tenant), fold_wanted_key(tenant), seen_keys_state_key(tenant)]
+        args: list[str | bytes | int] = [len(events), self._ttl, generation]
+        for event in events:
+            first = 0
+            if event.key:
+                first = len(keys) + 1
+                keys += [
+                    seen_key(tenant, event.key, generation),
+                    seen_key(tenant, event.key, generation - 1),
+                    idempotency_key(tenant, event.key),
+                ]
+            args += [encode_event(event), first, event.fingerprint or "-", event.key or ""]
+        try:
+            return self._registered_and_appended(tenant, keys, args)
+        except redis.exceptions.NoScriptError:  # Redis restarted, or its scripts flushed
+            self._client.script_load(self._append.script)
+            return self._registered_and_appended(tenant, keys, args)
+
+    def _registered_and_appended(
+        self, tenant: str, keys: list[str], args: list[str | bytes | int]
+    ) -> list[Any]:
+        # Registered first: a tenant with events is never missing from the registry, which
+        # lives in a slot of its own (the script touches only the tenant's keys).
+        with self._client.pipeline(transaction=False) as pipe:
+            pipe.sadd(tenants_key(), tenant)
+            pipe.evalsha(self._append.sha, len(keys), *keys, *args)
+            return pipe.execute()[1]  # type: ignore[no-any-return]
 
     def append_raw(self, tenant: str, raw: bytes) -> Position:
         with translated(f"append to the log of {tenant!r}"):
