@@ -284,6 +284,8 @@ class InMemorySnapshotStore(RetainedOnly):
             blobs = self._blobs.setdefault(tenant, {})
             ladder = self._ladder.setdefault(tenant, [])
             bases = self._bases.setdefault(tenant, {})
+            counts = self._folded.setdefault(tenant, {})
+            dropped = self._rule.dropped_by_publish(ladder, bases, counts, position, base, folded)
             if position == expected:  # replaced
                 ladder.remove(position)
                 bases.pop(position, None)
@@ -292,14 +294,12 @@ class InMemorySnapshotStore(RetainedOnly):
             ladder.append(position)
             if base is not None:
                 bases[position] = base
-            counts = self._folded.setdefault(tenant, {})
             counts[position] = folded
-            keep = self._rule.retained(ladder, bases, counts)
-            for old in [p for p in ladder if p not in keep]:
+            for old in dropped:
                 blobs.pop(old, None)
                 bases.pop(old, None)
                 counts.pop(old, None)
-            ladder[:] = [p for p in ladder if p in keep]
+                ladder.remove(old)
             return True
 
     def drop(self, tenant: str) -> None:

@@ -334,7 +334,7 @@ DAY_MS = 24 * HOUR_MS
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Ladder:
-    """Which snapshots a tenant keeps (publish.lua applies the same rule on Redis)."""
+    """Which snapshots a tenant keeps: both stores ask `dropped_by_publish` what to drop."""
 
     recent: int = 4
     """The newest ones."""
@@ -386,6 +386,24 @@ class Ladder:
             if position in keep and position in bases:
                 keep.add(bases[position])
         return keep
+
+    def dropped_by_publish(
+        self,
+        ladder: list[Position],
+        bases: dict[Position, Position],
+        folded: dict[Position, int],
+        published: Position,
+        base: Position | None,
+        events: int,
+    ) -> list[Position]:
+        """The snapshots of `ladder` (publish order, their bases and counts of events
+        folded) that publishing `published` (a delta of `base`, or full) leaves unkept."""
+        after = [p for p in ladder if p != published] + [published]
+        bases = {p: b for p, b in bases.items() if p != published}
+        if base is not None:
+            bases[published] = base
+        keep = self.retained(after, bases, {**folded, published: events})
+        return [p for p in after if p not in keep]
 
 
 DEFAULT_LADDER = Ladder()

@@ -65,6 +65,9 @@ end
 """Clear a fold flag only if it still holds the mark the fold read."""
 
 
+PUBLISH_ATTEMPTS = 5
+"""Reads of the ladder a publish makes, should it change under each (an erasure's drop)."""
+
 _GENERATION = re.compile(r"GENERATION (\d+)")
 
 
@@ -403,30 +406,47 @@ class RedisSnapshotStore(RetainedOnly):
         base: Position | None = None,
         folded: int = 0,
     ) -> bool:
-        keys = [
-            snapshot_key(tenant, str(position)),
-            latest_snapshot_key(tenant),
-            snapshot_ladder_key(tenant),
-            snapshot_bases_key(tenant),
-            snapshot_folded_key(tenant),
-            snapshot_digests_key(tenant),
-        ]
-        args = [
-            blob,
-            str(position),
-            str(expected or ""),
-            snapshot_key(tenant, ""),
-            str(base or ""),
-            self._rule.recent,
-            self._rule.hourly,
-            self._rule.daily,
-            folded,
-            self._rule.stride,
-            self._rule.strides,
-            snapshot_digest(blob) if base is None else "",
-        ]
+        digest = snapshot_digest(blob) if base is None else ""
         with translated(f"publish a snapshot of {tenant!r}"):
-            return bool(self._publish(keys=keys, args=args))
+            for _ in range(PUBLISH_ATTEMPTS):
+                ladder, bases, counts = self._ladder_of(tenant)
+                dropped = self._rule.dropped_by_publish(
+                    ladder, bases, counts, position, base, folded
+                )
+                keys = [
+                    snapshot_key(tenant, str(position)),
+                    latest_snapshot_key(tenant),
+                    snapshot_ladder_key(tenant),
+                    snapshot_bases_key(tenant),
+                    snapshot_folded_key(tenant),
+                    snapshot_digests_key(tenant),
+                    *(snapshot_key(tenant, str(p)) for p in dropped),
+                ]
+                args = [blob, str(position), str(expected or ""), str(base or ""), folded]
+                args += [digest, len(ladder), *map(str, dropped)]
+                published = int(self._publish(keys=keys, args=args))  # type: ignore[call-overload]
+                if published >= 0:
+                    return published == 1
+        raise StoreError(
+            f"publish a snapshot of {tenant!r} failed: its ladder of snapshots changed"
+            f" {PUBLISH_ATTEMPTS} times while it was read"
+        )
+
+    def _ladder_of(
+        self, tenant: str
+    ) -> tuple[list[Position], dict[Position, Position], dict[Position, int]]:
+        """The kept snapshots in publish order, the bases of the deltas, the events folded."""
+        with self._client.pipeline(transaction=False) as pipe:
+            pipe.lrange(snapshot_ladder_key(tenant), 0, -1)
+            pipe.hgetall(snapshot_bases_key(tenant))
+            pipe.hgetall(snapshot_folded_key(tenant))
+            ladder, bases, counts = pipe.execute()
+        parse = Position.parse
+        return (
+            [parse(p) for p in ladder],
+            {parse(p): parse(b) for p, b in bases.items()},
+            {parse(p): int(n) for p, n in counts.items()},
+        )
 
     def drop(self, tenant: str) -> None:
         with translated(f"drop the snapshots of {tenant!r}"):
