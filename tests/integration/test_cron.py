@@ -13,7 +13,7 @@ import redis
 
 from assocmem.engine.position import Position
 from assocmem.workers.jobs.consolidation_job import AGENT, consolidate, enqueue_consolidation
-from assocmem.workers.jobs.cron import Lease, run_cron
+from assocmem.workers.jobs.cron import Cron, Lease, run_cron
 from assocmem.workers.jobs.fold_job import fold_and_publish
 from assocmem.workers.jobs.job_list import job_info
 from assocmem.workers.runtime.services import Runtime
@@ -42,31 +42,31 @@ def test_two_crons_queue_a_scheduled_night_once_per_tenant_consolidation_then_ar
 ) -> None:
     write(runtime, ["a", "b"])
     write(runtime, ["c", "d"], tenant="other")
-    night = datetime.now(UTC) + timedelta(seconds=3)
-    schedule = f"{night.minute} {night.hour} * * * {night.second}"
     runtime.settings = dataclasses.replace(
-        runtime.settings, consolidation=ConsolidationSettings(at=schedule)
+        runtime.settings, consolidation=ConsolidationSettings(at="0 3 * * *")
     )
-    stop = threading.Event()
-    crons = [
-        threading.Thread(target=run_cron, args=(runtime, stop, 0.2), daemon=True) for _ in range(2)
-    ]
-    for cron in crons:
-        cron.start()
-    queue = runtime.queue(MAINTENANCE_QUEUE)
-    deadline = time.monotonic() + 15
-    while queue.count < 4 and time.monotonic() < deadline:
-        time.sleep(0.1)
-    time.sleep(1.0)  # a second firing would have landed by now
-    stop.set()
-    for cron in crons:
-        cron.join(5)
-    stamp = night.strftime("%Y%m%dT%H%M")
-    assert sorted(queue.job_ids) == sorted(
-        f"{job}-{tenant}-{stamp}"
-        for job in ("consolidate", "archive")
-        for tenant in ("default", "other")
+    crons = [Cron(runtime), Cron(runtime)]
+    zone = crons[0].zone
+    evening = datetime(2026, 3, 1, 22, 0, tzinfo=zone)
+    assert [cron.tick(evening) for cron in crons] == [[], []]  # the first start: nothing due
+    assert crons[0].holding and not crons[1].holding
+    night = datetime(2026, 3, 2, 3, 0, tzinfo=zone)
+    queued = []
+    for minutes in (0, 1, 5, 60):  # every tick of both crons, through the night
+        for cron in crons:
+            queued += cron.tick(night + timedelta(minutes=minutes))
+    assert (
+        sorted(queued)
+        == sorted(runtime.queue(MAINTENANCE_QUEUE).job_ids)
+        == sorted(
+            f"{job}-{tenant}-20260302T0300"
+            for job in ("consolidate", "archive")
+            for tenant in ("default", "other")
+        )
     )
+    crons[0].lease.release()  # the holder died: the standby fires the next night
+    next_night = night + timedelta(days=1, minutes=1)
+    assert crons[1].tick(next_night) != [] and crons[1].holding
 
 
 def test_a_cron_with_consolidation_off_queues_no_night(runtime: Runtime) -> None:
@@ -76,14 +76,15 @@ def test_a_cron_with_consolidation_off_queues_no_night(runtime: Runtime) -> None
     assert runtime.queue_connection is not None
     week_ago = datetime.now(UTC) - timedelta(days=7)
     runtime.queue_connection.set(cron_last_key(), week_ago.timestamp())  # nights are due
-    stop = threading.Event()
-    cron = threading.Thread(target=run_cron, args=(runtime, stop, 0.1), daemon=True)
-    cron.start()
-    time.sleep(1.0)
-    stop.set()
-    cron.join(5)
-    assert not cron.is_alive(), "the cron did not stop"
+    cron = Cron(runtime)
+    assert cron.tick(datetime.now(cron.zone)) == []
     assert runtime.queue(MAINTENANCE_QUEUE).count == 0
+    stop = threading.Event()
+    running = threading.Thread(target=run_cron, args=(runtime, stop, 0.05), daemon=True)
+    running.start()
+    stop.set()
+    running.join(5)
+    assert not running.is_alive(), "the cron did not stop"
 
 
 def test_a_consolidation_job_appends_its_decision_and_reports_it(runtime: Runtime) -> None:

@@ -72,48 +72,61 @@ def fire(runtime: Runtime, night: datetime) -> list[str]:
     return ids
 
 
+class Cron:
+    """One cron between its ticks: the lease it holds or waits for, and the schedule."""
+
+    def __init__(self, runtime: Runtime, lease: Lease | None = None) -> None:
+        assert runtime.queue_connection is not None, "the cron needs Redis"
+        self.runtime = runtime
+        self.zone = zoneinfo.ZoneInfo(runtime.settings.timezone)
+        self.schedule = runtime.settings.consolidation.cron()
+        self.lease = lease or Lease(runtime.queue_connection, cron_lease_key())
+        self.holding = False
+
+    def tick(self, now: datetime) -> list[str]:
+        """Renew or take the lease and, holding it, queue the nights due at `now` (a time
+        in the cron's zone); the ids of the jobs queued."""
+        if self.schedule is None:
+            return []
+        if not self.lease.hold():
+            if self.holding:
+                log.warning("cron: lease lost; standing by")
+            self.holding = False
+            return []
+        if not self.holding:
+            log.info("cron: holding the lease; consolidation at %r (%s)", self.schedule, self.zone)
+        self.holding = True
+        return _fire_due(self.runtime, self.schedule, now)
+
+
 def run_cron(runtime: Runtime, stop: threading.Event, tick: float = TICK_SECONDS) -> None:
     """Hold the lease and fire every scheduled night until `stop`."""
-    assert runtime.queue_connection is not None, "the cron needs Redis"
-    settings = runtime.settings
-    zone = zoneinfo.ZoneInfo(settings.timezone)
-    schedule = settings.consolidation.cron()
-    if schedule is None:
+    cron = Cron(runtime)
+    if cron.schedule is None:
         log.info("cron: nightly consolidation is off (ASSOCMEM_CONSOLIDATE_AT=off)")
         while not stop.wait(tick):  # a tick at a time: a signal handler runs in between
             pass
         return
+    assert runtime.queue_connection is not None
     if not wait_until_writable(runtime.queue_connection, "cron", stop):
         return
-    lease = Lease(runtime.queue_connection, cron_lease_key())
-    holding = False
     outage = Outage("cron")
     try:
         while not stop.is_set():
             try:
-                now = datetime.now(zone)
-                if lease.hold():
-                    if not holding:
-                        log.info(
-                            "cron: holding the lease; consolidation at %r (%s)", schedule, zone
-                        )
-                    holding = True
-                    _fire_due(runtime, schedule, now)
-                elif holding:
-                    log.warning("cron: lease lost; standing by")
-                    holding = False
+                cron.tick(datetime.now(cron.zone))
                 outage.passed()
             except (redis.RedisError, StoreError) as exc:
                 outage.failed(exc, tick)
             stop.wait(tick)
     finally:
         try:
-            lease.release()
+            cron.lease.release()
         except redis.RedisError:
             pass
 
 
-def _fire_due(runtime: Runtime, schedule: str, now: datetime) -> None:
+def _fire_due(runtime: Runtime, schedule: str, now: datetime) -> list[str]:
     connection = runtime.queue_connection
     assert connection is not None
     latest = croniter(schedule, now).get_prev(datetime)
@@ -121,9 +134,10 @@ def _fire_due(runtime: Runtime, schedule: str, now: datetime) -> None:
     fired = float(raw) if raw is not None else None
     if fired is None:  # first start: from now on, no catching up on nights before it
         connection.set(cron_last_key(), now.timestamp())
-        return
+        return []
     if latest.timestamp() <= fired:
-        return
+        return []
     ids = fire(runtime, latest)
     connection.set(cron_last_key(), latest.timestamp())
     log.info("cron: night %s queued %d jobs: %s", latest.isoformat(), len(ids), ids)
+    return ids
