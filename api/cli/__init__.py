@@ -1,7 +1,7 @@
 """The `assocmem` command line: run the pipeline, write, read, teach and inspect memories.
 
 One module per command group, as rq splits its CLI: pipeline (up, serve, worker, cron),
-memory (write, read, chain, feedback, importance), activity (log, activities, summary),
+memory (write, read, chain, get, feedback, importance), activity (log, activities, summary),
 documents (ingest), audit (graph, state), history (audit link and memory, replay, diff,
 dead-letters, jobs), maintenance (consolidate, archive), keys and the MCP server.
 """
@@ -20,6 +20,7 @@ COMMANDS = {
     "write": "memory.write",
     "read": "memory.read",
     "chain": "memory.chain",
+    "get": "memory.get",
     "importance": "memory.importance",
     "feedback": "memory.feedback",
     "log": "activity.log_activity",

@@ -140,6 +140,17 @@ def chain(
         emit(ctx, client.find_chain(list(concepts), floor=floor, after=after), render.chains)
 
 
+@click.command(epilog="Example: assocmem get 1700000000000-0")
+@click.argument("memory_id")
+@common
+@click.pass_context
+def get(ctx: click.Context, memory_id: str, url: str | None, as_json: bool) -> None:
+    """Show one memory by its id: text, concepts, scope, importance, accesses."""
+    remember(ctx, url, as_json)
+    with client_of(ctx) as client:
+        emit(ctx, client.get_memory(memory_id), render.memory)
+
+
 @click.command(epilog="Example: assocmem importance 1700000000000-0 5")
 @click.argument("memory_id")
 @click.argument("importance", type=int)

@@ -11,6 +11,20 @@ def written(r: dict[str, Any]) -> str:
     return f"id {r['id']}{note}  concepts: {', '.join(r['concepts']) or '(none)'}"
 
 
+def memory(r: dict[str, Any]) -> str:
+    scope = [f"{k} {r[k]}" for k in ("user", "session", "namespace") if r.get(k)]
+    lines = [
+        f"{r['id']}  {r['kind']} by {r['agent']} at {_moment(r['ts'])}",
+        r["text"],
+        f"concepts: {', '.join(r['concepts']) or '(none)'}",
+        f"importance {r['importance']}  valence {r['valence']:+.2f}  accesses {r['accesses']}"
+        + (f"  ({', '.join(scope)})" if scope else ""),
+    ]
+    if r.get("superseded_by"):
+        lines.append(f"superseded by {r['superseded_by']}")
+    return "\n".join(lines)
+
+
 VIA_SHOWN = 3
 """Links printed per item; --json has them all."""
 
@@ -78,7 +92,7 @@ def _time(t: dict[str, Any]) -> str:
     )
     if not t["applied"]:
         return f"time: {found} not applied (below 0.5)"
-    return f"time: {found} -> {_day(t['start'])} .. {_day(t['end'])} UTC"
+    return f"time: {found} -> {_moment(t['start'])} .. {_moment(t['end'])} UTC"
 
 
 def _chain(c: dict[str, Any]) -> str:
@@ -102,17 +116,13 @@ def chains(r: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _day(ts: float) -> str:
-    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M")
-
-
 def activity_list(r: dict[str, Any]) -> str:
-    lines = [f"{_at(r['position'])}  {_day(r['start'])} .. {_day(r['end'])} UTC"]
+    lines = [f"{_at(r['position'])}  {_moment(r['start'])} .. {_moment(r['end'])} UTC"]
     if not r["items"]:
         lines.append("  (no entries)")
     for m in r["items"]:
         tags = f"  #{' #'.join(m['tags'])}" if m.get("tags") else ""
-        lines.append(f"  {_day(m['ts'])}  [{m.get('category')}] {_snippet(m['text'])}{tags}")
+        lines.append(f"  {_moment(m['ts'])}  [{m.get('category')}] {_snippet(m['text'])}{tags}")
     return "\n".join(lines)
 
 

@@ -1,26 +1,24 @@
-"""The Python client for asyncio agents: what agents call (write, write_many, publish, read,
-find_chain, feedback, log_activity, graph, state, health), with the sync client's behaviour: the key,
-timeouts, idempotency keys made for appends and reused by their retries, reads waiting for
-this client's own writes, and the degraded mode (`degrade_after`)."""
+"""The Python client for asyncio agents: every call the blocking client has (`Calls`), with
+its behaviour: the key, timeouts, idempotency keys made for appends and reused by their
+retries, reads waiting for this client's own writes, and the degraded mode
+(`degrade_after`)."""
 
 from __future__ import annotations
 
 import asyncio
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import httpx2
 import orjson
 
+from assocmem.api.client.calls import Call, Calls
 from assocmem.api.client.sync import (
     DEFAULT_TIMEOUT,
     REBUILD_WAIT,
     degraded,
-    given,
-    is_rebuilt,
-    keyed,
     latest_written,
     problem_code,
     problem_detail,
@@ -37,7 +35,9 @@ RETRY_AFTER = (0.2, 0.4, 0.8)
 AWAY = (502, 503, 504)
 
 
-class AsyncClient:
+class AsyncClient(Calls[Awaitable[dict[str, Any]]]):
+    """The asyncio client: every call of `Calls`, each awaited for a dict."""
+
     def __init__(
         self,
         url: str,
@@ -75,77 +75,20 @@ class AsyncClient:
     async def close(self) -> None:
         await self._http.aclose()
 
-    async def write(
-        self,
-        text: str,
-        concepts: list[str] | None = None,
-        importance: int = 3,
-        ts: float | None = None,
-        key: str | None = None,
-    ) -> dict[str, Any]:
-        body = {"text": text, "concepts": concepts, "importance": importance, "ts": ts}
-        return await self._append("/v1/memories", keyed(body | {"key": key}))
+    async def _send(self, call: Call) -> dict[str, Any]:  # type: ignore[override]
+        if call.empty is not None and self._degrade_after is not None:
+            answer = await self._degradable(call, call.empty)
+        elif call.rebuilt:
+            answer = await self._rebuilt(call)
+        else:
+            answer = await self._request(call)
+        if call.method == "POST" and not call.changes_nothing:
+            self.position = latest_written(self.position, answer)
+        return answer[call.pick] if call.pick else answer  # type: ignore[no-any-return]
 
-    async def write_many(self, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        body = {"items": [keyed(item) for item in items]}
-        return (await self._append("/v1/memories/batch", body))["items"]  # type: ignore[no-any-return]
-
-    async def publish(self, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """As `Client.publish`: up to 1,000 events of any kind, atomically."""
-        body = {"items": [keyed(item) for item in items]}
-        return (await self._append("/v1/events/batch", body))["items"]  # type: ignore[no-any-return]
-
-    async def feedback(
-        self,
-        ids: list[str],
-        outcome: float,
-        concepts: list[str] | None = None,
-        text: str | None = None,
-        key: str | None = None,
-    ) -> dict[str, Any]:
-        body = {"ids": ids, "outcome": outcome, "concepts": concepts, "text": text, "key": key}
-        return await self._append("/v1/feedback", keyed(body))
-
-    async def log_activity(self, text: str, **fields: Any) -> dict[str, Any]:
-        return await self._append("/v1/activities", keyed({"text": text} | given(fields)))
-
-    async def read(
-        self, text: str | None = None, concepts: list[str] | None = None, **options: Any
-    ) -> dict[str, Any]:
-        body = {"text": text, "concepts": concepts, "after": self.position} | given(options)
-        return await self._degradable("/v1/read", body, {"items": [], "chains": []})
-
-    async def find_chain(
-        self, concepts: list[str] | None = None, text: str | None = None
-    ) -> dict[str, Any]:
-        body = {"concepts": concepts, "text": text, "after": self.position}
-        return await self._degradable("/v1/chain", body, {"chains": []})
-
-    async def graph(self, concepts: list[str], hops: int = 1) -> dict[str, Any]:
-        return await self._send("GET", "/v1/graph", params={"concepts": concepts, "hops": hops})
-
-    async def state(self) -> dict[str, Any]:
-        return await self._send("GET", "/v1/state")
-
-    async def health(self) -> dict[str, Any]:
-        return await self._send("GET", "/v1/health")
-
-    async def _append(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
-        answer = await self._send("POST", path, json=body, again=True)
-        self.position = latest_written(self.position, answer)
-        return answer
-
-    async def _degradable(
-        self, path: str, body: dict[str, Any], empty: dict[str, Any]
-    ) -> dict[str, Any]:
-        if self._degrade_after is None:
-            if is_rebuilt(body):
-                return await self._rebuilt(path, body)
-            return await self._send("POST", path, json=body, again=True)
+    async def _degradable(self, call: Call, empty: dict[str, Any]) -> dict[str, Any]:
         try:
-            answer = await asyncio.wait_for(
-                self._send("POST", path, json=body), self._degrade_after
-            )
+            answer = await asyncio.wait_for(self._request(call, once=True), self._degrade_after)
         except TimeoutError:
             reason = f"assocmem at {self.url} did not answer within {self._degrade_after:g} s"
             return {**empty, "degraded": True, "reason": reason}
@@ -153,34 +96,30 @@ class AsyncClient:
             return degraded(empty, exc)
         return {**answer, "degraded": False}
 
-    async def _rebuilt(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+    async def _rebuilt(self, call: Call) -> dict[str, Any]:
         """As `Client._rebuilt`: asked again while the service rebuilds the state."""
         deadline = time.monotonic() + REBUILD_WAIT
         while True:
             try:
-                return await self._send("POST", path, json=body, again=True)
+                return await self._request(call)
             except ApiError as exc:
                 pause = rebuild_pause(exc, deadline)
                 if self.on_wait is not None:
                     self.on_wait(exc)
                 await asyncio.sleep(pause)
 
-    async def _send(
-        self,
-        method: str,
-        path: str,
-        json: Any = None,
-        params: dict[str, Any] | None = None,
-        again: bool = False,
-    ) -> dict[str, Any]:
-        """`again`: safe to send again (a read, or an append whose events carry keys)."""
-        content = orjson.dumps(json) if json is not None else None
+    async def _request(self, call: Call, once: bool = False) -> dict[str, Any]:
+        """Sent again on a lost connection or a 502-504 when that is safe (a read, or an
+        append whose events carry keys), unless `once`."""
+        again = call.keyed or call.changes_nothing or call.method == "GET"
+        content = orjson.dumps(call.body) if call.body is not None else None
         headers = {"content-type": "application/json"} if content is not None else None
-        attempts = SEND_ATTEMPTS if again else 1
+        params = call.params or None
+        attempts = SEND_ATTEMPTS if again and not once else 1
         for attempt in range(attempts):
             try:
                 response = await self._http.request(
-                    method, path, content=content, params=params, headers=headers
+                    call.method, call.path, content=content, params=params, headers=headers
                 )
             except httpx2.TimeoutException as exc:
                 if attempt + 1 == attempts:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from assocmem.api.client.sync import new_key
+from assocmem.api.client.calls import new_key
 from assocmem.api.http import responses
 from assocmem.engine.principal import Principal
 from assocmem.workers.app.application import Application

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import time
 import urllib.parse
-import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -17,6 +16,7 @@ import orjson
 import urllib3
 from urllib3.connection import HTTPConnection
 
+from assocmem.api.client.calls import Call, Calls
 from assocmem.api.errors import READ_TIMED_OUT, ApiError, BadRequest, ServiceDown
 from assocmem.engine.position import Position
 
@@ -63,16 +63,6 @@ def scope_headers(scope: dict[str, str]) -> dict[str, str]:
     return {f"x-assocmem-{name}": value for name, value in scope.items() if value}
 
 
-def new_key() -> str:
-    """An idempotency key for an append the caller gave none: retries send it again."""
-    return uuid.uuid4().hex
-
-
-def keyed(body: dict[str, Any]) -> dict[str, Any]:
-    """`body` with an idempotency key: its own, else a new one."""
-    return body | {"key": body.get("key") or new_key()}
-
-
 def degraded(empty: dict[str, Any], failure: ApiError) -> dict[str, Any]:
     """The empty answer of a degraded read for an outage; a wrong request still raises."""
     if isinstance(failure, BadRequest) and failure.status != 429:
@@ -89,7 +79,9 @@ def latest_written(current: str | None, answer: dict[str, Any]) -> str | None:
     return max(named, key=Position.parse) if named else None
 
 
-class Client:
+class Client(Calls[dict[str, Any]]):
+    """The blocking client: every call of `Calls`, each answered as a dict."""
+
     def __init__(
         self,
         url: str,
@@ -143,207 +135,26 @@ class Client:
     def close(self) -> None:
         self._http.close()
 
-    def write(
-        self,
-        text: str,
-        concepts: list[str] | None = None,
-        importance: int = 3,
-        ts: float | None = None,
-        key: str | None = None,
-        supersedes: list[str] | None = None,
-    ) -> dict[str, Any]:
-        """Append a memory; without a `key`, one is made, so a retry stores it once."""
-        body = {"text": text, "concepts": concepts, "importance": importance, "ts": ts}
-        if supersedes:
-            body["supersedes"] = supersedes
-        return self._call("POST", "/v1/memories", json=keyed(body | {"key": key}), keyed=True)
+    def _send(self, call: Call) -> dict[str, Any]:
+        if call.empty is not None and self._degrade_after is not None:
+            answer = self._degradable(call, call.empty)
+        elif call.rebuilt:
+            answer = self._rebuilt(call)
+        else:
+            answer = self._call(call)
+        return answer[call.pick] if call.pick else answer  # type: ignore[no-any-return]
 
-    def write_many(self, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Append up to 1,000 memories at once; items without a `key` get one."""
-        body = {"items": [keyed(item) for item in items]}
-        answer = self._call("POST", "/v1/memories/batch", json=body, keyed=True)
-        return answer["items"]  # type: ignore[no-any-return]
-
-    def publish(self, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Append up to 1,000 events of any kind at once, atomically: each item a dict with
-        `type` (memory, activity, feedback, importance) and the fields of its own route;
-        items without a `key` get one. Per item, what its own route answers."""
-        body = {"items": [keyed(item) for item in items]}
-        answer = self._call("POST", "/v1/events/batch", json=body, keyed=True)
-        return answer["items"]  # type: ignore[no-any-return]
-
-    def read(
-        self, text: str | None = None, concepts: list[str] | None = None, **options: Any
-    ) -> dict[str, Any]:
-        """Recall; `options` are the fields of ReadIn (depth, limit, time, token_budget, ...).
-
-        `after` defaults to the latest position this client's writes returned."""
-        body = {"text": text, "concepts": concepts, "after": self.position} | given(options)
-        return self._degradable("/v1/read", body, {"items": [], "chains": []})
-
-    def find_chain(
-        self,
-        concepts: list[str] | None = None,
-        text: str | None = None,
-        floor: float | None = None,
-        after: str | None = None,
-    ) -> dict[str, Any]:
-        """`after`: a write's position to wait for; by default the latest of this client's writes."""
-        body = {"concepts": concepts, "text": text, "after": after or self.position}
-        return self._degradable("/v1/chain", body | given({"floor": floor}), {"chains": []})
-
-    def set_importance(self, memory_id: str, importance: int) -> dict[str, Any]:
-        return self._call(
-            "POST", f"/v1/memories/{memory_id}/importance", json={"importance": importance}
-        )
-
-    def log_activity(self, text: str, **fields: Any) -> dict[str, Any]:
-        """`fields`: category, tags, source, importance, ts, key (made when absent)."""
-        body = keyed({"text": text} | given(fields))
-        return self._call("POST", "/v1/activities", json=body, keyed=True)
-
-    def activities(self, **filters: Any) -> dict[str, Any]:
-        """`filters`: date, when, start, end, category, keyword, source, limit, tz."""
-        return self._call("GET", "/v1/activities", params=given(filters))
-
-    def activity_summary(self, period: str = "day", **filters: Any) -> dict[str, Any]:
-        """`filters`: when, start, end, category, tz."""
-        params = {"period": period} | given(filters)
-        return self._call("GET", "/v1/activities/summary", params=params)
-
-    def ingest(
-        self,
-        title: str,
-        text: str,
-        scope: str = "sentence",
-        source: str | None = None,
-        key: str | None = None,
-    ) -> dict[str, Any]:
-        body = keyed({"title": title, "text": text, "scope": scope, "source": source, "key": key})
-        return self._call("POST", "/v1/documents", json=body, keyed=True)
-
-    def feedback(
-        self,
-        ids: list[str],
-        outcome: float,
-        concepts: list[str] | None = None,
-        text: str | None = None,
-        key: str | None = None,
-    ) -> dict[str, Any]:
-        body = keyed(
-            {"ids": ids, "outcome": outcome, "concepts": concepts, "text": text, "key": key}
-        )
-        return self._call("POST", "/v1/feedback", json=body, keyed=True)
-
-    def graph(self, concepts: list[str], hops: int = 1) -> dict[str, Any]:
-        return self._call("GET", "/v1/graph", params={"concepts": concepts, "hops": hops})
-
-    def state(self, as_of: str | None = None, without_feedback: bool = False) -> dict[str, Any]:
-        params: dict[str, Any] = {"without_feedback": without_feedback}
-        if as_of:
-            params["as_of"] = as_of
-        if is_rebuilt(params):
-            return self._rebuilt("GET", "/v1/state", params=params)
-        return self._call("GET", "/v1/state", params=params)
-
-    def health(self) -> dict[str, Any]:
-        return self._call("GET", "/v1/health")
-
-    def audit_link(self, source: str, target: str) -> dict[str, Any]:
-        return self._call("GET", "/v1/audit/link", params={"source": source, "target": target})
-
-    def audit_memory(self, memory_id: str) -> dict[str, Any]:
-        return self._call("GET", f"/v1/audit/memory/{memory_id}")
-
-    def replay(self, until: str | None = None) -> dict[str, Any]:
-        return self._call("GET", "/v1/replay", params={"until": until} if until else None)
-
-    def archive(self) -> dict[str, Any]:
-        """Queue an archive run now; the job (follow it with `job`)."""
-        return self._call("POST", "/v1/archive", changes_nothing=True)
-
-    def segments(self) -> dict[str, Any]:
-        return self._call("GET", "/v1/archive")
-
-    def start_replay(self, until: str | None = None) -> dict[str, Any]:
-        """Queue `replay` as a job; the job (follow it with `job`)."""
-        return self._call("POST", "/v1/replay/jobs", json={"until": until})
-
-    def start_audit_link(self, source: str, target: str) -> dict[str, Any]:
-        """Queue `audit_link` as a job; the job (follow it with `job`)."""
-        return self._call("POST", "/v1/audit/link/jobs", json={"source": source, "target": target})
-
-    def diff(self, first: str, second: str, limit: int | None = None) -> dict[str, Any]:
-        """Of each kind of change, the biggest `limit` (the service's default: 100)."""
-        params: dict[str, Any] = {"first": first, "second": second}
-        if limit is not None:
-            params["limit"] = limit
-        return self._call("GET", "/v1/diff", params=params)
-
-    def jobs(self) -> dict[str, Any]:
-        return self._call("GET", "/v1/jobs")
-
-    def requeue_job(self, job_id: str) -> dict[str, Any]:
-        return self._call("POST", f"/v1/jobs/{job_id}/requeue", changes_nothing=True)
-
-    def job(self, job_id: str) -> dict[str, Any]:
-        return self._call("GET", f"/v1/jobs/{job_id}")
-
-    def consolidate(self, dry_run: bool = False) -> dict[str, Any]:
-        """Queue a sleep consolidation now; the job (follow it with `job`)."""
-        return self._call("POST", "/v1/consolidate", json={"dry_run": dry_run})
-
-    def dead_letters(self, limit: int | None = None) -> dict[str, Any]:
-        """The oldest `limit` (the service's default: 100), and the total."""
-        params = {"limit": limit} if limit is not None else None
-        return self._call("GET", "/v1/dead-letters", params=params)
-
-    def resend_dead_letters(self) -> dict[str, Any]:
-        return self._call("POST", "/v1/dead-letters/resend")
-
-    def forget(self, kind: str, value: str) -> dict[str, Any]:
-        """Queue the erasure of a user's, agent's, session's or namespace's events (or of the
-        tenant); the job, whose result is the report."""
-        return self._call("POST", "/v1/forget", json={kind: value})
-
-    def create_key(
-        self,
-        agent: str,
-        tenant: str | None = None,
-        permissions: list[str] | None = None,
-        operator: bool = False,
-    ) -> dict[str, Any]:
-        body: dict[str, Any] = {"agent": agent, "operator": operator}
-        body |= given({"tenant": tenant, "permissions": permissions})
-        return self._call("POST", "/v1/keys", body)
-
-    def keys(self) -> dict[str, Any]:
-        return self._call("GET", "/v1/keys")
-
-    def revoke_key(self, key_id: str) -> dict[str, Any]:
-        return self._call("DELETE", f"/v1/keys/{urllib.parse.quote(key_id)}")
-
-    def _degradable(self, path: str, body: dict[str, Any], empty: dict[str, Any]) -> dict[str, Any]:
-        """A read or a chain; in degraded mode, bounded by `degrade_after` and never raising
+    def _degradable(self, call: Call, empty: dict[str, Any]) -> dict[str, Any]:
+        """A read or a chain in degraded mode: bounded by `degrade_after` and never raising
         for an outage (a request the API refuses as invalid still raises BadRequest)."""
-        if self._degrade_after is None:
-            if is_rebuilt(body):
-                return self._rebuilt("POST", path, json=body)
-            return self._call("POST", path, json=body, changes_nothing=True)
+        bounded = urllib3.Timeout(total=self._degrade_after)
         try:
-            answer = self._call(
-                "POST",
-                path,
-                json=body,
-                changes_nothing=True,
-                timeout=urllib3.Timeout(total=self._degrade_after),
-                retries=False,
-            )
+            answer = self._call(call, timeout=bounded, retries=False)
         except ApiError as exc:
             return degraded(empty, exc)
         return {**answer, "degraded": False}
 
-    def _rebuilt(self, method: str, path: str, **request: Any) -> dict[str, Any]:
+    def _rebuilt(self, call: Call) -> dict[str, Any]:
         """A read of a rebuilt state (`as_of`, `without_feedback`): asked again while the
         service says it is still rebuilding it (a 503 `read_timeout`: at a million events a
         rebuild takes a minute or two, the service answers within ASSOCMEM_READ_TIMEOUT),
@@ -351,7 +162,7 @@ class Client:
         deadline = time.monotonic() + REBUILD_WAIT
         while True:
             try:
-                return self._call(method, path, changes_nothing=True, **request)
+                return self._call(call)
             except ApiError as exc:
                 pause = rebuild_pause(exc, deadline)
                 if self.on_wait is not None:
@@ -360,20 +171,15 @@ class Client:
 
     def _call(
         self,
-        method: str,
-        path: str,
-        json: Any = None,
-        params: dict[str, Any] | None = None,
-        changes_nothing: bool = False,
+        call: Call,
         timeout: urllib3.Timeout | None = None,
         retries: urllib3.Retry | bool | None = None,
-        keyed: bool = False,
     ) -> dict[str, Any]:
-        """`changes_nothing`: a POST that is safe to send again and returns no write position.
-        `keyed`: an append whose events all carry idempotency keys (safe to send again).
-        `timeout`, `retries`: this request's, in place of the client's."""
+        """`timeout`, `retries`: this request's, in place of the client's."""
+        method, path, params, json = call.method, call.path, call.params, call.body
+        safe = call.changes_nothing or method == "GET"
         if retries is None:
-            retries = _KEYED_RETRIES if keyed else _READ_RETRIES if changes_nothing else _RETRIES
+            retries = _KEYED_RETRIES if call.keyed else _READ_RETRIES if safe else _RETRIES
         url = self._prefix + path
         if params:
             url += "?" + _query(params)
@@ -410,7 +216,7 @@ class Client:
                 retry_after_seconds(response.headers.get("Retry-After")),
             )
         answer = orjson.loads(response.data)
-        if method == "POST" and not changes_nothing:
+        if method == "POST" and not call.changes_nothing:
             self.position = latest_written(self.position, answer)
         return answer  # type: ignore[no-any-return]
 
@@ -435,10 +241,6 @@ class _FreshHTTPSPool(_FreshPool, urllib3.HTTPSConnectionPool):
     pass
 
 
-def given(values: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in values.items() if v is not None}
-
-
 def _query(params: dict[str, Any]) -> str:
     """Lists as repeated keys (concepts=a&concepts=b), booleans as true/false."""
     pairs = []
@@ -447,11 +249,6 @@ def _query(params: dict[str, Any]) -> str:
             text = str(item).lower() if isinstance(item, bool) else str(item)
             pairs.append((key, text))
     return urllib.parse.urlencode(pairs)
-
-
-def is_rebuilt(body: dict[str, Any]) -> bool:
-    """Whether a read or chain asks for a state rebuilt apart from the live one."""
-    return body.get("as_of") is not None or bool(body.get("without_feedback"))
 
 
 def rebuild_pause(error: ApiError, deadline: float) -> float:

@@ -85,6 +85,13 @@ class Memory(BaseModel):
     source: str | None = None
 
 
+class MemoryOut(Memory):
+    position: str = Field(description="The position of the state it was read from")
+    user: str | None = None
+    session: str | None = None
+    namespace: str | None = None
+
+
 class Item(Memory):
     source: str = Field(description="How it was found: direct, fuzzy, association, chain or time")  # type: ignore[assignment]
     score: float

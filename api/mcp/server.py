@@ -77,6 +77,13 @@ def build_server(client: Client, allow_forget: bool = False) -> MCPServer:
         return {"position": rated["position"], "concepts": rated.get("concepts", [])}
 
     @server.tool()
+    def get(
+        id: Annotated[str, Field(description="A memory's id, as remember or recall gave it.")],
+    ) -> dict[str, Any]:
+        """One memory by its id: its text, concepts, scope, importance and accesses."""
+        return client.get_memory(id)
+
+    @server.tool()
     def find_chain(
         concepts: Annotated[list[str], Field(min_length=2, description="Two or more concepts.")],
     ) -> dict[str, Any]:

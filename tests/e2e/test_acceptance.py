@@ -155,5 +155,12 @@ def test_people_read_the_words_agents_wrote_and_programs_get_the_keys(tmp_path: 
         assert {e["source"] for e in edges} == {"retry"} and {e["source_key"] for e in edges} == {
             "retri"
         }
+        memory = via[0]["id"]
+        shown = cli("get", memory, url=up.url).stdout
+        assert shown.startswith(f"{memory}  memory by ") and "concepts: " in shown
+        assert "retry" in shown and "retri" not in shown
+        assert cli_json("get", memory, url=up.url)["id"] == memory
+        missing = cli("get", "1-0", url=up.url, check=False)
+        assert missing.returncode != 0 and "1-0" in missing.stderr
     finally:
         up.stop()

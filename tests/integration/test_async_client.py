@@ -81,3 +81,21 @@ def test_an_async_read_of_a_past_state_is_asked_again_while_the_service_rebuilds
     hurried = dataclasses.replace(settings, read_timeout=0.1)
     with serving(hurried) as url:
         asyncio.run(session(url, operator_key(settings)))
+
+
+def test_the_async_client_fetches_a_memory_and_forgets_nothing_of_the_sync_ones_calls(
+    settings: Settings,
+) -> None:
+    async def session(url: str, key: str) -> None:
+        async with AsyncClient(url, api_key=key) as api:
+            written = await api.write("pool sizing", concepts=["queue", "pool"], importance=5)
+            newer = await api.write("pool sized", concepts=["queue"], supersedes=[written["id"]])
+            found = await api.get_memory(written["id"])
+            assert found["superseded_by"] == newer["id"] and found["importance"] == 5
+            logged = await api.activities(limit=5)
+            assert logged["items"] == []
+            ingested = await api.ingest("runbook", "The pool is sized by the queue length.")
+            assert ingested["units"] >= 1
+
+    with serving(settings) as url:
+        asyncio.run(session(url, operator_key(settings)))

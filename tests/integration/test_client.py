@@ -211,3 +211,23 @@ def test_a_read_of_a_past_state_is_asked_again_while_the_service_rebuilds_it(
         assert api.state(as_of=positions[-4])["position"] == positions[-4]  # the same for it
         assert waits and "is being rebuilt from zero" in str(waits[0])
         assert len(answer["items"]) == 3
+
+
+def test_a_memory_is_fetched_by_id_with_its_words_and_scope(settings: Settings) -> None:
+    key = operator_key(settings)
+    with serving(settings) as url:
+        with Client(url, api_key=key, scope={"user": "alice"}) as alice:
+            written = alice.write("Timed out twice on the billing job", importance=4)
+            found = alice.get_memory(written["id"])
+            assert found["id"] == written["id"] and found["user"] == "alice"
+            assert found["text"] == "Timed out twice on the billing job"
+            assert found["importance"] == 4 and found["accesses"] == 0
+            assert found["concept_keys"] == written["concept_keys"]
+            assert found["position"] >= written["position"]
+        with Client(url, api_key=key, scope={"user": "bob"}) as bob:
+            with pytest.raises(BadRequest, match="unknown") as refused:
+                bob.get_memory(written["id"])  # another user's memory is not bob's to see
+            assert refused.value.status == 404
+            with pytest.raises(BadRequest) as unknown:
+                bob.get_memory("1-0")
+            assert unknown.value.status == 404

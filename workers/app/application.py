@@ -470,6 +470,17 @@ class Application:
         with self.live(tenant).served() as state:
             return link_index(state, source, target)
 
+    def memory(self, principal: Principal, memory_id: str) -> results.Found:
+        """One memory the reader may see (a memory of another scope is unknown to it)."""
+        require(principal, READ)
+        with self._state(principal.tenant) as state:
+            memory = state.memories.get(memory_id)
+            if memory is None or not self._visibility(principal).sees(memory):
+                raise UnknownMemory(
+                    f"id {memory_id!r} is unknown: expected the id of a written memory"
+                )
+            return results.Found(state.position, memory, state.relabelled)
+
     def audit_memory(self, principal: Principal, memory_id: str) -> list[MemoryEvent]:
         """A memory's history, for a reader who may see the memory (else it is unknown)."""
         require(principal, READ)

@@ -4,6 +4,7 @@ HTTP shapes (api/http/responses.py turns these into JSON)."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 
 from assocmem.engine.history.activity import PeriodSummary
 from assocmem.engine.position import Position
@@ -39,6 +40,16 @@ class Rated:
     concepts: tuple[str, ...]
     labels: tuple[str, ...]
     is_duplicate: bool
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Found:
+    """One memory, in the state served at `position`."""
+
+    position: Position
+    memory: Memory
+    labels: Mapping[str, str]
+    """Concept -> the word its writers used for it, where that is not the concept itself."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -1,0 +1,306 @@
+"""Every call of the HTTP API, written once: what each one sends and what kind of request
+it is. The blocking and the asyncio clients inherit them (as redis-py's sync and asyncio
+clients share its command mixins) and differ only in how they send a `Call`; the typed
+clients validate the answer against the call's `answer` shape."""
+
+from __future__ import annotations
+
+import dataclasses
+import urllib.parse
+import uuid
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel
+
+from assocmem.api.client.answers import Chains, Published, Recall
+from assocmem.api.http import response_schemas as out
+
+R = TypeVar("R")
+
+NO_ITEMS = {"items": [], "chains": []}
+"""A read's answer when memory is unavailable (degraded mode)."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Call:
+    """One request of the API and how a client sends it."""
+
+    method: str
+    path: str
+    body: Any = None
+    params: dict[str, Any] | None = None
+    keyed: bool = False
+    """An append whose events all carry idempotency keys: safe to send again."""
+    changes_nothing: bool = False
+    """A POST that is safe to send again and answers no write position."""
+    empty: dict[str, Any] | None = None
+    """A read that degrades: its answer, flagged `degraded`, when memory is unavailable
+    and the client was given `degrade_after`."""
+    rebuilt: bool = False
+    """It reads a rebuilt state (`as_of`, `without_feedback`): asked again while the
+    service rebuilds it."""
+    pick: str | None = None
+    """The field of the answer the call returns (`items` of a batch)."""
+    answer: type[BaseModel] | None = None
+    """The answer's shape, which the typed clients validate (each item's, with `pick`)."""
+
+
+def given(values: dict[str, Any]) -> dict[str, Any]:
+    """The values that were given (not None)."""
+    return {k: v for k, v in values.items() if v is not None}
+
+
+def new_key() -> str:
+    """An idempotency key for an append the caller gave none: retries send it again."""
+    return uuid.uuid4().hex
+
+
+def keyed(body: dict[str, Any]) -> dict[str, Any]:
+    """`body` with an idempotency key: its own, else a new one."""
+    return body | {"key": body.get("key") or new_key()}
+
+
+def is_rebuilt(body: dict[str, Any]) -> bool:
+    """Whether a read or chain asks for a state rebuilt apart from the live one."""
+    return body.get("as_of") is not None or bool(body.get("without_feedback"))
+
+
+def _quoted(part: str) -> str:
+    return urllib.parse.quote(part, safe="")
+
+
+class Calls(Generic[R]):
+    """The API's calls; `R` is what the client's `_send` gives for an answer (a dict, an
+    awaitable of one, or a typed model)."""
+
+    position: str | None
+    """The latest position this client's writes returned; its reads wait for it."""
+
+    def _send(self, call: Call) -> R:
+        raise NotImplementedError
+
+    # Memories
+
+    def write(
+        self,
+        text: str,
+        concepts: list[str] | None = None,
+        importance: int = 3,
+        ts: float | None = None,
+        key: str | None = None,
+        supersedes: list[str] | None = None,
+    ) -> R:
+        """Append a memory; without a `key`, one is made, so a retry stores it once."""
+        body = {"text": text, "concepts": concepts, "importance": importance, "ts": ts}
+        body |= given({"supersedes": supersedes or None, "key": key})
+        return self._send(
+            Call("POST", "/v1/memories", keyed(body), keyed=True, answer=out.WrittenOut)
+        )
+
+    def write_many(self, items: list[dict[str, Any]]) -> R:
+        """Append up to 1,000 memories at once; items without a `key` get one."""
+        body = {"items": [keyed(item) for item in items]}
+        return self._send(
+            Call(
+                "POST", "/v1/memories/batch", body, keyed=True, pick="items", answer=out.WrittenOut
+            )
+        )
+
+    def publish(self, items: list[dict[str, Any]]) -> R:
+        """Append up to 1,000 events of any kind at once, atomically: each item a dict with
+        `type` (memory, activity, feedback, importance) and the fields of its own route;
+        items without a `key` get one. Per item, what its own route answers."""
+        body = {"items": [keyed(item) for item in items]}
+        return self._send(
+            Call("POST", "/v1/events/batch", body, keyed=True, pick="items", answer=Published)
+        )
+
+    def get_memory(self, memory_id: str) -> R:
+        """One memory by its id: text, concepts in the agents' words, scope, importance,
+        valence, accesses, supersession, time and position."""
+        return self._send(Call("GET", f"/v1/memories/{_quoted(memory_id)}", answer=out.MemoryOut))
+
+    def set_importance(self, memory_id: str, importance: int) -> R:
+        """Change a memory's importance (1-5)."""
+        path = f"/v1/memories/{_quoted(memory_id)}/importance"
+        return self._send(Call("POST", path, {"importance": importance}, answer=out.ImportanceOut))
+
+    # Reads
+
+    def read(self, text: str | None = None, concepts: list[str] | None = None, **options: Any) -> R:
+        """Recall; `options` are the fields of ReadIn (depth, limit, time, token_budget, ...).
+
+        `after` defaults to the latest position this client's writes returned."""
+        body = {"text": text, "concepts": concepts, "after": self.position} | given(options)
+        return self._send(
+            Call(
+                "POST",
+                "/v1/read",
+                body,
+                changes_nothing=True,
+                empty=NO_ITEMS,
+                rebuilt=is_rebuilt(body),
+                answer=Recall,
+            )
+        )
+
+    def find_chain(
+        self,
+        concepts: list[str] | None = None,
+        text: str | None = None,
+        floor: float | None = None,
+        after: str | None = None,
+    ) -> R:
+        """The strongest chains of links between the concepts. `after`: a write's position
+        to wait for; by default the latest of this client's writes."""
+        body = {"concepts": concepts, "text": text, "after": after or self.position}
+        body |= given({"floor": floor})
+        return self._send(
+            Call(
+                "POST", "/v1/chain", body, changes_nothing=True, empty={"chains": []}, answer=Chains
+            )
+        )
+
+    def graph(self, concepts: list[str], hops: int = 1) -> R:
+        """The links around the concepts: weight, co-occurrence count, learned delta."""
+        params = {"concepts": concepts, "hops": hops}
+        return self._send(Call("GET", "/v1/graph", params=params, answer=out.GraphOut))
+
+    def state(self, as_of: str | None = None, without_feedback: bool = False) -> R:
+        """Position, content hash and sizes of the served (or a rebuilt) state."""
+        params = {"without_feedback": without_feedback} | given({"as_of": as_of or None})
+        return self._send(
+            Call("GET", "/v1/state", params=params, rebuilt=is_rebuilt(params), answer=out.StateOut)
+        )
+
+    def health(self) -> R:
+        return self._send(Call("GET", "/v1/health", answer=out.HealthOut))
+
+    # Activities, documents, feedback
+
+    def log_activity(self, text: str, **fields: Any) -> R:
+        """`fields`: category, tags, source, importance, ts, key (made when absent)."""
+        body = keyed({"text": text} | given(fields))
+        return self._send(Call("POST", "/v1/activities", body, keyed=True, answer=out.WrittenOut))
+
+    def activities(self, **filters: Any) -> R:
+        """`filters`: date, when, start, end, category, keyword, source, limit, tz."""
+        return self._send(
+            Call("GET", "/v1/activities", params=given(filters), answer=out.ActivitiesOut)
+        )
+
+    def activity_summary(self, period: str = "day", **filters: Any) -> R:
+        """`filters`: when, start, end, category, tz."""
+        params = {"period": period} | given(filters)
+        return self._send(
+            Call("GET", "/v1/activities/summary", params=params, answer=out.SummaryOut)
+        )
+
+    def ingest(
+        self,
+        title: str,
+        text: str,
+        scope: str = "sentence",
+        source: str | None = None,
+        key: str | None = None,
+    ) -> R:
+        """Cut a document into sentences (or windows) and link the concepts within each."""
+        body = keyed({"title": title, "text": text, "scope": scope, "source": source, "key": key})
+        return self._send(Call("POST", "/v1/documents", body, keyed=True, answer=out.IngestedOut))
+
+    def feedback(
+        self,
+        ids: list[str],
+        outcome: float,
+        concepts: list[str] | None = None,
+        text: str | None = None,
+        key: str | None = None,
+    ) -> R:
+        """Rate the memories an answer used, -1 to 1, for the question's concepts (or text)."""
+        body = {"ids": ids, "outcome": outcome, "concepts": concepts, "text": text, "key": key}
+        return self._send(
+            Call("POST", "/v1/feedback", keyed(body), keyed=True, answer=out.RatedOut)
+        )
+
+    # History
+
+    def audit_link(self, source: str, target: str) -> R:
+        params = {"source": source, "target": target}
+        return self._send(Call("GET", "/v1/audit/link", params=params, answer=out.LinkAuditOut))
+
+    def audit_memory(self, memory_id: str) -> R:
+        path = f"/v1/audit/memory/{_quoted(memory_id)}"
+        return self._send(Call("GET", path, answer=out.MemoryAuditOut))
+
+    def replay(self, until: str | None = None) -> R:
+        params = given({"until": until or None}) or None
+        return self._send(Call("GET", "/v1/replay", params=params, answer=out.VerificationOut))
+
+    def start_replay(self, until: str | None = None) -> R:
+        """Queue `replay` as a job; the job (follow it with `job`)."""
+        return self._send(Call("POST", "/v1/replay/jobs", {"until": until}, answer=out.Job))
+
+    def start_audit_link(self, source: str, target: str) -> R:
+        """Queue `audit_link` as a job; the job (follow it with `job`)."""
+        body = {"source": source, "target": target}
+        return self._send(Call("POST", "/v1/audit/link/jobs", body, answer=out.Job))
+
+    def diff(self, first: str, second: str, limit: int | None = None) -> R:
+        """Of each kind of change, the biggest `limit` (the service's default: 100)."""
+        params = {"first": first, "second": second} | given({"limit": limit})
+        return self._send(Call("GET", "/v1/diff", params=params, answer=out.DiffOut))
+
+    def dead_letters(self, limit: int | None = None) -> R:
+        """The oldest `limit` (the service's default: 100), and the total."""
+        params = given({"limit": limit}) or None
+        return self._send(Call("GET", "/v1/dead-letters", params=params, answer=out.DeadLettersOut))
+
+    def resend_dead_letters(self) -> R:
+        return self._send(Call("POST", "/v1/dead-letters/resend", answer=out.ResentOut))
+
+    def forget(self, kind: str, value: str) -> R:
+        """Queue the erasure of a user's, agent's, session's or namespace's events (or of the
+        tenant); the job, whose result is the report."""
+        return self._send(Call("POST", "/v1/forget", {kind: value}, answer=out.Job))
+
+    # Jobs and maintenance
+
+    def archive(self) -> R:
+        """Queue an archive run now; the job (follow it with `job`)."""
+        return self._send(Call("POST", "/v1/archive", changes_nothing=True, answer=out.Job))
+
+    def segments(self) -> R:
+        return self._send(Call("GET", "/v1/archive", answer=out.ArchiveOut))
+
+    def consolidate(self, dry_run: bool = False) -> R:
+        """Queue a sleep consolidation now; the job (follow it with `job`)."""
+        return self._send(Call("POST", "/v1/consolidate", {"dry_run": dry_run}, answer=out.Job))
+
+    def jobs(self) -> R:
+        return self._send(Call("GET", "/v1/jobs", answer=out.JobsOut))
+
+    def job(self, job_id: str) -> R:
+        return self._send(Call("GET", f"/v1/jobs/{_quoted(job_id)}", answer=out.Job))
+
+    def requeue_job(self, job_id: str) -> R:
+        path = f"/v1/jobs/{_quoted(job_id)}/requeue"
+        return self._send(Call("POST", path, changes_nothing=True, answer=out.Job))
+
+    # API keys
+
+    def create_key(
+        self,
+        agent: str,
+        tenant: str | None = None,
+        permissions: list[str] | None = None,
+        operator: bool = False,
+    ) -> R:
+        body = {"agent": agent, "operator": operator}
+        body |= given({"tenant": tenant, "permissions": permissions})
+        return self._send(Call("POST", "/v1/keys", body))
+
+    def keys(self) -> R:
+        return self._send(Call("GET", "/v1/keys"))
+
+    def revoke_key(self, key_id: str) -> R:
+        return self._send(Call("DELETE", f"/v1/keys/{_quoted(key_id)}"))
