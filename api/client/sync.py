@@ -1,7 +1,7 @@
 """Python client of the HTTP API, used by the CLI.
 
-On urllib3: through httpx each read of 50,000 memories took 0.46 ms (fast) to 0.70 ms
-(deep) longer, paired medians of the same queries sent through both in one run.
+On urllib3: through httpx each read took a good part of a millisecond longer, paired
+medians of the same queries sent through both in one run.
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ def degraded(empty: dict[str, Any], failure: ApiError) -> dict[str, Any]:
 
 def latest_written(current: str | None, answer: dict[str, Any]) -> str | None:
     """The latest of `current` and the positions a write's answer names (`current` on a
-    tie). Each parsed once: a batch of 1,000 short events spent 3 ms of the client here."""
+    tie). Each parsed once: a large batch's positions are many."""
     positions = [current, answer.get("position"), *answer.get("positions", [])]
     positions += [item.get("position") for item in answer.get("items", [])]
     named = list(filter(None, positions))

@@ -182,8 +182,8 @@ def _responding(
     """The endpoint, returning its dict as an orjson response.
 
     A returned dict would go through FastAPI's response validation and encoder: a
-    pydantic pass over every item, path and weight of a read (0.3 ms of a 2.4 ms read of
-    ten short notes, more with long ones). The signature (and so the request parsing and
+    pydantic pass over every item, path and weight of a read (an eighth of a read of ten
+    short notes, more with long ones). The signature (and so the request parsing and
     the OpenAPI schema of the parameters) is the endpoint's own.
     """
 

@@ -56,8 +56,8 @@ REDIS_RESTART_WINDOW = 60.0
 QUICK_EXIT = 10.0
 """A child that exits by itself (not killed by a signal) this soon after its start is
 restarted after a delay that doubles with each such exit in a row, up to RESTART_DELAY_MAX:
-one that cannot start (a bad setting, a Redis that refuses it) was restarted twice a
-second, a second of CPU and a traceback each time."""
+one that cannot start (a bad setting, a Redis that refuses it) was restarted at once,
+again and again, each time with its CPU and a traceback."""
 RESTART_DELAY_MAX = 30.0
 BACKLOG = 2048
 """Connections the listening socket queues (uvicorn's own default)."""

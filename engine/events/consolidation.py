@@ -154,8 +154,8 @@ def apply_decision(state: State, decision: Decision) -> None:
             lowest = -float(state.counts.count(i, j))
             if learned < lowest:
                 state.rescale_learned(i, j, lowest)
-    # Each id looked up in one pass in C: a replay of a million commit messages merged
-    # 920,000, and asking `in state.memories` of each took 1.7 s of it
+    # Each id looked up in one pass in C: a consolidation may merge most of a large
+    # tenant's memories, and asking `in state.memories` of each was a long step
     rows = state.memories.rows_of([old for old, _ in decision.merged])
     kept = state.memories.rows_of([new for _, new in decision.merged])
     alive = state.alive.values  # a view: a memory superseded here is dead for the next pair

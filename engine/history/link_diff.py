@@ -2,9 +2,9 @@
 taught apart, biggest change first.
 
 Worked out over arrays of both states' links (a key per concept pair): a dict per link, in
-Python, took 36-46 s and 1 GB for two points 40,000 commit messages apart, and the whole
-answer (1.7 million changes, 356 MB of JSON) was sent, where people read the biggest
-changes and how many there were.
+Python, took tens of seconds and a gigabyte for two points far apart, and the whole answer
+(millions of changes) was sent, where people read the biggest changes and how many there
+were.
 """
 
 from __future__ import annotations

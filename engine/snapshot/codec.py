@@ -41,8 +41,8 @@ LEARNED = {
     "learned_seq": "<u8",
 }
 """The taught links as columns, one entry per pair i < j, in index order, with the position
-of their last change. As JSON lists with positions as strings, the 157,000 of a million
-events took 0.5-0.7 s of every encode (a content hash, a snapshot) and 0.7 s of a load."""
+of their last change: as JSON lists with positions as strings, they were a large part of
+every encode (a content hash, a snapshot) and of every load."""
 COLUMNS = ARRAYS | LEARNED
 """The numpy sections after the matrices, in order."""
 
@@ -54,8 +54,8 @@ def encode_state(state: State) -> bytes:
 
 def state_pieces(state: State) -> list[memoryview]:
     """`encode_state`'s bytes in the pieces they are made of: hashed or compressed piece by
-    piece, never joined (at a million memories, joining 680 MB took 2 s of a content hash
-    of 10 s, on top of a copy of every array)."""
+    piece, never joined: joining them cost a fifth of a content hash, on top of a copy of
+    every array."""
     header = {
         "format": SNAPSHOT_FORMAT,
         "position": str(state.position),

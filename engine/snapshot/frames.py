@@ -5,7 +5,7 @@ decompressed apart, each on one of THREADS threads (zstd lets go of the GIL), st
 the one buffer a load's arrays are views of. A skippable frame before them (which zstd
 tools pass over) holds each one's compressed size, so a reader finds them without
 decompressing. A smaller snapshot is one frame, as every snapshot was before: both are read.
-At a million memories (716 MB, one frame) decompression took 1.5-2.7 s of a load.
+In one frame, decompression was most of the load of a large snapshot.
 """
 
 from __future__ import annotations

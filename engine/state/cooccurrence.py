@@ -23,8 +23,8 @@ PENDING_LOOKED_THROUGH = 4096
 a look is one step per pending window holding both concepts."""
 PENDING_AT_MOST = 65_536
 """Pending windows the fold keeps before it merges them into the recent counts unasked: a
-replay of 240,000 commit messages that merged all of them at its end peaked at 1.9 GB, one
-that merges them this many at a time at 1.19 GB."""
+replay that merged all of them at its end peaked far higher in memory than one that merges
+them this many at a time."""
 RECENT_SHARE = 4
 """The recent counts are merged into the whole matrix once they hold a quarter of its
 entries: a merge into the whole matrix costs all of it, and feedback in a fold asks for
@@ -82,9 +82,8 @@ def symmetric_counts(first: np.ndarray, second: np.ndarray, size: int) -> scipy.
     transpose: two linear scatters of the pairs (instead of scipy's sort of every row: the
     pairs go into rows unsummed and unsorted, and turning that into the rows of its
     transpose lists each row's columns in order, so summing the repeats is one more pass),
-    then one of the summed half only. Both halves scattered from the start took 1.7-5 times
-    as long (0.15-0.44 s against 0.084-0.088 s for the 4.5 million pairs of 60,000 commit
-    messages): most pairs of a run of notes repeat.
+    then one of the summed half only. Both halves scattered from the start took several
+    times as long: most pairs of a run of notes repeat.
     """
     low, high = np.minimum(first, second), np.maximum(first, second)
     ones = np.ones(len(low), dtype=COUNT_DTYPE)

@@ -9,8 +9,8 @@ STAGED_AT_MOST staged notes and at the end of a fold, the notes staged become a 
 rows (`State.place_notes`), made into objects only when something asks for one, as a
 snapshot's rows are; they are indexed and their words counted with the other staged notes
 (engine/state/staged_notes.py). A fold of commit messages made an Event, a payload and a Memory
-of every note, and then, at the seal, columns of them: 35,500 events/s against 45,000 so
-(bench/worker_fold.py at 60,000 notes).
+of every note, and then, at the seal, columns of them, which cost a good share of the fold
+(bench/worker_fold.py).
 """
 
 from __future__ import annotations

@@ -3,10 +3,9 @@ the words written for them, counted.
 
 The workers' fold asks this of every note it decodes and stages (engine/events/checked_note.py,
 engine/state/staged_notes.py), so it runs in C where the extension `_note_concepts` was built
-(setup.py builds it wherever a C compiler and Python's headers are): a set of a note's 29
-concepts and a lookup of each were a fifth of the fold of commit messages in Python, a
-Counter of their labels a tenth, and the fold of 60,000 of them runs 1.35 times as fast
-with it as with the Python here (28 against 38 microseconds a note). The Python functions
+(setup.py builds it wherever a C compiler and Python's headers are): a set of a note's
+concepts and a lookup of each, and a Counter of their labels, were a large part of the
+fold in Python (bench/README.md has what the C is worth). The Python functions
 run where the extension was not built; tests/unit/engine/state/test_note_concepts.py holds the
 two to the same answers."""
 

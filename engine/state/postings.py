@@ -5,8 +5,7 @@ rows added together: a fold's notes, a loaded snapshot. A new segment is merged 
 one before it while that one is at most MERGE_RATIO times its size, so there are a few
 segments at any time and each entry is copied a few times in all; a concept's rows are
 its parts of the segments, in order. An array per concept, appended to at every fold, made
-a Python step of each concept a fold touched: 20 ms of every batch of 500 commit messages
-the API folds.
+a Python step of each concept a fold touched, a large part of every batch the API folds.
 """
 
 from __future__ import annotations
@@ -41,8 +40,8 @@ class _Segment:
         """Rows `first`, `first + 1`, ... grouped by concept, each concept's rows ascending:
         row `first + r` carries `concepts[offsets[r]:offsets[r + 1]]`. Those rows as a CSR
         table, row x concept, transposed (one counting sort in C). Built from concept x row
-        coordinates instead, a load of a million memories spent 0.4-1 s repeating each
-        row's number for its concepts and counting them again."""
+        coordinates instead, a load spent much of its time repeating each row's number for
+        its concepts and counting them again."""
         index = index_type(int(offsets[-1]))
         table = scipy.sparse.csr_array(
             (tiers, concepts.astype(index, copy=False), offsets.astype(index, copy=False)),
@@ -77,8 +76,8 @@ class _Segment:
 def index_type(entries: int) -> type[np.signedinteger]:
     """int32 where it holds the positions of `entries` entries (the index type of every
     sparse table here: postings, counts, snapshots): scipy makes every index of a table int64
-    if one given array is, and a transpose of int64 indices took 1.4 s of a
-    load of a million memories (0.3 s with int32 ones)."""
+    if one given array is, and a transpose of int64 indices takes several times as long
+    as one of int32 ones."""
     return np.int32 if entries <= np.iinfo(np.int32).max else np.int64
 
 

@@ -171,8 +171,8 @@ class State:
         self.row_concepts = Column(np.int32)
         """The concept indices of the indexed rows kept as objects (from `rows.loaded_end()`),
         one row after another: what a snapshot encodes of them, kept from their indexing
-        rather than looked up again concept by concept (2 s of the 5 s a content hash of a
-        million folded memories took)."""
+        rather than looked up again concept by concept (most of a content hash of folded
+        memories, before)."""
         self.counts = Cooccurrence()
         self.learned: dict[int, dict[int, float]] = {}
         self.learned_at: dict[tuple[int, int], Position] = {}

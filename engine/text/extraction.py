@@ -101,7 +101,7 @@ _Table = TypeVar("_Table")
 def _loaded_once(load: Callable[[], _Table]) -> Callable[[], _Table]:
     """`load`, cached, and run once even when threads ask at once: an API warms its tables
     up in a thread while the first writes already extract (each building them too made the
-    first batch of a fresh API take 2 s instead of 0.1)."""
+    first batch of a fresh API wait for every build)."""
     cached = functools.cache(load)
     lock = threading.Lock()
 
@@ -131,7 +131,7 @@ def _chinese_idf() -> tuple[WordTable, float]:
     """jieba's IDF table and its median, read as jieba.analyse reads them.
 
     Not through `import jieba.analyse`: that also builds its TextRank's part-of-speech
-    tables, 50 MB more in every API process, which we never use.
+    tables, tens of MB more in every API process, which we never use.
     """
     from importlib.resources import files
 
@@ -145,12 +145,10 @@ def _chinese_idf() -> tuple[WordTable, float]:
 
 
 def warm_up() -> None:
-    """Load the word tables now rather than on the first write: wordfreq's and jieba's IDF
-    (a quarter of a second). jieba's dictionary (0.4 s and 69 MB) is left to the first
-    text with Han in it: a process that never sees Chinese never loads it, and English
-    writes right after a start no longer wait behind its load, which holds the interpreter
-    for a third of a second at once (50,000 commit messages written to a fresh pipeline:
-    4,870-4,990 notes/s with it loaded at start, 4,950-5,400 without)."""
+    """Load the word tables now rather than on the first write: wordfreq's and jieba's IDF.
+    jieba's dictionary is left to the first text with Han in it: a process that never sees
+    Chinese never loads it, and English writes right after a start no longer wait behind
+    its load, which holds the interpreter at once for longer than the tables."""
     _english_frequencies()
     _chinese_idf()
 
@@ -272,8 +270,7 @@ def _terms(text: str) -> list[tuple[str, str]]:
 def _ascii_terms(tokens: list[str]) -> list[tuple[str, str]]:
     """`_terms_by_token` of tokens without Han, in whole-list passes rather than a Python
     step per token: each token's term from the table, then a step only where a particle
-    follows a word. A quarter less time than the loop (23 against 30 µs for a commit
-    message of 100 tokens, a fifth of its extraction)."""
+    follows a word: less time than the loop, which was a good part of an extraction."""
     cache = _english_terms()
     terms = list(map(cache.get, tokens, repeat(_UNSEEN, len(tokens))))
     if _UNSEEN in terms:

@@ -1,7 +1,7 @@
 """A read-only word -> number table at 16 bytes a word.
 
-Word rarity comes from tables of 270,000-320,000 words. As dicts of str they cost
-40-60 MB in every process that extracts concepts (each API replica); here a word is
+Word rarity comes from tables of hundreds of thousands of words. As dicts of str they cost
+tens of MB in every process that extracts concepts (each API replica); here a word is
 kept only as its 64-bit hash, sorted, beside its value. A word outside the table
 whose hash equals one inside it would read that word's value: odds of about 1 in
 10^13 per lookup, and the cost would be one slightly wrong term weight. Python salts
@@ -49,8 +49,8 @@ class WordTable:
         return default
 
     def get_many(self, words: Sequence[str], default: float) -> np.ndarray:
-        """`get` of each word, in one search: a lookup alone costs microseconds in numpy
-        (7 us for no word at all: half the calls extraction makes, its Chinese words of
+        """`get` of each word, in one search: a lookup alone costs microseconds in numpy,
+        even for no word at all (half the calls extraction makes: its Chinese words of
         English text)."""
         if not len(words):
             return np.empty(0)

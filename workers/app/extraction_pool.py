@@ -3,9 +3,9 @@
 Extraction is most of what a batch of long notes costs the API, and it holds the GIL: a
 batch of at least POOLED_TEXTS texts is cut into parts, one extracted here and the rest
 in helper processes at the same time. Helpers start on the first such batch (each imports
-and loads its word tables once, about a second); until one has, batches are extracted
-here rather than wait for it (the first batch of a fresh API took 1.8 s where
-the next took 0.1). Extraction is a pure function, so where it ran changes nothing in
+and loads its word tables once); until one has, batches are extracted here rather than
+wait for it (the first batch of a fresh API otherwise waited for the helpers' start).
+Extraction is a pure function, so where it ran changes nothing in
 what is appended.
 """
 
@@ -63,9 +63,8 @@ class Balance:
     helpers end together: this process also serves requests and folds, so it extracts
     more slowly than a helper, by as much as its load makes it. Each batch measures the
     characters each side extracted a second and moves the share towards what would have
-    made them end together. With an even split the API's part ended last: the second half
-    of 50,000 commit messages written to a fresh pipeline went at 5,000-5,400 notes/s,
-    against 5,600-6,300 with the share measured (3 runs each, alternating)."""
+    made them end together. With an even split the API's part ended last, and a burst of
+    writes went a tenth slower than with the share measured."""
 
     def __init__(self, parts: int) -> None:
         self.here = 1 / parts

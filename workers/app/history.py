@@ -136,9 +136,9 @@ def unknown_concepts(given: dict[str, str], index: LinkIndex) -> UnknownConcept:
 
 
 FETCHED_AT_MOST = 1 / 3
-"""Share of the log a link audit fetches by position rather than read whole: at a million
-entries, a fetch took 12-15 us an entry and the whole read with its filter about 6 (a log
-of ratings mostly, each one in the index, is read whole)."""
+"""Share of the log a link audit fetches by position rather than read whole: a fetch costs
+a few times what an entry of the whole read with its filter costs (a log of ratings
+mostly, each one in the index, is read whole)."""
 IndexOf = Callable[[str, str, str], LinkIndex | None]
 """(tenant, source, target) -> the link's index in a state at hand (engine/history/link_index.py),
 None without one."""

@@ -24,7 +24,7 @@ log = logging.getLogger(__name__)
 
 ARCHIVE_JOB = "assocmem.workers.jobs.archive_job.archive_tenant"
 SEGMENT_ENTRIES = 10_000
-"""Entries per segment: about 1 MB of commit messages before compression."""
+"""Entries per segment: about a megabyte of commit messages before compression."""
 ARCHIVE_TIMEOUT = 3600
 
 

@@ -44,9 +44,9 @@ LEVEL_SHARE = 0.125
 this share of what a delta of the base may hold (REBASE_SHARE of the base); then a delta of
 the base becomes the new level. A delta of the base every time wrote, between two full
 snapshots, a number of rows that grows with the square of the publishes; with a level that
-is about eight deltas of the base, and small ones of an eighth of it at most (at 980,000
-memories, 1,000 notes a publish: small deltas of 0.8 to 4.7 MB, where a delta of the base
-grows by 0.65 MB a publish up to tens of MB before the next full snapshot)."""
+is about eight deltas of the base, and small ones of an eighth of it at most, where a
+delta of the base grows with every publish up to tens of MB before the next full
+snapshot."""
 PROGRESS_EVERY = 50_000
 """Events between progress lines of a long fold."""
 
@@ -138,8 +138,8 @@ def fold_and_publish(runtime: Runtime, tenant: str, force: bool = False) -> dict
     if folded.unpublished and folded.waiting_since is None:
         folded.waiting_since = runtime.clock()
     replaces = folded.base != (expected or ZERO)  # an unreadable latest snapshot
-    # A consolidation rewrote every count: each start of an API would fold it again (0.7 s
-    # at 50,000 memories here), where the snapshot holds it
+    # A consolidation rewrote every count: each start of an API would fold it again, where
+    # the snapshot holds it
     rewrote = state.consolidated_at != consolidated
     if state.position == folded.base or not (
         force or replaces or rewrote or _due(runtime, tenant, folded)

@@ -3,9 +3,9 @@ loads what the data is, not every command that made it.
 
 Redis rewrites its AOF by itself once the commands appended since the last rewrite weigh as
 much as the rewritten base (`auto-aof-rewrite-percentage 100`). Each published snapshot is
-one of those commands, 200-260 MB at a million events, later dropped by the ladder: a
-pipeline stopped before Redis's own rewrite came loaded a 1.37 GB base and 1.41 GB of
-commands on its next start (4.9 s, against about 3.5 s for the data rewritten). Rewriting
+one of those commands, hundreds of MB for a large tenant, later dropped by the ladder: a
+pipeline stopped before Redis's own rewrite came loaded a base and as much again of
+commands on its next start, far slower than the data rewritten. Rewriting
 during a burst of writes would take a core from the API and the worker, and the fork's
 copied pages would grow with every write, so this waits until the AOF has stopped growing.
 """

@@ -6,8 +6,8 @@ AOF is on (`appendfsync always` by default: workers/runtime/settings.py says why
 start on the same directory finds the same data.
 
 redis-py is imported by the functions that talk to the server, not here: `up` spawns the
-server and then the API before it loads redis-py (and urllib3), which took a tenth of a
-second of a 1.2 s start when both came first.
+server and then the API before it loads redis-py (and urllib3), which delayed the start
+when both came first.
 """
 
 from __future__ import annotations
@@ -35,10 +35,10 @@ READY_TIMEOUT = 20.0
 """Seconds to wait for a started redis-server to answer PING."""
 LOAD_TIMEOUT = 600.0
 """Seconds to wait, once it answers, for it to load its data set (its AOF) into memory:
-about a second per million events here. Until then it refuses every command but a few."""
+it grows with the log. Until then it refuses every command but a few."""
 POLL = 0.01
 """Seconds between two asks of a starting server: a start waits for it in turn (Redis up,
-loaded, then the API ready), and at 50 ms each wait lost 25 ms on average of a 1.2 s start."""
+loaded, then the API ready), and each wait loses half a poll on average."""
 
 
 def free_port(below: int = 65_536) -> int:
@@ -195,9 +195,8 @@ def _config_text(
             "appendonly yes",
             f"appendfsync {appendfsync}",
             'save ""',
-            # The AOF's RDB part uncompressed: LZF took half of the load of a 1,000,000-event
-            # log (stream 1.8 s plain, 4.0 s compressed) and CPU from every rewrite, and
-            # gains nothing on snapshots (zstd already).
+            # The AOF's RDB part uncompressed: LZF more than doubled the load of a large log
+            # and took CPU from every rewrite, and gains nothing on snapshots (zstd already).
             "rdbcompression no",
             "databases 16",
             "",

@@ -20,17 +20,16 @@ DEFAULT_PORT = 8765
 DEFAULT_FOLD_INTERVAL = 0.25
 """Seconds between a worker's checks for tenants with new events (or a snapshot due): what
 a snapshot lags behind the log, beside the fold itself (two Redis round trips a
-check, however many tenants). At 5,000 short events/s the fold lag p99 was 0.57-1.22 s at
-0.25 s against 1.38-1.57 s at 1 s (bench/fold_lag.py)."""
+check, however many tenants). A second between checks more than doubled the fold lag's
+p99 under a steady stream of writes (bench/fold_lag.py; figures in bench/README.md)."""
 DEFAULT_SNAPSHOTS_KEPT = 4
 """The newest snapshots kept per tenant, beside the newest of each hour and day
 (`stores.Ladder`); a kept delta's bases are kept too."""
 DEFAULT_RUNG_EVENTS = 10_000
 """Events folded between two snapshots kept on disk for as-of reads (workers/store/snapshot_rungs.py):
-a rebuild folds at most about this many after the one it starts from (a third of a second
-at the fold's 30,000 commit messages a second here). At a million commit messages, as-of
-reads at 10-90% of the log took 0.46-1.31 s (medians) for 8.5 GB of disk, against 1.0-2.4 s
-for 6.4 GB every 25,000 (bench/as_of.py)."""
+a rebuild folds at most about this many after the one it starts from, a fraction of a
+second. Rungs further apart cost less disk and slower as-of reads (bench/as_of.py; figures
+in bench/README.md)."""
 DEFAULT_RUNGS_KEPT = 128
 """The most kept per tenant, thinned evenly past it: a million events keeps all of them."""
 DEFAULT_APPENDFSYNC = "always"
@@ -38,10 +37,10 @@ DEFAULT_APPENDFSYNC = "always"
 survives Redis's death (a `kill -9` of `up` takes Redis with it) and the machine's.
 Under `everysec`, Redis answers writes it has not yet handed to the kernel while a
 previous fsync is still running (a disk stalled, as under memory pressure, when processes
-get killed), and a kill then lost 6 of 100 acknowledged appends here. It costs a fsync
-per round of Redis's event loop: single appends through HTTP 290/s instead of 310-340/s,
-reads 0.3-0.5 ms more at p50 (each counts against its key's rate in Redis); batched
-appends and the fold lag at 5,000 events/s measured the same."""
+get killed), and a kill then lost acknowledged appends. It costs a fsync per round of
+Redis's event loop: single appends through HTTP are a little slower, and reads too (each
+counts against its key's rate in Redis); batched appends and the fold lag are not
+(figures in bench/README.md)."""
 DEFAULT_SNAPSHOT_EVERY = 1000
 """Events after the latest snapshot that make the workers publish the next one."""
 DEFAULT_SNAPSHOT_AFTER = 60.0

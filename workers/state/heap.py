@@ -1,9 +1,9 @@
 """Keeping a state's objects out of Python's cyclic garbage collector.
 
-A state at 50,000 memories is about half a million tracked objects (memories,
-concept strings, dicts) that live as long as the process. Each full collection
-walks all of them: measured here at 3.6-5.8 s per collection on this 2-core VM,
-landing in the middle of whichever read triggered it. Frozen objects are never
+A state of tens of thousands of memories is hundreds of thousands of tracked objects
+(memories, concept strings, dicts) that live as long as the process. Each full
+collection walks all of them, for seconds, landing in the middle of whichever read
+triggered it. Frozen objects are never
 walked again; the state only grows by folding, so freezing after each fold keeps
 collections down to what requests allocate.
 """
@@ -17,12 +17,11 @@ from collections.abc import Iterator
 YOUNG_OBJECTS = 50_000
 """Containers allocated (less those freed) between two collections of the young generation
 in a long-lived process; Python's default is 700. A batch request makes tens of thousands
-that live until its response and then go: every 700 the collector walked them (6% of the
-API's time under batches of short events, 2-3% of a burst of commit messages, helper
-included). At this many it ran 3 times in 100,000 short events instead of 892
-(bench/collector_time.py), and finds mostly garbage: at most this many objects wait for
-it, a few MB. The price: one collection, when it comes, takes 25-37 ms (once in 60 deep
-reads at rest), about what each of the full collections the default made took."""
+that live until its response and then go: every 700 the collector walked them, a few
+per cent of the API's time under batches. At this many it runs a few hundred times less
+often (bench/collector_time.py), and finds mostly garbage: at most this many objects
+wait for it, a few MB. The price: one collection, when it comes, takes tens of
+milliseconds, about what each of the full collections the default made took."""
 
 
 def collect_young_less_often() -> None:

@@ -84,7 +84,7 @@ class LiveState:
     @property
     def caught_up(self) -> bool:
         """Loaded, and folded at least once up to the log's end: a first read does not wait
-        for the events after the snapshot (at 240,000 events, one came 1.2 s after the
+        for the events after the snapshot (on a large log, one came a second after the
         state had loaded)."""
         return self._caught_up
 

@@ -1,11 +1,10 @@
 """The API's default tenant's state, loaded in a thread while the API imports the rest of
 itself.
 
-At start-up the API imports its web framework and routes (half a second and more here),
-then loads the latest snapshot (about a second at 50,000 memories). Much of a load runs
-outside the interpreter's lock (Redis's answer, zstd, numpy), so a load started before
-those imports overlaps them: importing the API and loading 50,000 memories took
-1.25-1.46 s so, against 1.89-2.12 s one after the other. The live state takes the
+At start-up the API imports its web framework and routes, then loads the latest
+snapshot. Much of a load runs outside the interpreter's lock (Redis's answer, zstd,
+numpy), so a load started before those imports overlaps them, and the two take about
+two thirds of their time one after the other. The live state takes the
 result at its first load (`LiveState`'s `preloaded`); a preload that failed leaves that
 load to be made as usual. With ASSOCMEM_SNAPSHOT_CACHE set (`up` sets it), it decodes
 the local copy of the snapshot before Redis has even loaded its data (snapshot_cache.py).

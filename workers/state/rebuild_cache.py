@@ -84,8 +84,8 @@ class RebuildCache:
                 state = self._carried_on(key)
             if state is None:
                 # The least recently read state goes before, not after: a new one then takes
-                # up the memory it frees, which the first time it is touched cost a load of
-                # a million events twice its time (0.5-0.8 s against 1.1-1.7 s here).
+                # up the memory it frees, which the first time it is touched cost a large
+                # load twice its time.
                 while len(self._states) >= KEPT:
                     self._states.popitem(last=False)
                 state = self._rebuilt(tenant, upto, skip)

@@ -2,10 +2,9 @@
 second half of the fold.
 
 A replay checks the fold from zero against the served state (the newest snapshot at or
-before a position, plus the events after it). At a million events, loading and hashing
-that state took 4-5 s of a replay in the worker (12 s in the child, its start included,
-on a slower day), and holding it through the fold raised the worker's peak RSS from 2.9 GB
-to 4.0-5.2 GB. In a child process on the other core, it costs the replay neither, as the
+before a position, plus the events after it). Loading and hashing that state was a
+good part of a replay in the worker, and holding it through the fold raised the worker's
+peak memory by half. In a child process on the other core, it costs the replay neither, as the
 fold from zero runs here. The child reads the same Redis, so a runtime with in-memory
 stores has no such helper.
 

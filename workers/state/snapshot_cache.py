@@ -1,7 +1,7 @@
 """A local copy of the API tenant's newest full snapshot, so that a starting API decodes it
 while Redis is still loading its data.
 
-Redis answers nothing until it has loaded its files (4 s at a million events), and the
+Redis answers nothing until it has loaded its files (seconds, for a large log), and the
 API then needed about as long again to fetch and decode the latest snapshot. With a copy
 on local disk the API decodes the copy meanwhile; once Redis answers, the copy is used
 only if it is the snapshot Redis holds at its position: the same SHA-256 as the one
@@ -60,7 +60,7 @@ class SnapshotCache:
         """The copy's position, digest and bytes; None if there is none or it is not whole."""
         try:
             # Unbuffered: a buffered reader joins what it buffered with the rest, a second
-            # copy of the blob (a tenth of a second and 258 MB at a million events)
+            # copy of the blob, as large as the snapshot
             with self.path.open("rb", buffering=0) as file:
                 header, blob = file.readline(HEADER_AT_MOST).rstrip(b"\n"), file.read()
         except FileNotFoundError:
@@ -139,7 +139,7 @@ def latest_state(store: SnapshotStore, cache: SnapshotCache, early: Copy | None)
     else the copy is replaced by the snapshot's full base, or removed if there is none."""
     tenant = cache.tenant
     if early is not None and not _same(store, tenant, early):
-        early.state = None  # let go first: two states at once, 1.5 GB each at a million
+        early.state = None  # let go first: not two large states at once
     known = (early.position, early.state) if early is not None and early.state is not None else None
     state = starting_state(store, tenant, None, keep_base=True, known=known)
     if known is None or state is not known[1]:

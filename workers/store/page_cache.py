@@ -2,12 +2,12 @@
 
 A starting Redis reads its AOF a little at a time, parsing as it goes, so on a cold page
 cache (after a reboot, or once other work pushed the file out of memory) the disk waits
-for the parser and the parser for the disk: a million events' 2.2 GB took Redis 4.8-6.9 s
-to load, against 2.7-2.9 s from the cache. A thread reading the same files ahead keeps
-the disk busy meanwhile: 3.0-3.6 s (`bench/cold_start.py --home`, caches dropped first).
+for the parser and the parser for the disk: a load took about twice as long as from the
+cache. A thread reading the same files ahead keeps the disk busy meanwhile, which brings
+the load close to a cached one (`bench/cold_start.py --home`, caches dropped first).
 
-A file found in the cache is not read again: copying 2.2 GB from memory beside Redis's
-load and the API's start made a cached start 0.2-0.35 s slower. Which it is, a few
+A file found in the cache is not read again: copying it from memory beside Redis's load
+and the API's start made a cached start slower. Which it is, a few
 chunks tell (from its start, middle and end) before Redis starts reading it.
 """
 
@@ -20,7 +20,7 @@ from pathlib import Path
 
 CHUNK = 8 << 20
 CACHED_SECONDS = 0.004
-"""A chunk read in less comes from memory (2 GB/s; this VM's disk reads 1.1 GB/s)."""
+"""A chunk read in less comes from memory, not from the disk."""
 SMALL = 64 << 20
 """Files up to this size are left to Redis: it reads them in well under a second."""
 

@@ -323,8 +323,8 @@ class WrappedSnapshotStore:
 
 
 def snapshot_digest(blob: bytes) -> str:
-    """What tells two snapshots' bytes apart without comparing them: SHA-256 (0.16 s for
-    the 258 MB of a million memories' full snapshot here)."""
+    """What tells two snapshots' bytes apart without comparing them: SHA-256, a small part
+    of a publish."""
     return hashlib.sha256(blob).hexdigest()
 
 
@@ -347,10 +347,8 @@ class Ladder:
     read folds at most about this many events after the snapshot it starts from, however
     fast the log was written: the hourly rung alone keeps one snapshot for an hour of
     writes, and a rebuild in that hour folds from the one before it. Off by default, for
-    what it costs: at a million commit messages, 100,000 x 10 made `as_of` reads at 50%
-    and 90% of the log 5.6 and 6.0 s instead of 35.7 and 13.5 s, but kept 11 snapshots
-    (1.35 GB in Redis beside a 1.14 GB log), and a cold start took 9.7-9.9 s instead of
-    6.7-7.1."""
+    what it costs: every run kept is a full snapshot in Redis's memory, loaded at every
+    start; the rungs on disk (workers/store/snapshot_rungs.py) do the same for disk only."""
     strides: int = 10
     """... for this many runs back from the newest snapshot."""
 

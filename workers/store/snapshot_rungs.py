@@ -4,10 +4,9 @@ before its point.
 
 Redis keeps the ladder (the newest few, hourly, daily: `Ladder` in workers/store/ports.py), and
 loads all of it at every start. A log written fast has one hourly rung for all of it: an
-`as_of` read in the middle of a million commit messages written in minutes folded half a
-million events from zero (17-19 s). A rung every 100,000 events kept in Redis made that
-5.6 s but cost 1.35 GB of Redis's memory and a cold start of 9.7 s; on disk a rung costs
-disk only.
+`as_of` read in the middle of a long log written in minutes folded half of it from zero.
+Rungs kept in Redis made that much shorter but cost Redis's memory and slowed every cold
+start; on disk a rung costs disk only.
 
 A rung is a snapshot the store published, saved with the snapshots it loads on (its base,
 and a small delta's delta), each file once: `<directory>/<tenant>/<epoch>/<position>`, with
@@ -22,9 +21,9 @@ rewritten) are never read. The files hold what users wrote: the directory is its
 A rung's files are kept unpacked (engine/snapshot/frames.py, `UNPACKED_MAGIC`), about 3.3
 times the disk of a compressed snapshot, and mapped copy-on-write to be loaded: a load's
 arrays are views of the page cache, not decompressed into memory the process has to touch
-first, and the pages of what a read never looks at (most of the texts) are never read. In
-fresh processes a rung of 686,000 commit messages loaded in 0.30-0.34 s, compressed in
-0.91-1.08 s. Files kept compressed (before) are read as they are.
+first, and the pages of what a read never looks at (most of the texts) are never read:
+a third of the time of a compressed one. Files kept compressed (before) are read as they
+are.
 """
 
 from __future__ import annotations
@@ -297,7 +296,7 @@ class RungSnapshotStore(WrappedSnapshotStore):
 
     def load(self, tenant: str, position: Position) -> bytes | memoryview | None:
         """The kept file first where there is one: the same snapshot, mapped rather than
-        fetched from Redis and decompressed (a rung's base at a million memories: 0.6 s)."""
+        fetched from Redis and decompressed."""
         return self.rungs.load(tenant, position) or self.inner.load(tenant, position)
 
     def starts(self, tenant: str) -> list[Position]:

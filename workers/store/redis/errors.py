@@ -1,7 +1,7 @@
 """Redis errors as the stores' own: StoreUnavailable when Redis cannot be reached or refuses
 writes for now, StoreError for the rest; and how processes that retry wait for Redis and
 say so. Apart from the stores, so that `up` can check its operator key without importing
-them (they bring the engine: a quarter of a second of its start)."""
+them (they bring the engine, a good part of its start)."""
 
 from __future__ import annotations
 
