@@ -12,41 +12,33 @@ import click
 
 from assocmem.api.cli.group import Group
 
-COMMANDS = {
+PROCESSES = {
     "up": "pipeline.up",
     "worker": "pipeline.worker",
     "cron": "pipeline.cron",
     "serve": "pipeline.serve",
-    "write": "memory.write",
-    "read": "memory.read",
-    "chain": "memory.chain",
-    "get": "memory.get",
-    "importance": "memory.importance",
-    "feedback": "memory.feedback",
-    "log": "activity.log_activity",
-    "activities": "activity.activities",
-    "summary": "activity.summary",
-    "ingest": "documents.ingest",
-    "graph": "audit.graph",
-    "state": "audit.state",
-    "audit": "history.audit",
-    "replay": "history.replay",
-    "diff": "history.diff",
-    "dead-letters": "history.dead_letters",
-    "jobs": "history.jobs",
-    "consolidate": "maintenance.consolidate",
-    "archive": "maintenance.archive",
-    "forget": "maintenance.forget",
-    "keys": "keys.keys",
-    "mcp": "mcp.mcp",
 }
-"""Each command's module and name in this package, imported when the command runs: the API
-and the workers, started by `up`, import none of the client commands' modules."""
+"""The commands that run the pipeline's processes, each found by its module and name and
+imported alone: `up` starts the API and the workers through this command line, and none
+of them imports a client command's module."""
+CLIENT_MODULES = (
+    "memory",
+    "activity",
+    "documents",
+    "audit",
+    "history",
+    "maintenance",
+    "keys",
+    "mcp",
+)
+"""The modules whose commands talk to the API: every command defined at the top of one
+is a command of `assocmem`, found when it is first asked for."""
 
 
 @click.group(
     cls=Group,
-    lazy=COMMANDS,
+    lazy=PROCESSES,
+    found_in=CLIENT_MODULES,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 @click.version_option("0.1.0", prog_name="assocmem")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from assocmem.api.cli import render
@@ -148,7 +150,7 @@ def get(ctx: click.Context, memory_id: str, url: str | None, as_json: bool) -> N
     """Show one memory by its id: text, concepts, scope, importance, accesses."""
     remember(ctx, url, as_json)
     with client_of(ctx) as client:
-        emit(ctx, client.get_memory(memory_id), render.memory)
+        emit(ctx, client.get_memory(memory_id), _shown)
 
 
 @click.command(epilog="Example: assocmem importance 1700000000000-0 5")
@@ -198,3 +200,17 @@ def feedback(
             client.feedback(split(ids) or [], outcome, split(concepts), text, key),
             render.fed_back,
         )
+
+
+def _shown(r: dict[str, Any]) -> str:
+    scope = [f"{k} {r[k]}" for k in ("user", "session", "namespace") if r.get(k)]
+    lines = [
+        f"{r['id']}  {r['kind']} by {r['agent']} at {render.moment(r['ts'])}",
+        r["text"],
+        f"concepts: {', '.join(r['concepts']) or '(none)'}",
+        f"importance {r['importance']}  valence {r['valence']:+.2f}  accesses {r['accesses']}"
+        + (f"  ({', '.join(scope)})" if scope else ""),
+    ]
+    if r.get("superseded_by"):
+        lines.append(f"superseded by {r['superseded_by']}")
+    return "\n".join(lines)

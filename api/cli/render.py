@@ -11,20 +11,6 @@ def written(r: dict[str, Any]) -> str:
     return f"id {r['id']}{note}  concepts: {', '.join(r['concepts']) or '(none)'}"
 
 
-def memory(r: dict[str, Any]) -> str:
-    scope = [f"{k} {r[k]}" for k in ("user", "session", "namespace") if r.get(k)]
-    lines = [
-        f"{r['id']}  {r['kind']} by {r['agent']} at {_moment(r['ts'])}",
-        r["text"],
-        f"concepts: {', '.join(r['concepts']) or '(none)'}",
-        f"importance {r['importance']}  valence {r['valence']:+.2f}  accesses {r['accesses']}"
-        + (f"  ({', '.join(scope)})" if scope else ""),
-    ]
-    if r.get("superseded_by"):
-        lines.append(f"superseded by {r['superseded_by']}")
-    return "\n".join(lines)
-
-
 VIA_SHOWN = 3
 """Links printed per item; --json has them all."""
 
@@ -92,7 +78,7 @@ def _time(t: dict[str, Any]) -> str:
     )
     if not t["applied"]:
         return f"time: {found} not applied (below 0.5)"
-    return f"time: {found} -> {_moment(t['start'])} .. {_moment(t['end'])} UTC"
+    return f"time: {found} -> {moment(t['start'])} .. {moment(t['end'])} UTC"
 
 
 def _chain(c: dict[str, Any]) -> str:
@@ -117,12 +103,12 @@ def chains(r: dict[str, Any]) -> str:
 
 
 def activity_list(r: dict[str, Any]) -> str:
-    lines = [f"{_at(r['position'])}  {_moment(r['start'])} .. {_moment(r['end'])} UTC"]
+    lines = [f"{_at(r['position'])}  {moment(r['start'])} .. {moment(r['end'])} UTC"]
     if not r["items"]:
         lines.append("  (no entries)")
     for m in r["items"]:
         tags = f"  #{' #'.join(m['tags'])}" if m.get("tags") else ""
-        lines.append(f"  {_moment(m['ts'])}  [{m.get('category')}] {_snippet(m['text'])}{tags}")
+        lines.append(f"  {moment(m['ts'])}  [{m.get('category')}] {_snippet(m['text'])}{tags}")
     return "\n".join(lines)
 
 
@@ -182,7 +168,7 @@ def state(r: dict[str, Any]) -> str:
     )
 
 
-def _moment(ts: float) -> str:
+def moment(ts: float) -> str:
     return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M")
 
 
@@ -207,7 +193,7 @@ def link_audit(r: dict[str, Any]) -> str:
             if part
         )
         lines.append(
-            f"  {c['position']}  {_moment(c['ts'])}  {c['agent']:<{agents}} {c['type']:<{types}}"
+            f"  {c['position']}  {moment(c['ts'])}  {c['agent']:<{agents}} {c['type']:<{types}}"
             f" {moved:<24}"
             f" -> weight {_weight(c['weight'])}"
         )
@@ -219,7 +205,7 @@ def memory_audit(r: dict[str, Any]) -> str:
     for e in r["events"]:
         detail = ", ".join(f"{k} {v}" for k, v in e["detail"].items())
         lines.append(
-            f"  {e['position']}  {_moment(e['ts'])}  {e['agent']:<10} {e['type']:<22} {detail[:100]}"
+            f"  {e['position']}  {moment(e['ts'])}  {e['agent']:<10} {e['type']:<22} {detail[:100]}"
         )
     return "\n".join(lines)
 

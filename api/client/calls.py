@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import urllib.parse
 import uuid
+from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
@@ -16,6 +17,7 @@ from assocmem.api.client.answers import Chains, Published, Recall
 from assocmem.api.http import response_schemas as out
 
 R = TypeVar("R")
+F = TypeVar("F", bound=Callable[..., Any])
 
 NO_ITEMS = {"items": [], "chains": []}
 """A read's answer when memory is unavailable (degraded mode)."""
@@ -63,6 +65,27 @@ def keyed(body: dict[str, Any]) -> dict[str, Any]:
 def is_rebuilt(body: dict[str, Any]) -> bool:
     """Whether a read or chain asks for a state rebuilt apart from the live one."""
     return body.get("as_of") is not None or bool(body.get("without_feedback"))
+
+
+def tool(name: str) -> Callable[[F], F]:
+    """Offer the call to agents as the MCP tool `name` as well: the MCP server makes the tool
+    from the call's signature and docstring (api/mcp/server.py), so a call marked here needs
+    nothing written there."""
+
+    def mark(call: F) -> F:
+        call.__dict__["tool"] = name
+        return call
+
+    return mark
+
+
+def tool_calls() -> dict[str, str]:
+    """MCP tool name -> the name of the call that answers it."""
+    return {
+        member.__dict__["tool"]: name
+        for name, member in vars(Calls).items()
+        if callable(member) and "tool" in getattr(member, "__dict__", {})
+    }
 
 
 def _quoted(part: str) -> str:
@@ -115,6 +138,7 @@ class Calls(Generic[R]):
             Call("POST", "/v1/events/batch", body, keyed=True, pick="items", answer=Published)
         )
 
+    @tool("get")
     def get_memory(self, memory_id: str) -> R:
         """One memory by its id: text, concepts in the agents' words, scope, importance,
         valence, accesses, supersession, time and position."""

@@ -22,7 +22,14 @@ from prometheus_client import CONTENT_TYPE_LATEST
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 
-from assocmem.api.http import history_routes, key_routes, probe_routes, problems, responses
+from assocmem.api.http import (
+    history_routes,
+    key_routes,
+    memory_routes,
+    probe_routes,
+    problems,
+    responses,
+)
 from assocmem.api.http import query_params as q
 from assocmem.api.http import response_schemas as out
 from assocmem.api.http.guard import Guard
@@ -140,6 +147,7 @@ def create_app(
     app.router.route_class = OrjsonRoute
     for path, endpoint, method, status, model in [
         *_ROUTES,
+        *memory_routes.ROUTES,
         *history_routes.ROUTES,
         *key_routes.ROUTES,
         *probe_routes.ROUTES,
@@ -302,12 +310,6 @@ def metrics(request: Request, caller: Caller) -> Response:
     return Response(request.app.state.metrics.render(), media_type=CONTENT_TYPE_LATEST)
 
 
-def get_memory(memory_id: str, request: Request, caller: Caller) -> dict[str, Any]:
-    """One memory by its id: text, concepts in its writers' words, scope, importance,
-    valence, accesses and supersession. A memory of a scope the key does not see is a 404."""
-    return responses.found_view(_application(request).memory(caller, memory_id))
-
-
 def set_importance(
     memory_id: str, body: ImportanceIn, request: Request, caller: Caller
 ) -> dict[str, Any]:
@@ -466,7 +468,6 @@ _ROUTES = [
     ("/v1/read", read, "POST", 200, out.ReadOut),
     ("/v1/feedback", give_feedback, "POST", 202, out.RatedOut),
     ("/v1/chain", find_chain, "POST", 200, out.ChainsOut),
-    ("/v1/memories/{memory_id}", get_memory, "GET", 200, out.MemoryOut),
     ("/v1/memories/{memory_id}/importance", set_importance, "POST", 202, out.ImportanceOut),
     ("/v1/activities", log_activity, "POST", 202, out.WrittenOut),
     ("/v1/activities", list_activities, "GET", 200, out.ActivitiesOut),

@@ -91,13 +91,6 @@ def memory_view(m: Memory, labels: Mapping[str, str]) -> dict[str, Any]:
     return view
 
 
-def found_view(found: results.Found) -> dict[str, Any]:
-    m = found.memory
-    scope = {"user": m.user, "session": m.session, "namespace": m.namespace}
-    named = {k: v for k, v in scope.items() if v is not None}
-    return {"position": str(found.position)} | memory_view(m, found.labels) | named
-
-
 def item_view(item: Item, labels: dict[str, str], relabelled: Mapping[str, str]) -> dict[str, Any]:
     view = memory_view(item.memory, relabelled)
     view |= {

@@ -12,11 +12,15 @@ run goes on.
 from __future__ import annotations
 
 import asyncio
+import inspect
+import re
+from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
 from pydantic import Field
 
+from assocmem.api.client.calls import Calls, tool_calls
 from assocmem.api.client.sync import Client
 
 DEGRADE_AFTER = 2.0
@@ -77,13 +81,6 @@ def build_server(client: Client, allow_forget: bool = False) -> MCPServer:
         return {"position": rated["position"], "concepts": rated.get("concepts", [])}
 
     @server.tool()
-    def get(
-        id: Annotated[str, Field(description="A memory's id, as remember or recall gave it.")],
-    ) -> dict[str, Any]:
-        """One memory by its id: its text, concepts, scope, importance and accesses."""
-        return client.get_memory(id)
-
-    @server.tool()
     def find_chain(
         concepts: Annotated[list[str], Field(min_length=2, description="Two or more concepts.")],
     ) -> dict[str, Any]:
@@ -108,6 +105,9 @@ def build_server(client: Client, allow_forget: bool = False) -> MCPServer:
         """The links around the concepts: weight, co-occurrence count, learned delta."""
         return client.graph(concepts, hops)
 
+    for name, call in tool_calls().items():
+        server.tool(name=name)(_tool_of(client, call))
+
     if allow_forget:
 
         @server.tool()
@@ -124,6 +124,24 @@ def build_server(client: Client, allow_forget: bool = False) -> MCPServer:
             return {"job": job["id"], "state": job["state"]}
 
     return server
+
+
+def _tool_of(client: Client, name: str) -> Callable[..., dict[str, Any]]:
+    """The client's call `name` as a tool function: its parameters, its docstring."""
+    call = getattr(client, name)
+    declared = inspect.signature(getattr(Calls, name), eval_str=True)
+    parameters = [p for p in declared.parameters.values() if p.name != "self"]
+
+    def tool(**arguments: Any) -> dict[str, Any]:
+        return call(**arguments)  # type: ignore[no-any-return]
+
+    tool.__name__ = name
+    # one line a paragraph: the description a model reads, not the docstring's wrapping
+    tool.__doc__ = re.sub(r"(?<!\n)\n(?!\n)", " ", inspect.getdoc(getattr(Calls, name)) or "")
+    tool.__signature__ = declared.replace(  # type: ignore[attr-defined]
+        parameters=parameters, return_annotation=dict[str, Any]
+    )
+    return tool
 
 
 def _item(item: dict[str, Any]) -> dict[str, Any]:

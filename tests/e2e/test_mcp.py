@@ -24,7 +24,7 @@ from mcp.client.streamable_http import streamable_http_client
 from assocmem.workers.runtime.redis_server import free_port
 from tests.e2e.pipeline import Pipeline, cli, cli_json
 
-TOOLS = {"remember", "recall", "feedback", "find_chain", "log_activity", "graph"}
+TOOLS = {"remember", "recall", "feedback", "find_chain", "log_activity", "graph", "get"}
 
 
 def server_env(url: str, key: str) -> dict[str, str]:
@@ -78,6 +78,8 @@ async def remember_and_recall(session: ClientSession) -> dict[str, Any]:
     logged = await call(session, "log_activity", {"text": "rolled back the billing deploy"})
     around = await call(session, "graph", {"concepts": ["billing"]})
     chains = await call(session, "find_chain", {"concepts": ["deploy", "jitter"]})
+    got = await call(session, "get", {"memory_id": first["id"]})
+    assert got["id"] == first["id"] and got["text"] == notes[0][0]
     return {
         "first": first,
         "found": found,
