@@ -6,11 +6,28 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import Request
+from starlette.convertors import Convertor, register_url_convertor
 
 from assocmem.api.http import response_schemas as out
 from assocmem.api.http.principal import Caller
 from assocmem.api.http.responses import memory_view
 from assocmem.workers.app import results
+
+
+class _Position(Convertor[str]):
+    """A memory's id in a path: its stream position. `GET /v1/memories/batch` is then no
+    memory's address (the batch route answers POST only), as an OpenAPI client expects."""
+
+    regex = r"[0-9]{1,20}-[0-9]{1,20}"
+
+    def convert(self, value: str) -> str:
+        return value
+
+    def to_string(self, value: str) -> str:
+        return value
+
+
+register_url_convertor("position", _Position())
 
 
 def _application(request: Request) -> Any:
@@ -31,5 +48,5 @@ def found_view(found: results.Found) -> dict[str, Any]:
 
 
 ROUTES = [
-    ("/v1/memories/{memory_id}", get_memory, "GET", 200, out.MemoryOut),
+    ("/v1/memories/{memory_id:position}", get_memory, "GET", 200, out.MemoryOut),
 ]
