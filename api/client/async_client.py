@@ -51,7 +51,9 @@ class AsyncClient(Calls[Awaitable[dict[str, Any]]]):
         reads and chains answer empty, flagged `degraded`, within that many seconds of an
         outage."""
         if not url.startswith(("http://", "https://")):
-            raise ValueError(f"{url!r} is not an http(s) URL such as http://127.0.0.1:8750")
+            raise ValueError(
+                f"{url!r} is not an http(s) URL such as http://127.0.0.1:8765 (the default of assocmem up)"
+            )
         self.url = url.rstrip("/")
         self.api_key = api_key or os.environ.get("ASSOCMEM_API_KEY")
         headers = {"authorization": f"Bearer {self.api_key}"} if self.api_key else {}

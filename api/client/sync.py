@@ -103,7 +103,9 @@ class Client(Calls[dict[str, Any]]):
         self.url = url.rstrip("/")
         parts = urllib.parse.urlsplit(self.url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"{url!r} is not an http(s) URL such as http://127.0.0.1:8750")
+            raise ValueError(
+                f"{url!r} is not an http(s) URL such as http://127.0.0.1:8765 (the default of assocmem up)"
+            )
         self._prefix = parts.path
         self._timeout = timeout
         self.api_key = api_key or os.environ.get("ASSOCMEM_API_KEY")

@@ -17,7 +17,7 @@ from assocmem.api.client import Client
 from assocmem.api.client import sync as client_module
 from assocmem.api.errors import ApiError, BadRequest, ServiceDown
 from assocmem.workers.runtime.redis_server import free_port
-from assocmem.workers.runtime.settings import Settings
+from assocmem.workers.runtime.settings import DEFAULT_PORT, Settings
 from tests.api_keys import operator_key
 from tests.live_api import serving, slow_rebuilds
 
@@ -96,9 +96,10 @@ def test_a_degraded_client_still_says_when_the_request_itself_is_wrong(client: C
         assert healthy.read(concepts=["queue"])["degraded"] is False
 
 
-def test_a_url_that_is_not_http_is_refused_at_once() -> None:
-    with pytest.raises(ValueError, match="not an http"):
+def test_a_url_that_is_not_http_is_refused_at_once_naming_the_default_port() -> None:
+    with pytest.raises(ValueError, match="not an http.*127.0.0.1:8765") as refused:
         Client("127.0.0.1:8750")
+    assert DEFAULT_PORT == 8765 and "8750" not in str(refused.value).split("such as")[1]
 
 
 class _CountingHandler(http.server.BaseHTTPRequestHandler):
