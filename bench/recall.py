@@ -27,7 +27,8 @@ import numpy as np
 from skeleton import load_corpus  # bench/ is on sys.path when a script here runs
 
 from assocmem.api.client import Client
-from assocmem.api.ops.run_file import read_key_file, read_run_file
+from assocmem.api.client.local import read_key_file
+from assocmem.api.ops.run_file import read_run_file
 from assocmem.api.ops.spawn import UNLIMITED, banner_url, spawn_up
 from assocmem.engine.position import Position
 from assocmem.engine.text.extraction import _TOKEN, extract_concepts

@@ -8,6 +8,7 @@ ApplicationError            root: a command or query cannot be carried out as as
  +-- InvalidRequest         a value of the request is wrong
  +-- UnknownMemory          ids that name no memory of the tenant
  +-- UnknownConcept         a concept no event of the tenant ever named
+ +-- UnknownJob             a job id no queue of the pipeline holds
  +-- PositionAhead          a read asked to wait for a position the log does not hold
  +-- KeyConflict            an idempotency key sent again with another body
  +-- NotAllowed             the caller's key lacks the permission the command needs
@@ -47,6 +48,10 @@ class UnknownMemory(ApplicationError):
 
 class UnknownConcept(ApplicationError):
     """A concept no event of the tenant ever named (a link audit's, most often mistyped)."""
+
+
+class UnknownJob(ApplicationError):
+    """A job id that no queue of the pipeline holds (finished jobs are kept a while)."""
 
 
 class PositionAhead(ApplicationError):

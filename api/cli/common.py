@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import click
 import orjson
 
+from assocmem.api.client.local import local_home, local_url, read_key_file
 from assocmem.api.client.sync import SCOPES, Client
 from assocmem.api.errors import ApiError
-from assocmem.api.ops.run_file import api_key, service_url
 
 
 def split(value: str | None) -> list[str] | None:
@@ -20,8 +18,8 @@ def split(value: str | None) -> list[str] | None:
 
 
 def client_of(ctx: click.Context, degrade_after: float | None = None) -> Client:
-    home = Path(os.environ.get("ASSOCMEM_HOME", ".assocmem"))
-    key = api_key(ctx.obj.get("api_key"), home)
+    home = local_home()
+    key = ctx.obj.get("api_key") or read_key_file(home)
     if key is None and not ctx.obj.get("url"):  # away from `up`: not its key, nor its URL
         raise click.ClickException(
             f"no API key: none given (--api-key, ASSOCMEM_API_KEY) and none in {home}/api-key;"
@@ -29,7 +27,7 @@ def client_of(ctx: click.Context, degrade_after: float | None = None) -> Client:
             " ASSOCMEM_HOME to its data directory"
         )
     client = Client(
-        service_url(ctx.obj.get("url"), home),
+        ctx.obj.get("url") or local_url(home),
         api_key=key,
         degrade_after=degrade_after,
         scope={name: ctx.obj[name] for name in SCOPES if ctx.obj.get(name)},

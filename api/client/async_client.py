@@ -6,7 +6,6 @@ retries, reads waiting for this client's own writes, and the degraded mode
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -15,6 +14,7 @@ import httpx2
 import orjson
 
 from assocmem.api.client.calls import Call, Calls
+from assocmem.api.client.local import where
 from assocmem.api.client.sync import (
     DEFAULT_TIMEOUT,
     REBUILD_WAIT,
@@ -26,7 +26,7 @@ from assocmem.api.client.sync import (
     retry_after_seconds,
     scope_headers,
 )
-from assocmem.api.errors import ApiError, BadRequest, ServiceDown
+from assocmem.api.errors import ApiError, ServiceDown, error_for
 
 SEND_ATTEMPTS = 4
 """Sends of an append whose events carry idempotency keys (or of a read), when the service
@@ -40,22 +40,23 @@ class AsyncClient(Calls[Awaitable[dict[str, Any]]]):
 
     def __init__(
         self,
-        url: str,
+        url: str | None = None,
         timeout: float = DEFAULT_TIMEOUT,
         api_key: str | None = None,
         degrade_after: float | None = None,
         scope: dict[str, str] | None = None,
     ) -> None:
-        """As `Client`: `api_key` by default ASSOCMEM_API_KEY's; `scope` (user, session,
+        """As `Client`: `url` and `api_key` found as it finds them; `scope` (user, session,
         namespace) recorded on every event appended and filtering reads; `degrade_after` makes
         reads and chains answer empty, flagged `degraded`, within that many seconds of an
         outage."""
+        url, api_key = where(url, api_key)
         if not url.startswith(("http://", "https://")):
             raise ValueError(
                 f"{url!r} is not an http(s) URL such as http://127.0.0.1:8765 (the default of assocmem up)"
             )
         self.url = url.rstrip("/")
-        self.api_key = api_key or os.environ.get("ASSOCMEM_API_KEY")
+        self.api_key = api_key
         headers = {"authorization": f"Bearer {self.api_key}"} if self.api_key else {}
         headers |= scope_headers(scope or {})
         self._timeout = timeout
@@ -140,12 +141,9 @@ class AsyncClient(Calls[Awaitable[dict[str, Any]]]):
 
 def _answer(response: httpx2.Response) -> dict[str, Any]:
     if response.status_code >= 400:
-        detail = problem_detail(response.content, response.status_code)
-        if response.status_code < 500:
-            raise BadRequest(detail, response.status_code)
-        raise ApiError(
-            detail,
+        raise error_for(
             response.status_code,
+            problem_detail(response.content, response.status_code),
             problem_code(response.content),
             retry_after_seconds(response.headers.get("retry-after")),
         )

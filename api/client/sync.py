@@ -6,7 +6,6 @@ medians of the same queries sent through both in one run.
 
 from __future__ import annotations
 
-import os
 import time
 import urllib.parse
 from collections.abc import Callable
@@ -17,7 +16,8 @@ import urllib3
 from urllib3.connection import HTTPConnection
 
 from assocmem.api.client.calls import Call, Calls
-from assocmem.api.errors import READ_TIMED_OUT, ApiError, BadRequest, ServiceDown
+from assocmem.api.client.local import where
+from assocmem.api.errors import READ_TIMED_OUT, ApiError, BadRequest, ServiceDown, error_for
 from assocmem.engine.position import Position
 
 DEFAULT_TIMEOUT = 30.0
@@ -84,14 +84,15 @@ class Client(Calls[dict[str, Any]]):
 
     def __init__(
         self,
-        url: str,
+        url: str | None = None,
         timeout: float = DEFAULT_TIMEOUT,
         api_key: str | None = None,
         degrade_after: float | None = None,
         scope: dict[str, str] | None = None,
     ) -> None:
-        """`api_key`: sent with every request (`assocmem keys create` makes one); by default
-        the ASSOCMEM_API_KEY environment variable's.
+        """`url` and `api_key` (`assocmem keys create` makes one): by default ASSOCMEM_URL and
+        ASSOCMEM_API_KEY, else the `assocmem up` running here (ASSOCMEM_HOME, `.assocmem`
+        by default: its URL and operator key), as the CLI finds it (api/client/local.py).
 
         `scope`: whom the requests are about, recorded on every event they append: any of
         `user`, `session`, `namespace` (sent as X-Assocmem-User, -Session, -Namespace).
@@ -100,6 +101,7 @@ class Client(Calls[dict[str, Any]]):
         failing (5xx) or refusing for rate (429), they return an empty answer flagged
         `"degraded": true` (with the `reason`) within that time instead of raising, so a
         memory outage never fails an agent's run. Off by default; the MCP tools use it."""
+        url, api_key = where(url, api_key)
         self.url = url.rstrip("/")
         parts = urllib.parse.urlsplit(self.url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -108,8 +110,7 @@ class Client(Calls[dict[str, Any]]):
             )
         self._prefix = parts.path
         self._timeout = timeout
-        self.api_key = api_key or os.environ.get("ASSOCMEM_API_KEY")
-        api_key = self.api_key
+        self.api_key = api_key
         self._auth = {"authorization": f"Bearer {api_key}"} if api_key else {}
         self._auth |= scope_headers(scope or {})
         pool = _FreshHTTPSPool if parts.scheme == "https" else _FreshPool
@@ -208,12 +209,9 @@ class Client(Calls[dict[str, Any]]):
                 message = f"assocmem is not reachable at {self.url}: {reason}"
             raise ServiceDown(message) from exc
         if response.status >= 400:
-            detail = problem_detail(response.data, response.status)
-            if response.status < 500:
-                raise BadRequest(detail, response.status)
-            raise ApiError(
-                detail,
+            raise error_for(
                 response.status,
+                problem_detail(response.data, response.status),
                 problem_code(response.data),
                 retry_after_seconds(response.headers.get("Retry-After")),
             )

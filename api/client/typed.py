@@ -33,7 +33,7 @@ def typed(call: Call, answer: Any) -> Any:
 class TypedClient(Calls[Any]):
     def __init__(
         self,
-        url: str,
+        url: str | None = None,
         timeout: float = DEFAULT_TIMEOUT,
         api_key: str | None = None,
         degrade_after: float | None = None,
@@ -63,7 +63,7 @@ class TypedClient(Calls[Any]):
 class AsyncTypedClient(Calls[Any]):
     def __init__(
         self,
-        url: str,
+        url: str | None = None,
         timeout: float = DEFAULT_TIMEOUT,
         api_key: str | None = None,
         degrade_after: float | None = None,

@@ -25,6 +25,7 @@ from assocmem.workers.errors import (
     StoreError,
     StoreUnavailable,
     UnknownConcept,
+    UnknownJob,
     UnknownMemory,
 )
 from assocmem.workers.store.redis.errors import is_unavailable
@@ -147,7 +148,7 @@ async def _read_timed_out(request: Request, exc: Exception) -> Response:
 
 
 async def _application_error(request: Request, exc: Exception) -> Response:
-    status = 404 if isinstance(exc, UnknownMemory | UnknownConcept) else 422
+    status = 404 if isinstance(exc, UnknownMemory | UnknownConcept | UnknownJob) else 422
     return problem(status, "Invalid request" if status == 422 else "Not found", str(exc))
 
 

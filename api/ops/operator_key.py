@@ -7,7 +7,8 @@ from pathlib import Path
 
 import redis
 
-from assocmem.api.ops.run_file import read_key_file, write_key_file
+from assocmem.api.client.local import read_key_file
+from assocmem.api.ops.run_file import write_key_file
 from assocmem.workers.runtime.settings import Settings
 from assocmem.workers.store.redis.api_keys import RedisKeyStore, digest
 

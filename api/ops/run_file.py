@@ -12,11 +12,9 @@ from pathlib import Path
 
 import orjson
 
-RUN_FILE = "run.json"
-KEY_FILE = "api-key"
-"""The operator key `up` made on first start (mode 600): the CLI's key by default."""
+from assocmem.api.client.local import KEY_FILE, RUN_FILE
+
 LOCK_FILE = "lock"
-DEFAULT_URL = "http://127.0.0.1:8765"
 
 
 @dataclasses.dataclass
@@ -62,29 +60,6 @@ def read_run_file(home: Path) -> RunInfo | None:
 def remove_run_file(home: Path) -> None:
     with contextlib.suppress(FileNotFoundError):
         (home / RUN_FILE).unlink()
-
-
-def service_url(explicit: str | None, home: Path) -> str:
-    """--url, else ASSOCMEM_URL (passed in as explicit by click), else the local `up`'s, else the default."""
-    if explicit:
-        return explicit
-    info = read_run_file(home)
-    return info.url if info else DEFAULT_URL
-
-
-def api_key(explicit: str | None, home: Path) -> str | None:
-    """--api-key, else ASSOCMEM_API_KEY (passed in as explicit by click), else the local
-    `up`'s operator key."""
-    if explicit:
-        return explicit
-    return read_key_file(home)
-
-
-def read_key_file(home: Path) -> str | None:
-    try:
-        return (home / KEY_FILE).read_text().strip() or None
-    except OSError:
-        return None
 
 
 def write_key_file(home: Path, secret: str) -> None:

@@ -11,7 +11,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from assocmem.api.ops.run_file import RunInfo, read_key_file, read_run_file
+from assocmem.api.client.local import read_key_file
+from assocmem.api.ops.run_file import RunInfo, read_run_file
 from assocmem.api.ops.spawn import spawn_up
 from assocmem.workers.runtime.redis_server import is_alive
 

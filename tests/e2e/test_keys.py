@@ -8,7 +8,7 @@ import os
 import stat
 from pathlib import Path
 
-from assocmem.api.ops.run_file import KEY_FILE
+from assocmem.api.client.local import KEY_FILE
 from tests.e2e.pipeline import Pipeline, cli, cli_json
 
 

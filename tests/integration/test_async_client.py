@@ -12,7 +12,7 @@ import pytest
 
 from assocmem.api.client import async_client
 from assocmem.api.client.async_client import AsyncClient
-from assocmem.api.errors import ApiError, BadRequest
+from assocmem.api.errors import ApiError, BadRequest, NotFound, Unauthorized
 from assocmem.workers.runtime.settings import Settings
 from tests.api_keys import operator_key
 from tests.live_api import serving, slow_rebuilds
@@ -96,6 +96,19 @@ def test_the_async_client_fetches_a_memory_and_forgets_nothing_of_the_sync_ones_
             assert logged["items"] == []
             ingested = await api.ingest("runbook", "The pool is sized by the queue length.")
             assert ingested["units"] >= 1
+
+    with serving(settings) as url:
+        asyncio.run(session(url, operator_key(settings)))
+
+
+def test_the_async_client_raises_the_same_typed_errors(settings: Settings) -> None:
+    async def session(url: str, key: str) -> None:
+        async with AsyncClient(url, api_key="not-a-key") as stranger:
+            with pytest.raises(Unauthorized):
+                await stranger.state()
+        async with AsyncClient(url, api_key=key) as api:
+            with pytest.raises(NotFound, match="1-0"):
+                await api.get_memory("1-0")
 
     with serving(settings) as url:
         asyncio.run(session(url, operator_key(settings)))

@@ -8,6 +8,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import orjson
 import pytest
@@ -15,10 +16,18 @@ import urllib3
 
 from assocmem.api.client import Client
 from assocmem.api.client import sync as client_module
-from assocmem.api.errors import ApiError, BadRequest, ServiceDown
+from assocmem.api.errors import (
+    ApiError,
+    BadRequest,
+    Conflict,
+    Forbidden,
+    NotFound,
+    ServiceDown,
+    Unauthorized,
+)
 from assocmem.workers.runtime.redis_server import free_port
 from assocmem.workers.runtime.settings import DEFAULT_PORT, Settings
-from tests.api_keys import operator_key
+from tests.api_keys import key_for, operator_key
 from tests.live_api import serving, slow_rebuilds
 
 
@@ -232,3 +241,44 @@ def test_a_memory_is_fetched_by_id_with_its_words_and_scope(settings: Settings) 
             with pytest.raises(BadRequest) as unknown:
                 bob.get_memory("1-0")
             assert unknown.value.status == 404
+
+
+def test_each_refusal_is_its_own_error_with_the_services_detail(settings: Settings) -> None:
+    key = operator_key(settings)
+    reader = key_for(settings, settings.tenant, "reader", ("read",))
+    with serving(settings) as url:
+        with Client(url, api_key="not-a-key") as stranger, pytest.raises(Unauthorized):
+            stranger.state()
+        with Client(url, api_key=reader) as read_only, pytest.raises(Forbidden) as refused:
+            read_only.write("the deploy failed")
+        assert refused.value.status == 403 and "write" in str(refused.value)
+        with Client(url, api_key=key) as api:
+            api.write("the deploy failed", key="k1")
+            with pytest.raises(Conflict, match="k1"):
+                api.write("the deploy failed twice", key="k1")
+            with pytest.raises(NotFound):
+                api.get_memory("1-0")
+            with pytest.raises(NotFound):
+                api.job("no-such-job")
+
+
+def test_a_client_told_nothing_finds_the_local_up_and_keeps_its_key_at_home(
+    settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    key = operator_key(settings)
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "api-key").write_text(key + "\n")
+    monkeypatch.setenv("ASSOCMEM_HOME", str(home))
+    monkeypatch.delenv("ASSOCMEM_URL", raising=False)
+    monkeypatch.delenv("ASSOCMEM_API_KEY", raising=False)
+    with serving(settings) as url:
+        (home / "run.json").write_text(orjson.dumps({"url": url}).decode())
+        with Client() as found:
+            assert found.url == url.rstrip("/") and found.state()["position"]
+        monkeypatch.setenv("ASSOCMEM_URL", url)  # a URL named: the operator key is not sent
+        with Client() as named, pytest.raises(Unauthorized):
+            named.state()
+        monkeypatch.setenv("ASSOCMEM_API_KEY", key)
+        with Client() as keyed_too:
+            assert keyed_too.state()["position"]

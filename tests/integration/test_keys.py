@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
+from assocmem.api.client.local import read_key_file
 from assocmem.api.http.app import create_app
 from assocmem.api.ops.operator_key import ensure_operator_key
-from assocmem.api.ops.run_file import read_key_file, write_key_file
+from assocmem.api.ops.run_file import write_key_file
 from assocmem.workers.app.key_commands import AUTH_CACHE_SECONDS, KeyCommands
 from assocmem.workers.runtime.services import Runtime
 from assocmem.workers.runtime.settings import Settings
@@ -152,7 +153,7 @@ def test_jobs_of_another_tenant_are_neither_listed_nor_shown(
     job = http.post("/v1/archive", headers=acme).json()
     assert [j["id"] for j in http.get("/v1/jobs", headers=acme).json()["jobs"]] == [job["id"]]
     assert http.get("/v1/jobs", headers=globex).json()["jobs"] == []
-    assert http.get(f"/v1/jobs/{job['id']}", headers=globex).status_code == 422
+    assert http.get(f"/v1/jobs/{job['id']}", headers=globex).status_code == 404
 
 
 def test_up_keeps_an_operator_key_redis_knows_and_replaces_one_it_does_not(

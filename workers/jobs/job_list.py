@@ -13,7 +13,7 @@ from rq.job import Job, JobStatus
 from rq.registry import FailedJobRegistry, ScheduledJobRegistry, StartedJobRegistry
 
 from assocmem.workers import errors
-from assocmem.workers.errors import ApplicationError, InvalidRequest
+from assocmem.workers.errors import ApplicationError, InvalidRequest, UnknownJob
 from assocmem.workers.runtime.services import Runtime
 
 SHOWN = 200
@@ -64,7 +64,7 @@ LAST_ERROR = "last_error"
 
 
 def job_info(runtime: Runtime, job_id: str) -> JobInfo:
-    """One job by id, whatever its state; InvalidRequest if no job has that id."""
+    """One job by id, whatever its state; UnknownJob if no job has that id."""
     for queue in runtime.queues():
         try:
             job = Job.fetch(job_id, queue.connection, queue.serializer)
@@ -76,8 +76,8 @@ def job_info(runtime: Runtime, job_id: str) -> JobInfo:
     raise unknown_job(job_id)
 
 
-def unknown_job(job_id: str) -> InvalidRequest:
-    return InvalidRequest(f"job {job_id!r} is unknown: expected an id `assocmem jobs` lists")
+def unknown_job(job_id: str) -> UnknownJob:
+    return UnknownJob(f"job {job_id!r} is unknown: expected an id `assocmem jobs` lists")
 
 
 def enqueue_once(
