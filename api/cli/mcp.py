@@ -53,14 +53,17 @@ def mcp(
     (--api-key, ASSOCMEM_API_KEY, else the local `up`'s): no tool argument names them. A
     recall that cannot reach the service within --degrade-after answers empty and flagged
     `degraded`, so a memory outage never fails the agent's run."""
+    from assocmem.api.client.sync import Client
     from assocmem.api.mcp.server import build_server, tool_schemas
 
     remember(ctx, url, as_json)
+    if schemas:  # no call is made: no key is needed to see the tools
+        with Client("http://127.0.0.1") as nowhere:
+            listed = tool_schemas(build_server(nowhere, allow_forget))
+        click.echo(orjson.dumps(listed, option=orjson.OPT_INDENT_2).decode())
+        return
     client = client_of(ctx, degrade_after=degrade_after)
     server = build_server(client, allow_forget)
-    if schemas:
-        click.echo(orjson.dumps(tool_schemas(server), option=orjson.OPT_INDENT_2).decode())
-        return
     with client:
         if transport == "stdio":
             server.run("stdio")

@@ -12,16 +12,20 @@ run goes on.
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import re
 from collections.abc import Callable
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from assocmem.api.client.calls import Calls, tool_calls
 from assocmem.api.client.sync import Client
+from assocmem.api.errors import ApiError
+from assocmem.engine.recall.prompt import MAX_BUDGET, MIN_BUDGET
 
 DEGRADE_AFTER = 2.0
 """Seconds a recall or a chain may take before it answers empty, flagged degraded."""
@@ -40,17 +44,36 @@ def build_server(client: Client, allow_forget: bool = False) -> MCPServer:
     `allow_forget` (it erases for good, and needs an admin key)."""
     server = MCPServer("assocmem", instructions=INSTRUCTIONS, version="0.1.0")
 
-    @server.tool()
+    def tool(name: str | None = None) -> Callable[[Tool], Tool]:
+        """`server.tool`, for a function whose refusals reach the model with their reason."""
+        return lambda function: server.tool(name=name, description=_described(function))(
+            _explained(function)
+        )
+
+    @tool()
     def remember(
         text: Annotated[str, Field(description="What to remember, in plain words.")],
         concepts: Concepts = None,
         importance: Annotated[int, Field(ge=1, le=5, description="1 (trivia) to 5")] = 3,
+        key: Annotated[
+            str | None,
+            Field(
+                min_length=1,
+                max_length=200,
+                description="An idempotency key: remember sent again with the same key stores"
+                " the memory once.",
+            ),
+        ] = None,
     ) -> dict[str, Any]:
         """Store a memory. Returns its id (to rate it later) and the concepts it was filed under."""
-        written = client.write(text, concepts=concepts, importance=importance)
-        return {"id": written["id"], "concepts": written["concepts"]}
+        written = client.write(text, concepts=concepts, importance=importance, key=key)
+        return {
+            "id": written["id"],
+            "concepts": written["concepts"],
+            "duplicate": written["duplicate"],
+        }
 
-    @server.tool()
+    @tool()
     def recall(
         query: Annotated[str, Field(description="A question or a few words.")],
         depth: Annotated[
@@ -58,18 +81,49 @@ def build_server(client: Client, allow_forget: bool = False) -> MCPServer:
             Field(description="deep also follows chains of links"),
         ] = "standard",
         limit: Annotated[int, Field(ge=1, le=50)] = 10,
+        budget: Annotated[
+            int | None,
+            Field(
+                ge=MIN_BUDGET,
+                le=MAX_BUDGET,
+                description="Tokens of prompt text to return as well: the memories, best"
+                " first, within this budget.",
+            ),
+        ] = None,
+        time: Annotated[
+            str | None,
+            Field(
+                max_length=200,
+                description="A time range in words ('last week', 'in March', '昨天');"
+                " found in the query when not given.",
+            ),
+        ] = None,
+        floor: Annotated[
+            float | None,
+            Field(
+                ge=0,
+                description="Times two concepts must have been written together"
+                " before a link between them is followed (default 2).",
+            ),
+        ] = None,
     ) -> dict[str, Any]:
         """Memories for the query, direct and through links: each says how it was found
-        (`source`) and the links that brought it (`via`, with weights). `degraded: true`
+        (`source`) and the links that brought it (`via`, with weights); with a `budget`,
+        also `prompt`: the memories as text within that many tokens. `degraded: true`
         means memory is unavailable right now: go on without it."""
-        found = client.read(query, depth=depth, limit=limit)
-        return {
+        found = client.read(
+            query, depth=depth, limit=limit, token_budget=budget, time=time, floor=floor
+        )
+        answer = {
             "degraded": found.get("degraded", False),
             **({"reason": found["reason"]} if found.get("degraded") else {}),
             "items": [_item(i) for i in found.get("items", [])],
         }
+        if found.get("prompt"):
+            answer["prompt"] = found["prompt"]["text"]
+        return answer
 
-    @server.tool()
+    @tool()
     def feedback(
         ids: Annotated[list[str], Field(description="Ids of the memories the answer used.")],
         outcome: Annotated[float, Field(ge=-1.0, le=1.0, description="-1 (wrong) to 1 (right)")],
@@ -80,14 +134,14 @@ def build_server(client: Client, allow_forget: bool = False) -> MCPServer:
         rated = client.feedback(ids, outcome, text=query)
         return {"position": rated["position"], "concepts": rated.get("concepts", [])}
 
-    @server.tool()
+    @tool()
     def find_chain(
         concepts: Annotated[list[str], Field(min_length=2, description="Two or more concepts.")],
     ) -> dict[str, Any]:
         """The strongest chains of links between the concepts, with the hidden ones between."""
         return client.find_chain(concepts)
 
-    @server.tool()
+    @tool()
     def log_activity(
         text: Annotated[str, Field(description="What happened.")],
         category: Annotated[str | None, Field(description="e.g. deploy, meeting")] = None,
@@ -97,7 +151,7 @@ def build_server(client: Client, allow_forget: bool = False) -> MCPServer:
         logged = client.log_activity(text, category=category, tags=tags)
         return {"id": logged["id"], "concepts": logged["concepts"]}
 
-    @server.tool()
+    @tool()
     def graph(
         concepts: Annotated[list[str], Field(min_length=1, max_length=20)],
         hops: Annotated[int, Field(ge=1, le=3)] = 1,
@@ -106,11 +160,11 @@ def build_server(client: Client, allow_forget: bool = False) -> MCPServer:
         return client.graph(concepts, hops)
 
     for name, call in tool_calls().items():
-        server.tool(name=name)(_tool_of(client, call))
+        tool(name)(_tool_of(client, call))
 
     if allow_forget:
 
-        @server.tool()
+        @tool()
         def forget(
             kind: Annotated[
                 Literal["user", "session", "namespace"], Field(description="What to erase.")
@@ -126,6 +180,28 @@ def build_server(client: Client, allow_forget: bool = False) -> MCPServer:
     return server
 
 
+Tool = TypeVar("Tool", bound=Callable[..., Any])
+
+
+def _described(function: Callable[..., Any]) -> str:
+    """A function's docstring as a model reads it: one line a paragraph, no indentation."""
+    return re.sub(r"(?<!\n)\n(?!\n)", " ", inspect.getdoc(function) or "")
+
+
+def _explained(function: Tool) -> Tool:
+    """`function`, raising what the API refused as a ToolError, whose message the model
+    reads (the SDK shows only 'Error executing tool' for any other exception)."""
+
+    @functools.wraps(function)
+    def explained(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return function(*args, **kwargs)
+        except ApiError as exc:
+            raise ToolError(str(exc)) from exc
+
+    return explained  # type: ignore[return-value]
+
+
 def _tool_of(client: Client, name: str) -> Callable[..., dict[str, Any]]:
     """The client's call `name` as a tool function: its parameters, its docstring."""
     call = getattr(client, name)
@@ -136,8 +212,7 @@ def _tool_of(client: Client, name: str) -> Callable[..., dict[str, Any]]:
         return call(**arguments)  # type: ignore[no-any-return]
 
     tool.__name__ = name
-    # one line a paragraph: the description a model reads, not the docstring's wrapping
-    tool.__doc__ = re.sub(r"(?<!\n)\n(?!\n)", " ", inspect.getdoc(getattr(Calls, name)) or "")
+    tool.__doc__ = inspect.getdoc(getattr(Calls, name))
     tool.__signature__ = declared.replace(  # type: ignore[attr-defined]
         parameters=parameters, return_annotation=dict[str, Any]
     )

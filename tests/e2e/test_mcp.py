@@ -80,6 +80,13 @@ async def remember_and_recall(session: ClientSession) -> dict[str, Any]:
     chains = await call(session, "find_chain", {"concepts": ["deploy", "jitter"]})
     got = await call(session, "get", {"memory_id": first["id"]})
     assert got["id"] == first["id"] and got["text"] == notes[0][0]
+    once = {"text": "the pool was resized", "key": "resize-1"}
+    kept = [await call(session, "remember", once) for _ in range(2)]
+    assert kept[0]["id"] == kept[1]["id"] and kept[1]["duplicate"]  # one memory, not two
+    prompted = await call(session, "recall", {"query": "deploy billing", "budget": 200})
+    assert "deploy" in prompted["prompt"]
+    refused = await session.call_tool("recall", {"query": "what is it"})
+    assert refused.is_error and "content words" in refused.content[0].text  # the reason
     return {
         "first": first,
         "found": found,
@@ -152,6 +159,24 @@ def test_the_tools_over_streamable_http(tmp_path: Path) -> None:
         server.terminate()
         server.wait(30)
         up.stop()
+
+
+def test_the_tools_are_listed_as_schemas_without_a_key_or_a_service(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ASSOCMEM_")}
+    env["ASSOCMEM_HOME"] = str(tmp_path)  # no `up` here: no key, no run file
+    listed = subprocess.run(
+        [sys.executable, "-m", "assocmem.api.cli", "mcp", "--schemas"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    schemas = {tool["name"]: tool for tool in json.loads(listed.stdout)}
+    assert set(schemas) == TOOLS
+    assert {"budget", "time", "floor", "limit"} <= set(
+        schemas["recall"]["parameters"]["properties"]
+    )
+    assert all("\n " not in tool["description"] for tool in schemas.values())  # no indentation
 
 
 def test_recall_answers_degraded_within_its_bound_when_the_service_is_gone() -> None:
