@@ -26,7 +26,8 @@ from cold_start import first_read  # bench/ is on sys.path when a script here ru
 from history_scale import answered, drain  # bench/ is on sys.path when a script here runs
 
 from assocmem.api.client import Client
-from assocmem.api.ops.run_file import read_key_file, read_run_file
+from assocmem.api.client.local import read_key_file
+from assocmem.api.ops.run_file import read_run_file
 from assocmem.api.ops.spawn import UNLIMITED, banner_url, spawn_up
 from assocmem.workers.store.redis.keys import log_key
 

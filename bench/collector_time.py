@@ -28,7 +28,7 @@ from short_events import publish_together  # bench/ is on sys.path when a script
 from skeleton import load_corpus  # bench/ is on sys.path when a script here runs
 
 from assocmem.api.client import Client
-from assocmem.api.ops.run_file import read_key_file
+from assocmem.api.client.local import read_key_file
 from assocmem.api.ops.spawn import UNLIMITED, banner_url, spawn_up
 
 METER = """

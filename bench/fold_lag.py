@@ -23,7 +23,8 @@ import numpy as np
 from short_events import short_note  # bench/ is on sys.path when a script here runs
 
 from assocmem.api.client import Client
-from assocmem.api.ops.run_file import read_key_file, read_run_file
+from assocmem.api.client.local import read_key_file
+from assocmem.api.ops.run_file import read_run_file
 from assocmem.api.ops.spawn import UNLIMITED, banner_url, spawn_up
 from assocmem.engine.position import ZERO
 from assocmem.workers.runtime.services import Runtime

@@ -37,8 +37,9 @@ from recall import rss_mb, stall_meter, wait_for_snapshot
 from skeleton import load_corpus  # bench/ is on sys.path when a script here runs
 
 from assocmem.api.client import Client
+from assocmem.api.client.local import read_key_file
 from assocmem.api.errors import ApiError
-from assocmem.api.ops.run_file import read_key_file, read_run_file
+from assocmem.api.ops.run_file import read_run_file
 from assocmem.api.ops.spawn import UNLIMITED, banner_url, spawn_up
 
 

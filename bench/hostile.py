@@ -20,7 +20,8 @@ from pathlib import Path
 
 import urllib3
 
-from assocmem.api.ops.run_file import read_key_file, read_run_file
+from assocmem.api.client.local import read_key_file
+from assocmem.api.ops.run_file import read_run_file
 from assocmem.api.ops.spawn import BANNER, UNLIMITED, banner_url
 from assocmem.workers.runtime.redis_server import free_port
 

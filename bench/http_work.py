@@ -38,7 +38,8 @@ from skeleton import load_corpus
 from work import WARM_UP, callgrind_parser, instructions, require_corpus_and_valgrind
 
 from assocmem.api.client import Client
-from assocmem.api.ops.run_file import read_key_file, read_run_file
+from assocmem.api.client.local import read_key_file
+from assocmem.api.ops.run_file import read_run_file
 from assocmem.api.ops.spawn import UNLIMITED, banner_url, spawn_up
 from assocmem.workers.runtime.redis_server import free_port
 

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from assocmem.api.client import Client
-from assocmem.api.ops.run_file import read_key_file
+from assocmem.api.client.local import read_key_file
 from assocmem.api.ops.spawn import UNLIMITED, banner_url, spawn_up
 
 

@@ -22,7 +22,7 @@ from cold_start import first_read  # bench/ is on sys.path when a script here ru
 from history_scale import drain, job_seconds  # bench/ is on sys.path when a script here runs
 
 from assocmem.api.client import Client
-from assocmem.api.ops.run_file import read_key_file
+from assocmem.api.client.local import read_key_file
 from assocmem.api.ops.spawn import UNLIMITED, banner_url, spawn_up
 
 

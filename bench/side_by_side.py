@@ -24,7 +24,8 @@ from recall import DEPTHS, MODES, queries, wait_for_snapshot, wait_until_served,
 from skeleton import load_corpus  # bench/ is on sys.path when a script here runs
 
 from assocmem.api.client import Client
-from assocmem.api.ops.run_file import read_key_file, read_run_file
+from assocmem.api.client.local import read_key_file
+from assocmem.api.ops.run_file import read_run_file
 from assocmem.api.ops.spawn import BANNER, UNLIMITED, banner_url
 from assocmem.workers.runtime.redis_server import free_port
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import orjson
 
 from assocmem.api.client import Client
-from assocmem.api.ops.run_file import read_key_file
+from assocmem.api.client.local import read_key_file
 from assocmem.api.ops.spawn import UNLIMITED, banner_url, spawn_up
 from assocmem.engine.events.envelope import Event
 from assocmem.engine.events.feedback_given import FEEDBACK_GIVEN

@@ -1,8 +1,8 @@
 """The fold as the workers run it, in this process: log entries of commit messages folded
 in chunks of `--chunk` (`fold_entries`, as the fold job and the API read the log), half of
-them before the state becomes a snapshot's base, half after; then what the fold job does
-before it publishes (`State.seal`), and the time of a full snapshot and of a delta of the
-second half. Medians of `--rounds` for the encodes; the state's content hash to compare
+them before the state becomes a snapshot's base, half after; then (on an older checkout)
+the seal its fold job did before it published, and the time of a full snapshot and of a
+delta of the second half. Medians of `--rounds` for the encodes; the state's content hash to compare
 two versions side by side (run each with its own checkout's packages first on the path):
 
     .venv/bin/python bench/worker_fold.py ../shared/data/corpus_en.jsonl --notes 60000
@@ -58,7 +58,7 @@ def main() -> None:
     fold_entries(state, chunks(half, len(entries)))
     folded = time.perf_counter() - start
     start = time.perf_counter()
-    if hasattr(state, "seal"):  # an older checkout has no seal
+    if hasattr(state, "seal"):  # an older checkout keeps folded rows as objects till a seal
         state.seal()
     sealed = time.perf_counter() - start
     full, _ = timed(lambda: dump_state(state), args.rounds)

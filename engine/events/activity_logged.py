@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from assocmem.engine.errors import InvalidEvent, quoted
-from assocmem.engine.events.memory_written import add_memory, check_note, without_labels
-from assocmem.engine.events.payload import MAX_TAGS, check_label
+from assocmem.engine.events.memory_written import without_labels
+from assocmem.engine.events.note_payload import Activity, checked, note_of, stage
 from assocmem.engine.events.record import EventType, Payload
 from assocmem.engine.state.state import State
 from assocmem.engine.text.extraction import EXTRACTOR_VERSION, Extraction
@@ -38,20 +37,11 @@ def build(
 
 
 def check(data: Payload) -> None:
-    check_note(data)
-    check_label(data.get("category"), "category")
-    check_label(data.get("source"), "source", optional=True)
-    tags = data.get("tags")
-    if not isinstance(tags, list) or len(tags) > MAX_TAGS:
-        raise InvalidEvent(f"tags {quoted(tags)} is invalid: expected a list of at most {MAX_TAGS}")
-    for tag in tags:
-        check_label(tag, "tags item")
+    checked(data, Activity)
 
 
 def apply(state: State, event: Event) -> None:
-    data = event.data
-    meta = {"category": data["category"], "tags": data["tags"], "source": data.get("source")}
-    add_memory(state, event, "activity", meta)
+    stage(state, note_of(event, Activity, state.concept_index))
 
 
 ACTIVITY_LOGGED = EventType(

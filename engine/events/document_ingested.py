@@ -7,9 +7,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from assocmem.engine.errors import InvalidEvent, quoted
-from assocmem.engine.events.memory_written import LINK_WINDOW, without_labels
+from assocmem.engine.events.memory_written import without_labels
 from assocmem.engine.events.payload import check_concepts, check_label, check_labels
 from assocmem.engine.events.record import EventType, Payload
+from assocmem.engine.state.cooccurrence import LINK_WINDOW
 from assocmem.engine.state.memory import COMMON, scope_of
 from assocmem.engine.state.state import State
 from assocmem.engine.text.extraction import EXTRACTOR_VERSION

@@ -41,9 +41,6 @@ class Event:
     fingerprint: str | None = None
     """With a key: what the request said (not stored in the envelope). The same key sent
     again with another fingerprint is a conflict, not a retry."""
-    checked: bool = dataclasses.field(default=False, compare=False)
-    """Its time and payload passed its type's check as it was decoded
-    (engine/events/checked_note.py): the fold does not check them again."""
 
     def __post_init__(self) -> None:
         if self.v == 0:

@@ -11,8 +11,8 @@ import dataclasses
 from collections.abc import Iterable
 
 from assocmem.engine.errors import InvalidEvent
-from assocmem.engine.events.checked_note import ColumnNote
 from assocmem.engine.events.envelope import Event
+from assocmem.engine.events.note_payload import ColumnNote, stage
 from assocmem.engine.events.payload import check_time
 from assocmem.engine.events.registry import event_type
 from assocmem.engine.position import Position
@@ -36,24 +36,25 @@ def fold(
 
     `checked`: every event's time and payload passed its type's check already (the
     application's, on these very objects, before it appended them), so they are not checked
-    again: the same check of the same values, a tenth of the fold of short notes. An event
-    marked `checked` (engine/events/checked_note.py checked it as it decoded it) is not either,
-    nor a ColumnNote, which is staged as columns (engine/state/note_columns.py)."""
+    again: the same check of the same values, a tenth of the fold of short notes. A
+    ColumnNote was checked as it was decoded (engine/events/checked_note.py). Notes, in
+    either form, are staged as columns (engine/events/note_payload.py)."""
     rejections: list[Rejection] = []
     for event in events:
         assert event.position is not None, "only appended events are folded"
         if event.position <= state.position:
             continue
         if event.__class__ is ColumnNote:  # checked as it was decoded
-            state.note_columns.add(state, event)  # type: ignore[arg-type]
+            stage(state, event)  # type: ignore[arg-type]
             state.position = event.position
             continue
-        state.place_notes()  # the handler may look a note up
         try:
             record = event_type(event.type)
+            if not record.is_row:
+                state.place_notes()  # the handler may look a note up
             if not record.keeps_staged or state.staged_rows >= STAGED_AT_MOST:
                 state.flush()
-            if not (checked or event.checked):
+            if not checked:
                 check_time(event.ts)
                 record.check(event.data)
             record.apply(state, event)

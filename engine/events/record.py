@@ -38,11 +38,10 @@ class EventType:
     upcasters: Mapping[int, Upcaster] = dataclasses.field(default_factory=dict)
     """Version v -> a function turning a version-v payload into version v + 1."""
     keeps_staged: bool = False
-    """The fold may apply it while notes are staged, not yet indexed: its handler adds
-    notes (`State.stage_memory`), or reads only what a staged note has already (its id,
-    concepts, pending counts) and changes memories only through the State's setters (on
-    a staged one they change its object, which its columns are made from when it is
-    indexed). The fold indexes a run of notes at once, and before an event of any other
+    """The fold may apply it while notes are staged, not yet indexed: its handler stages
+    notes (engine/events/note_payload.py), or reads only what a staged note has already
+    (its id, concepts, pending counts) and changes memories only through the State's
+    setters. The fold indexes a run of notes at once, and before an event of any other
     type."""
     is_row: bool = False
     """The fold keeps it as a memory row: a link audit finds it through the postings of

@@ -35,19 +35,15 @@ ARRAYS = {
 
 
 def encode_memories(state: State, start: int, end: int) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Rows `start` to `end` as header fields (JSON) and arrays; rows kept as columns are
-    taken from them, without a Memory object."""
-    state.flush()  # a staged row has no concepts in `State.row_concepts` yet
+    """Rows `start` to `end` as header fields (JSON) and arrays, taken from their blocks'
+    columns, without a Memory object."""
+    state.flush()  # staged notes are not rows yet
     rows = state.rows
-    loaded_end = rows.loaded_end()
     parts: list[dict[str, Any]] = []
     for block in rows.blocks():
         lo, hi = max(start, block.start), min(end, block.start + len(block))
         if lo < hi:
             parts.append(_block_part(block, lo - block.start, hi - block.start, start))
-    if end > max(start, loaded_end):
-        lo = max(start, loaded_end)
-        parts.append(_objects_part(state, rows.slice(lo, end), lo - start))
     header: dict[str, Any] = {
         "ids": list(chain.from_iterable(p["ids"] for p in parts)),
         "meta": list(chain.from_iterable(p["meta"] for p in parts)),
@@ -67,12 +63,6 @@ def encode_memories(state: State, start: int, end: int) -> tuple[dict[str, Any],
     for column in ("ts", "importance", "valence", "accesses"):  # what changes: the columns
         arrays[f"memory_{column}"] = getattr(state, column).values[start:end]
     return header, arrays
-
-
-def sealed(state: State, start: int, end: int) -> LoadedMemories:
-    """Rows `start` to `end` as one block of columns, what `State.seal` keeps them as."""
-    header, arrays = encode_memories(state, start, end)
-    return decode_memories(header, arrays, start)[0]
 
 
 def decode_memories(
@@ -143,35 +133,6 @@ def _block_part(block: LoadedMemories, lo: int, hi: int, start: int) -> dict[str
         "namespace": (block.namespace[lo:hi], block.namespaces),
         "kind": (block.kind[lo:hi], block.kinds),
     }
-
-
-def _objects_part(state: State, memories: list[Any], first: int) -> dict[str, Any]:
-    texts = [m.text.encode() for m in memories]
-    lengths = [len(m.concepts) for m in memories]
-    return {
-        "ids": [m.id for m in memories],
-        "text": b"".join(texts),
-        "memory_text_lengths": list(map(len, texts)),
-        "meta": [[first + n, m.meta] for n, m in enumerate(memories) if m.meta is not None],
-        "memory_concepts": _object_concepts(state, memories[0].row, sum(lengths)),
-        "memory_lengths": lengths,
-        "memory_core": [m.core for m in memories],
-        "memory_matched": [m.matched for m in memories],
-        "agent": coded([m.agent for m in memories]),
-        "user": coded([m.user for m in memories]),
-        "session": coded([m.session for m in memories]),
-        "namespace": coded([m.namespace for m in memories]),
-        "kind": coded([m.kind for m in memories]),
-    }
-
-
-def _object_concepts(state: State, row: int, count: int) -> np.ndarray:
-    """The first `count` concept indices of the rows from `row` on, all objects."""
-    rows = state.rows
-    skip = sum(len(m.concepts) for m in rows.slice(rows.loaded_end(), row))
-    found = state.row_concepts.values[skip : skip + count]
-    assert len(found) == count, "every indexed object row has its concepts in row_concepts"
-    return found
 
 
 def _joined(parts: list[Any], dtype: str) -> np.ndarray:

@@ -148,24 +148,12 @@ class MemoryRows:
     def slice(self, start: int, end: int | None = None) -> list[Memory]:
         return list(map(self.__getitem__, range(start, len(self) if end is None else end)))
 
-    def append(self, memory: Memory) -> None:
-        self._objects.append(memory)
-
     def load(self, block: LoadedMemories) -> None:
         """Add the block's rows after the last one, made into objects when asked for."""
         assert block.start == len(self._objects), "a block starts at the next row"
         self._blocks.append(block)
         self._starts.append(block.start)
         self._objects.extend([None] * len(block))
-
-    def seal(self, block: LoadedMemories) -> None:
-        """Keep the block's rows, the objects after the last block, as its columns from now
-        on: their objects are let go (made again when asked for)."""
-        start, end = block.start, block.start + len(block)
-        assert start == self.loaded_end() and end <= len(self._objects), "seals the next rows"
-        self._blocks.append(block)
-        self._starts.append(start)
-        self._objects[start:end] = [None] * len(block)
 
     def join_last(self, count: int, joined: LoadedMemories) -> None:
         """Keep the last `count` blocks as `joined`, the same rows in one block."""
@@ -176,10 +164,6 @@ class MemoryRows:
 
     def blocks(self) -> list[LoadedMemories]:
         return self._blocks
-
-    def loaded_end(self) -> int:
-        """The rows before this one may be columns only; those from it are objects."""
-        return self._blocks[-1].start + len(self._blocks[-1]) if self._blocks else 0
 
     def made(self, row: int) -> Memory | None:
         """The row's memory if it is an object already, else None."""
@@ -212,10 +196,6 @@ class MemoryRows:
         for block in self._blocks:
             lo, hi = np.searchsorted(rows, [block.start, block.start + len(block)]).tolist()
             found += block.fixed(rows[lo:hi] - block.start)
-        for row in rows[np.searchsorted(rows, self.loaded_end()) :].tolist():
-            memory = self[row]
-            scope = (memory.namespace, memory.user, memory.session)
-            found.append(Fixed(memory.id, memory.text.encode(), memory.agent, memory.kind, scope))
         return found
 
     def scope(self, row: int) -> Scope:

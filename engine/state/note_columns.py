@@ -1,16 +1,14 @@
-"""Checked notes staged as columns, as the workers fold them: no Event, payload dict or
+"""Checked notes staged as columns, as every fold stages them: no Event, payload dict or
 Memory object is made of a note, and its row is a block's from the start.
 
-A note the decoder has checked (engine/events/checked_note.py) gives its concepts' indices, its
-link window and its fields to these lists as it is folded, and its decoded envelope is let
-go at once (kept until the end of a run, decoded notes went cold: the columnar runs of
-2b1ed56, reverted, lost so). Before any other event (a rating looks notes up by id), at
-STAGED_AT_MOST staged notes and at the end of a fold, the notes staged become a block of
-rows (`State.place_notes`), made into objects only when something asks for one, as a
-snapshot's rows are; they are indexed and their words counted with the other staged notes
-(engine/state/staged_notes.py). A fold of commit messages made an Event, a payload and a Memory
-of every note, and then, at the seal, columns of them, which cost a good share of the fold
-(bench/worker_fold.py).
+A note checked against its payload rule (engine/events/note_payload.py) gives its concepts'
+indices, its link window and its fields to these lists as it is folded, and its decoded
+envelope is let go at once (kept until the end of a run, decoded notes went cold: the
+columnar runs of 2b1ed56, reverted, lost so). Before any other event (a rating looks notes
+up by id), at STAGED_AT_MOST staged notes and at the end of a fold, the notes staged
+become a block of rows (`State.place_notes`), made into objects only when something asks
+for one, as a snapshot's rows are; they are indexed and their words counted with the other
+staged notes (engine/state/staged_notes.py).
 """
 
 from __future__ import annotations
@@ -88,8 +86,8 @@ class NoteColumns:
         self.labels.append(data.labels)
 
     def block(self, start: int) -> tuple[LoadedMemories, dict[str, np.ndarray]]:
-        """The staged notes as rows `start`, `start + 1`, ... (what a seal would have made
-        of them), and their numbers for the state's columns."""
+        """The staged notes as rows `start`, `start + 1`, ..., and their numbers for the
+        state's columns."""
         fields = list(zip(*self.notes, strict=True))
         positions, texts, lengths, core, matched, ts, importance = fields[:7]
         encoded = [text.encode() for text in texts]

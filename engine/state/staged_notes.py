@@ -5,9 +5,8 @@ end instead of a Python step per concept of every note. The fold flushes them be
 any event whose handler reads indexed notes (`EventType.keeps_staged`), every
 STAGED_AT_MOST notes and at its end, so no reader ever sees a staged note.
 
-A note folded as an event is staged as a Memory object; the workers' fold stages checked
-notes as columns instead (engine/state/note_columns.py), placed as a block of rows before any
-other event and indexed here with the rest. Folding long runs of notes read ahead into
+Notes are staged as columns (engine/state/note_columns.py), placed as a block of rows
+before any other event and indexed here. Folding long runs of notes read ahead into
 blocks (2b1ed56, reverted) made a fold from zero slower and its peak memory larger, the
 notes read ahead going cold before they were folded: columns are taken from each note as
 it is decoded.
@@ -22,32 +21,7 @@ import numpy as np
 from assocmem.engine.state.note_concepts import counted_labels
 
 if TYPE_CHECKING:
-    from assocmem.engine.state.memory import Memory
     from assocmem.engine.state.state import State
-
-
-class StagedNotes:
-    __slots__ = ("memories", "indices", "labels")
-
-    def __init__(self) -> None:
-        self.memories: list[Memory] = []
-        self.indices: list[list[int]] = []
-        self.labels: list[dict[str, str]] = []
-        """Per note, concept -> the word written for it (none: the concept itself)."""
-
-    def __len__(self) -> int:
-        return len(self.memories)
-
-    def add(self, memory: Memory, indices: list[int], labels: dict[str, str]) -> None:
-        self.memories.append(memory)
-        self.indices.append(indices)
-        self.labels.append(labels)
-
-    def take(self) -> tuple[list[Memory], list[list[int]], list[dict[str, str]]]:
-        """The staged memories, their concepts' indices and their labels; empties."""
-        taken = self.memories, self.indices, self.labels
-        self.memories, self.indices, self.labels = [], [], []
-        return taken
 
 
 class Uses:

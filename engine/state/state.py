@@ -14,8 +14,6 @@ from __future__ import annotations
 import dataclasses
 from array import array
 from collections.abc import Iterable, MutableSequence, Sequence
-from itertools import chain
-from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -35,7 +33,7 @@ from assocmem.engine.state.memory_columns import joined_blocks, offsets_of
 from assocmem.engine.state.memory_rows import LoadedMemories, MemoryIds, MemoryRows
 from assocmem.engine.state.note_columns import NoteColumns
 from assocmem.engine.state.postings import Postings
-from assocmem.engine.state.staged_notes import StagedNotes, Uses, count_surfaces
+from assocmem.engine.state.staged_notes import Uses, count_surfaces
 
 
 @dataclasses.dataclass(slots=True)
@@ -71,10 +69,6 @@ class Link:
         return is_taught(self.learned)
 
 
-SEALED_ROWS = 8192
-"""Rows folded as objects that `State.seal` keeps as a block of columns from then on
-(engine/state/memory_rows.py): what a snapshot encodes without a step per memory, and memory
-without an object each."""
 JOINED_ROWS_AT_MOST = 65_536
 """The largest block the blocks a fold made are joined into: a fold that makes a small
 block now and then (a worker's fold of a few new notes, or notes between ratings) leaves a
@@ -157,8 +151,6 @@ class State:
         """Concept -> label, for the concepts whose label is not the concept itself (what a
         read looks up for every concept it shows, without a call per concept)."""
         self.postings = Postings()
-        self.staged = StagedNotes()
-        """Memories registered but not yet indexed; empty outside a fold."""
         self.note_columns = NoteColumns()
         """Checked notes staged as columns, not rows yet (engine/state/note_columns.py); empty
         outside a fold."""
@@ -168,11 +160,6 @@ class State:
         self.placed_labels: list[dict[str, str]] = []
         self.placed_from = 0
         """The first row `placed` holds."""
-        self.row_concepts = Column(np.int32)
-        """The concept indices of the indexed rows kept as objects (from `rows.loaded_end()`),
-        one row after another: what a snapshot encodes of them, kept from their indexing
-        rather than looked up again concept by concept (most of a content hash of folded
-        memories, before)."""
         self.counts = Cooccurrence()
         self.learned: dict[int, dict[int, float]] = {}
         self.learned_at: dict[tuple[int, int], Position] = {}
@@ -296,20 +283,6 @@ class State:
         for number, at in enumerate(missing, start):
             indices[at] = number
 
-    def stage_memory(self, memory: Memory, labels: dict[str, str]) -> list[int]:
-        """Register `memory` now; index it and count its words (`labels`: concept -> the
-        word written for it) at the next `flush`. Return its concepts' indices."""
-        self._place(memory)
-        indices = self.indices_of(memory.concepts)
-        # One string each. itemgetter makes the tuple in one C call, half the time of a map
-        # (of one index it gives the item, not a tuple of it)
-        if len(indices) > 1:
-            memory.concepts = itemgetter(*indices)(self.concepts)
-        else:
-            memory.concepts = tuple(map(self.concepts.__getitem__, indices))
-        self.staged.add(memory, indices, labels)  # type: ignore[arg-type]
-        return indices
-
     def place_notes(self) -> None:
         """The notes staged as columns (engine/state/note_columns.py) become the next rows, one
         block of them (columns and all), indexed at the next `flush`."""
@@ -317,8 +290,6 @@ class State:
         if not staged:
             return
         self.note_columns = NoteColumns()
-        if len(self.rows) > self.rows.loaded_end():
-            self.seal(1)  # the rows after the last block are objects: a block comes after them
         first = len(self.rows)
         block, numbers = staged.block(first)
         self._add_rows(block, numbers)
@@ -332,12 +303,12 @@ class State:
     @property
     def staged_rows(self) -> int:
         """Notes staged in any way, not indexed yet."""
-        return len(self.staged) + len(self.note_columns) + len(self.placed_labels)
+        return len(self.note_columns) + len(self.placed_labels)
 
     def flush(self) -> None:
         """Index the staged memories and count their words (engine/state/staged_notes.py)."""
         self.place_notes()
-        if self.placed:  # they come before any staged as objects
+        if self.placed:
             parts, labels = self.placed, self.placed_labels
             self.placed, self.placed_labels = [], []
             concepts, lengths, core, matched = (np.concatenate(p) for p in zip(*parts, strict=True))
@@ -345,30 +316,6 @@ class State:
             tiers = tiers_of(lengths, core, matched)
             self.postings.extend(offsets, concepts, tiers, self.placed_from)
             count_surfaces(self, Uses(self, concepts, offsets, labels))
-        if self.staged:
-            memories, indices, labels = self.staged.take()
-            concepts, offsets = self._index(memories, indices)
-            count_surfaces(self, Uses(self, concepts, offsets, labels))
-
-    def seal(self, at_least: int | None = None) -> None:
-        """Keep the rows folded since the last block as columns once they are `at_least`
-        (default SEALED_ROWS).
-
-        Their objects are let go, so it is called between folds, never while a handler
-        holds a memory it is changing: by the workers, who publish snapshots of the state
-        (a snapshot slices a block's arrays) and keep it in memory for long."""
-        at_least = SEALED_ROWS if at_least is None else at_least
-        if len(self.rows) - self.rows.loaded_end() < at_least:
-            return
-        self.place_notes()  # which seals the rows before them first
-        start = self.rows.loaded_end()
-        if len(self.rows) - start >= at_least:
-            from assocmem.engine.state.memory_columns import sealed  # it reads the state's rows
-
-            self.flush()
-            self.rows.seal(sealed(self, start, len(self.rows)))
-            self.row_concepts = Column(np.int32)  # no row is an object after the last block
-            self._join_young_blocks()
 
     def _join_young_blocks(self) -> None:
         """Join the last JOINED_AT_ONCE blocks into one while none of them is more than
@@ -395,7 +342,6 @@ class State:
         """The block's rows after the last, with their columns; not indexed."""
         first = len(self.rows)
         self.rows.load(block)
-        self.row_concepts = Column(np.int32)  # no row is an object after the last block
         self.memories.load(block)
         count = len(block)
         if "activity" in block.kinds:
@@ -412,59 +358,25 @@ class State:
         self.alive.extend(alive)
         self.length.extend(np.maximum(block.matched, 1).astype(np.int16))
 
-    def _place(self, memory: Memory) -> None:
-        """The next row: by id, and among the activities or the scoped rows if it is one."""
-        memory.row = len(self.rows)
-        self.rows.append(memory)
-        self.memories.add(memory)
-        if memory.kind == "activity":
-            self.activity_rows.append(memory.row)
-        if memory.user is not None or memory.session is not None or memory.namespace is not None:
-            self.scoped_rows.append(memory.row)
-
-    def _index(
-        self, memories: list[Memory], indices: list[list[int]]
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """Postings and columns of `memories`, the last rows, in bulk. Return their concepts'
-        indices, memory after memory, and where each memory's run of them starts (and the
-        last one ends)."""
-        lengths = np.fromiter(map(len, indices), dtype=np.int64, count=len(indices))
-        offsets = offsets_of(lengths)
-        concepts = np.fromiter(chain.from_iterable(indices), dtype=np.int32, count=int(offsets[-1]))
-        self.row_concepts.extend(concepts)
-        core = np.array([m.core for m in memories], dtype=np.int64)
-        matched = np.array([m.matched for m in memories], dtype=np.int64)
-        tiers = tiers_of(lengths, core, matched)
-        self.postings.extend(offsets, concepts, tiers, memories[0].row)
-        self.ts.extend(np.array([m.ts for m in memories], dtype=np.float64))
-        self.importance.extend(np.array([m.importance for m in memories], dtype=np.int8))
-        self.valence.extend(np.array([m.valence for m in memories], dtype=np.float64))
-        self.accesses.extend(np.array([m.accesses for m in memories], dtype=np.int32))
-        self.alive.extend(np.array([m.superseded_by is None for m in memories], dtype=np.bool_))
-        self.length.extend(np.array([max(1, m.matched) for m in memories], dtype=np.int16))
-        return concepts, offsets
-
-    # A staged memory has no columns yet: they are made from its object when it is indexed.
-
     def set_valence(self, memory: Memory, value: float) -> None:
         memory.valence = value
-        if self._touch(memory):
-            self.valence[memory.row] = value
+        self._touch_row(memory.row)
+        self.valence[memory.row] = value
 
     def set_importance(self, memory: Memory, value: int) -> None:
         memory.importance = value
-        if self._touch(memory):
-            self.importance[memory.row] = value
+        self._touch_row(memory.row)
+        self.importance[memory.row] = value
 
     def add_accesses(self, memory: Memory, hits: int) -> None:
         memory.accesses += hits
-        if self._touch(memory):
-            self.accesses[memory.row] = memory.accesses
+        self._touch_row(memory.row)
+        self.accesses[memory.row] = memory.accesses
 
     def supersede(self, memory: Memory, by: str) -> None:
         memory.superseded_by = by
-        if self._touch(memory):
-            self.alive[memory.row] = False
+        self._touch_row(memory.row)
+        self.alive[memory.row] = False
 
     def supersede_row(self, row: int, by: str) -> None:
         """`supersede` the memory at `row`, without making it an object if it is not one."""
@@ -493,13 +405,6 @@ class State:
             self.accesses[row] = accesses
         if superseded_by is not None and self.rows.superseded_by(row) != superseded_by:
             self.supersede_row(row, superseded_by)
-
-    def _touch(self, memory: Memory) -> bool:
-        """Record a change of the memory for the next delta; False if it is staged."""
-        if memory.row >= len(self.rows) - len(self.staged):
-            return False
-        self._touch_row(memory.row)
-        return True
 
     def _touch_row(self, row: int) -> None:
         for mark in (self.base, self.level):

@@ -117,9 +117,10 @@ def fold_and_publish(runtime: Runtime, tenant: str, force: bool = False) -> dict
     marks = {"next": _next_mark(len(state.memories))}
 
     def progress(s: object) -> None:
-        if len(state.memories) >= marks["next"]:
-            log.info("fold %s: %d memories, at %s", tenant, len(state.memories), state.position)
-            marks["next"] = _next_mark(len(state.memories))
+        memories = len(state.memories) + len(state.note_columns)  # staged notes are not rows yet
+        if memories >= marks["next"]:
+            log.info("fold %s: %d memories, at %s", tenant, memories, state.position)
+            marks["next"] = _next_mark(memories)
         # A rung as the fold passes it, not once at its end: a worker behind a burst (a
         # publish at a million memories takes seconds) folded 74,000 events in one job, and
         # an as-of read between folded as many.
@@ -157,7 +158,6 @@ def fold_and_publish(runtime: Runtime, tenant: str, force: bool = False) -> dict
         runtime.log.clear_fold_wanted(tenant, mark)
         return {"tenant": tenant, "published": False, "position": str(state.position)}
     began = runtime.clock()
-    state.seal()  # the rows folded since the last seal are encoded once, not at every publish
     with collection_held():
         blob, base, kind = _snapshot_of(runtime, tenant, state)
     total = folded.before + folded.unpublished
@@ -245,7 +245,6 @@ def _keep_unpublished(runtime: Runtime, tenant: str, state: State, folded: int) 
     if not runtime.snapshots.keeps(tenant, folded):
         return
     state.flush()  # between two chunks of a fold, its last notes may still be staged
-    state.seal()
     with collection_held():
         delta = _delta_of(runtime, tenant, state, RUNG_SHARE)
     if delta is not None:

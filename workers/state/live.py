@@ -160,7 +160,6 @@ class LiveState:
                 ready = sorted(k for k in self._handoff if k <= state.position)
                 batches = [self._handoff.pop(k) for k in ready]
             if not batches:
-                state.seal()  # kept as columns, not an object per memory
                 return
             with collection_paused():
                 # One fold: notes indexed once. Checked: the application built each payload

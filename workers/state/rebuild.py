@@ -11,9 +11,10 @@ import logging
 from collections.abc import Callable, Iterable, Iterator
 
 from assocmem.engine.errors import CorruptSnapshot, InvalidEvent
-from assocmem.engine.events.checked_note import ColumnNote, checked_note
+from assocmem.engine.events.checked_note import checked_note
 from assocmem.engine.events.envelope import Event, decode_event
 from assocmem.engine.events.fold import STAGED_AT_MOST, Rejection, fold
+from assocmem.engine.events.note_payload import ColumnNote
 from assocmem.engine.position import ZERO, Position
 from assocmem.engine.snapshot.delta import Decoded, load_snapshot
 from assocmem.engine.state.state import State
@@ -31,11 +32,6 @@ from assocmem.workers.store.ports import (
 )
 
 log = logging.getLogger(__name__)
-
-SEALED_BY_FOLDS = STAGED_AT_MOST
-"""Rows a long fold lets pile up as objects before it seals them into columns. A seal
-indexes the staged notes first: sealing every SEALED_ROWS (8,192) indexed them in runs that
-small, and a replay of a million events spent a fifth of its time so."""
 
 Progress = Callable[[State], None]
 
@@ -75,7 +71,9 @@ def each_decoded(
     (engine/state/note_columns.py)."""
     for position, raw in entries:
         try:
-            event = checked_note(raw, position, concept_index) or decode_event(raw, position)
+            event = (
+                concept_index is not None and checked_note(raw, position, concept_index)
+            ) or decode_event(raw, position)
         except InvalidEvent as exc:
             rejections.append(Rejection(position, stray_reason(raw, position) or str(exc)))
             continue
@@ -140,7 +138,6 @@ def fold_entries(
             if state.staged_rows >= STAGED_AT_MOST:  # a bound on what staging holds
                 state.flush()
             state.position = max(state.position, chunk[-1][0])  # past entries it skipped
-            state.seal(SEALED_BY_FOLDS)  # between two events: no handler holds a memory
             if progress:
                 progress(state)
 

@@ -17,7 +17,7 @@ from assocmem.engine.snapshot.codec import content_hash, dump_state
 from assocmem.engine.state import state as state_module
 from assocmem.engine.state.state import JOINED_ROWS_AT_MOST, State
 from assocmem.workers.state import rebuild
-from assocmem.workers.state.rebuild import SEALED_BY_FOLDS, decode_entries, fold_entries
+from assocmem.workers.state.rebuild import decode_entries, fold_entries
 from tests.unit.engine.make_events import written
 from tests.unit.engine.state.test_fold_properties import assert_same_index, histories
 
@@ -48,15 +48,12 @@ def test_chunks_of_stored_entries_fold_as_their_events_decoded_first(events, dat
     ]
     skipped = data.draw(st.sampled_from([frozenset(), frozenset({"feedback.given"})]))
 
-    # Folded chunk by chunk, the rows are sealed into columns as they go: every few rows here;
-    # checked notes are staged as columns, indexed every few notes, in blocks joined up to
-    # a few rows
-    sealed_rows = data.draw(st.sampled_from([SEALED_BY_FOLDS, 2]))
+    # Folded chunk by chunk, checked notes are staged as columns, indexed every few notes,
+    # in blocks joined up to a few rows
     staged_at_most = data.draw(st.sampled_from([STAGED_AT_MOST, 3]))
     joined_at_most = data.draw(st.sampled_from([JOINED_ROWS_AT_MOST, 4]))
     state = State()
     with (
-        mock.patch.object(rebuild, "SEALED_BY_FOLDS", sealed_rows),
         mock.patch.object(rebuild, "STAGED_AT_MOST", staged_at_most),
         mock.patch.object(state_module, "JOINED_ROWS_AT_MOST", joined_at_most),
     ):
@@ -80,7 +77,7 @@ def test_chunks_of_stored_entries_fold_as_their_events_decoded_first(events, dat
     ]
     assert_same_index(state, expected)
     assert dump_state(state) == dump_state(expected)
-    assert all(len(block) <= max(joined_at_most, SEALED_BY_FOLDS) for block in state.rows.blocks())
+    assert all(len(block) <= max(joined_at_most, STAGED_AT_MOST) for block in state.rows.blocks())
 
 
 def as_our_writers_write(event: Event) -> Event:

@@ -13,7 +13,6 @@ from assocmem.engine.events.fold import fold, fold_from_zero
 from assocmem.engine.snapshot.codec import content_hash, dump_state, load_state
 from assocmem.engine.snapshot.delta import encode_delta, load_snapshot
 from assocmem.engine.state import cooccurrence
-from assocmem.engine.state import state as state_module
 from assocmem.engine.state.state import State
 from tests.unit.engine.make_events import (
     accessed,
@@ -255,31 +254,24 @@ def test_a_loaded_snapshot_indexes_its_memories_as_the_fold_did(
     ]
 
 
-@given(histories(), st.integers(1, 4), st.data())
+@given(histories(), st.data())
 @settings(max_examples=60, deadline=None)
-def test_rows_sealed_into_columns_read_as_the_rows_the_fold_made(
-    events: list[Event], sealed_rows: int, data: st.DataObject
+def test_rows_folded_in_parts_read_as_the_rows_one_fold_makes(
+    events: list[Event], data: st.DataObject
 ) -> None:
-    """Folded rows are kept as columns once SEALED_ROWS gather (their objects let go), and
-    made again when asked for: feedback, accesses and merges after that change them alike."""
+    """Each fold places its notes as a block of columns, made into objects when asked for:
+    feedback, accesses and merges in later parts change them as one fold does."""
     folded = fold_from_zero(events)
     cuts = sorted(data.draw(st.lists(st.integers(0, len(events)), max_size=4)))
-    kept = state_module.SEALED_ROWS
-    state_module.SEALED_ROWS = sealed_rows
-    try:
-        sealed = State()
-        for start, end in zip([0, *cuts], [*cuts, len(events)], strict=True):
-            fold(sealed, events[start:end])
-            sealed.seal()
-    finally:
-        state_module.SEALED_ROWS = kept
-    assert len(sealed.rows) - sealed.rows.loaded_end() < sealed_rows  # all but the last few
-    assert content_hash(sealed) == content_hash(folded)
-    assert [dataclasses.asdict(m) for m in sealed.rows] == [
+    parts = State()
+    for start, end in zip([0, *cuts], [*cuts, len(events)], strict=True):
+        fold(parts, events[start:end])
+    assert content_hash(parts) == content_hash(folded)
+    assert [dataclasses.asdict(m) for m in parts.rows] == [
         dataclasses.asdict(m) for m in folded.rows
     ]
     for column in ("ts", "importance", "valence", "accesses", "alive", "length"):
-        assert getattr(sealed, column).values.tolist() == getattr(folded, column).values.tolist()
+        assert getattr(parts, column).values.tolist() == getattr(folded, column).values.tolist()
 
 
 @given(histories())

@@ -48,7 +48,6 @@ def test_joined_blocks_hold_each_row_as_its_own_block_did() -> None:
     with mock.patch.object(state_module, "JOINED_AT_ONCE", 100):  # each batch a block
         for batch in batches:
             fold(state, batch)
-            state.seal(1)
     blocks = state.rows.blocks()
     assert [len(b) for b in blocks] == [2, 2, 2]
     state.supersede_row(3, "6-0")  # rows no object was made of: their blocks tell
