@@ -153,6 +153,49 @@ def get(ctx: click.Context, memory_id: str, url: str | None, as_json: bool) -> N
         emit(ctx, client.get_memory(memory_id), _shown)
 
 
+@click.command("list", epilog="Example: assocmem list --agent planner --limit 20")
+@click.option("--agent", help="Only memories this agent wrote.")
+@click.option("--kind", type=click.Choice(["memory", "activity"]), help="Only this kind.")
+@click.option("--superseded", is_flag=True, help="List superseded versions too.")
+@click.option("--cursor", help="Go on from the page that printed this cursor.")
+@click.option("--limit", type=click.IntRange(1, 1000), default=20, show_default=True)
+@common
+@click.pass_context
+def list_(
+    ctx: click.Context,
+    agent: str | None,
+    kind: str | None,
+    superseded: bool,
+    cursor: str | None,
+    limit: int,
+    url: str | None,
+    as_json: bool,
+) -> None:
+    """List the memories this key sees (narrowed by --user, --session, --namespace), newest
+    first, a page at a time."""
+    remember(ctx, url, as_json)
+    with client_of(ctx) as client:
+        page = client.list_memories(
+            agent=agent, kind=kind, superseded=superseded, cursor=cursor, limit=limit
+        )
+        emit(ctx, page, _listed)
+
+
+def _listed(page: dict[str, Any]) -> str:
+    lines = [
+        f"{m['id']}  {render.moment(m['ts'])}  {m['agent']}: {_first_line(m['text'])}"
+        for m in page["memories"]
+    ] or ["no memories"]
+    if page["cursor"]:
+        lines.append(f"more: assocmem list --cursor {page['cursor']}")
+    return "\n".join(lines)
+
+
+def _first_line(text: str, width: int = 80) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
 @click.command(epilog="Example: assocmem importance 1700000000000-0 5")
 @click.argument("memory_id")
 @click.argument("importance", type=int)

@@ -144,6 +144,29 @@ class Calls(Generic[R]):
         valence, accesses, supersession, time and position."""
         return self._send(Call("GET", f"/v1/memories/{_quoted(memory_id)}", answer=out.MemoryOut))
 
+    @tool("list")
+    def list_memories(
+        self,
+        agent: str | None = None,
+        kind: str | None = None,
+        user: str | None = None,
+        session: str | None = None,
+        namespace: str | None = None,
+        start: float | None = None,
+        end: float | None = None,
+        superseded: bool = False,
+        cursor: str | None = None,
+        limit: int = 100,
+    ) -> R:
+        """The memories this key sees, newest first, filtered by kind (memory or activity),
+        time (unix seconds, start <= ts < end), writer (agent) and scope; up to `limit`,
+        with the `cursor` to pass for the next page (null after the last)."""
+        params = given(
+            {"agent": agent, "kind": kind, "user": user, "session": session}
+            | {"namespace": namespace, "start": start, "end": end, "cursor": cursor}
+        ) | {"superseded": superseded, "limit": limit}
+        return self._send(Call("GET", "/v1/memories", params=params, answer=out.MemoriesOut))
+
     def set_importance(self, memory_id: str, importance: int) -> R:
         """Change a memory's importance (1-5)."""
         path = f"/v1/memories/{_quoted(memory_id)}/importance"

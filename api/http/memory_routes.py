@@ -3,15 +3,21 @@ so that a new one is written here and nowhere else in the HTTP app."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Annotated, Any
 
-from fastapi import Request
+from fastapi import Query, Request
 from starlette.convertors import Convertor, register_url_convertor
 
+from assocmem.api.http import query_params as q
 from assocmem.api.http import response_schemas as out
 from assocmem.api.http.principal import Caller
 from assocmem.api.http.responses import memory_view
+from assocmem.engine.recall.listing import MAX_LISTED, Filter
 from assocmem.workers.app import results
+
+if TYPE_CHECKING:
+    from assocmem.engine.state.memory import Memory
 
 
 class _Position(Convertor[str]):
@@ -41,12 +47,47 @@ def get_memory(memory_id: str, request: Request, caller: Caller) -> dict[str, An
 
 
 def found_view(found: results.Found) -> dict[str, Any]:
-    m = found.memory
+    return {"position": str(found.position)} | scoped_view(found.memory, found.labels)
+
+
+def scoped_view(m: Memory, labels: Mapping[str, str]) -> dict[str, Any]:
     scope = {"user": m.user, "session": m.session, "namespace": m.namespace}
-    named = {k: v for k, v in scope.items() if v is not None}
-    return {"position": str(found.position)} | memory_view(m, found.labels) | named
+    return memory_view(m, labels) | {k: v for k, v in scope.items() if v is not None}
+
+
+_Name = Annotated[str | None, Query(min_length=1, max_length=200)]
+
+
+def list_memories(
+    request: Request,
+    caller: Caller,
+    agent: _Name = None,
+    kind: Annotated[str | None, Query(pattern="^(memory|activity)$")] = None,
+    user: _Name = None,
+    session: _Name = None,
+    namespace: _Name = None,
+    start: q.Start = None,
+    end: q.End = None,
+    superseded: Annotated[
+        bool, Query(description="List memories a later version superseded too")
+    ] = False,
+    cursor: Annotated[
+        str | None, Query(max_length=41, description="The cursor the page before gave")
+    ] = None,
+    limit: Annotated[int, Query(json_schema_extra={"minimum": 1, "maximum": MAX_LISTED})] = 100,
+) -> dict[str, Any]:
+    """The memories the key sees, newest first, filtered by writer, kind, scope and time
+    (unix seconds, start <= ts < end); a page at a time, the next from `cursor`."""
+    where = Filter(agent, kind, user, session, namespace, start, end, superseded)
+    page = _application(request).memories(caller, where, cursor, limit)
+    return {
+        "position": str(page.position),
+        "memories": [scoped_view(m, page.labels) for m in page.memories],
+        "cursor": page.cursor,
+    }
 
 
 ROUTES = [
+    ("/v1/memories", list_memories, "GET", 200, out.MemoriesOut),
     ("/v1/memories/{memory_id:position}", get_memory, "GET", 200, out.MemoryOut),
 ]

@@ -92,6 +92,20 @@ class MemoryOut(Memory):
     namespace: str | None = None
 
 
+class ScopedMemory(Memory):
+    user: str | None = None
+    session: str | None = None
+    namespace: str | None = None
+
+
+class MemoriesOut(BaseModel):
+    position: str = Field(description="The position of the state it was read from")
+    memories: list[ScopedMemory] = Field(description="Newest first")
+    cursor: str | None = Field(
+        description="Pass as `cursor` for the next page; null after the last page"
+    )
+
+
 class Item(Memory):
     source: str = Field(description="How it was found: direct, fuzzy, association, chain or time")  # type: ignore[assignment]
     score: float

@@ -202,11 +202,17 @@ def _explained(function: Tool) -> Tool:
     return explained  # type: ignore[return-value]
 
 
+WHOSE = frozenset({"self", "tenant", "agent", "user", "session", "namespace"})
+"""Parameters a call may have and its tool never has: whose memory it is comes from the
+server's key and configuration (each has a default in the call)."""
+
+
 def _tool_of(client: Client, name: str) -> Callable[..., dict[str, Any]]:
-    """The client's call `name` as a tool function: its parameters, its docstring."""
+    """The client's call `name` as a tool function: its parameters (less WHOSE), its
+    docstring."""
     call = getattr(client, name)
     declared = inspect.signature(getattr(Calls, name), eval_str=True)
-    parameters = [p for p in declared.parameters.values() if p.name != "self"]
+    parameters = [p for p in declared.parameters.values() if p.name not in WHOSE]
 
     def tool(**arguments: Any) -> dict[str, Any]:
         return call(**arguments)  # type: ignore[no-any-return]

@@ -162,5 +162,11 @@ def test_people_read_the_words_agents_wrote_and_programs_get_the_keys(tmp_path: 
         assert cli_json("get", memory, url=up.url)["id"] == memory
         missing = cli("get", "1-0", url=up.url, check=False)
         assert missing.returncode != 0 and "1-0" in missing.stderr
+        page = cli("list", "--limit", "2", url=up.url).stdout.splitlines()
+        assert page[0].endswith("Always retry with backoff") and len(page) == 3
+        assert page[2].startswith("more: assocmem list --cursor ")
+        rest = cli_json("list", "--cursor", page[2].split()[-1], url=up.url)
+        assert [m["text"] for m in rest["memories"]] == ["We retry failed calls"]
+        assert rest["cursor"] is None
     finally:
         up.stop()

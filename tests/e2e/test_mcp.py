@@ -24,7 +24,7 @@ from mcp.client.streamable_http import streamable_http_client
 from assocmem.workers.runtime.redis_server import free_port
 from tests.e2e.pipeline import Pipeline, cli, cli_json
 
-TOOLS = {"remember", "recall", "feedback", "find_chain", "log_activity", "graph", "get"}
+TOOLS = {"remember", "recall", "feedback", "find_chain", "log_activity", "graph", "get", "list"}
 
 
 def server_env(url: str, key: str) -> dict[str, str]:
@@ -80,6 +80,9 @@ async def remember_and_recall(session: ClientSession) -> dict[str, Any]:
     chains = await call(session, "find_chain", {"concepts": ["deploy", "jitter"]})
     got = await call(session, "get", {"memory_id": first["id"]})
     assert got["id"] == first["id"] and got["text"] == notes[0][0]
+    listed = await call(session, "list", {"kind": "memory", "limit": 2})
+    assert [m["text"] for m in listed["memories"]] == [notes[-1][0], notes[-2][0]]
+    assert listed["cursor"]
     once = {"text": "the pool was resized", "key": "resize-1"}
     kept = [await call(session, "remember", once) for _ in range(2)]
     assert kept[0]["id"] == kept[1]["id"] and kept[1]["duplicate"]  # one memory, not two

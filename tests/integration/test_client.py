@@ -243,6 +243,47 @@ def test_a_memory_is_fetched_by_id_with_its_words_and_scope(settings: Settings) 
             assert unknown.value.status == 404
 
 
+def test_memories_are_listed_newest_first_a_page_at_a_time_within_the_keys_scope(
+    settings: Settings,
+) -> None:
+    key = operator_key(settings)
+    with serving(settings) as url:
+        with Client(url, api_key=key, scope={"user": "alice"}) as alice:
+            private = alice.write("alice keeps her deploy notes here")["id"]
+        with Client(url, api_key=key) as api:
+            ids = [api.write(f"step {n} of the billing migration")["id"] for n in range(5)]
+            api.log_activity("rolled the billing job back", category="deploy")
+            old = api.write("the cache is warm", supersedes=None)["id"]
+            api.write("the cache is cold again", supersedes=[old])
+
+            first = api.list_memories(kind="memory", limit=3)
+            assert [m["text"] for m in first["memories"]] == [
+                "the cache is cold again",
+                "step 4 of the billing migration",
+                "step 3 of the billing migration",
+            ]  # the superseded version is left out, the activity is of another kind
+            second = api.list_memories(kind="memory", limit=3, cursor=first["cursor"])
+            assert [m["id"] for m in second["memories"]] == ids[2::-1]
+            last = api.list_memories(kind="memory", limit=3, cursor=second["cursor"])
+            assert [m["id"] for m in last["memories"]] == [private]  # an operator sees all
+            assert last["cursor"] is None
+
+            everything = api.list_memories(superseded=True, limit=100)["memories"]
+            assert old in {m["id"] for m in everything}
+            assert [m["kind"] for m in api.list_memories(kind="activity")["memories"]] == [
+                "activity"
+            ]
+            assert api.list_memories(agent="someone else")["memories"] == []
+            with pytest.raises(BadRequest, match="cursor"):
+                api.list_memories(cursor="1-0")
+        reader = key_for(settings, settings.tenant, "reader", ("read",))
+        with Client(url, api_key=reader) as common:
+            assert private not in {m["id"] for m in common.list_memories(limit=100)["memories"]}
+        with Client(url, api_key=reader, scope={"user": "alice"}) as alice:
+            listed = alice.list_memories(user="alice")["memories"]
+            assert [m["id"] for m in listed] == [private] and listed[0]["user"] == "alice"
+
+
 def test_each_refusal_is_its_own_error_with_the_services_detail(settings: Settings) -> None:
     key = operator_key(settings)
     reader = key_for(settings, settings.tenant, "reader", ("read",))

@@ -53,6 +53,17 @@ class Found:
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
+class Listing:
+    """A page of memories, newest first, in the state served at `position`."""
+
+    position: Position
+    memories: list[Memory]
+    labels: Mapping[str, str]
+    cursor: str | None
+    """The id to list on from for the next page; None after the last."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
 class Read:
     recall: Recall
     window: Window
