@@ -1,6 +1,7 @@
-"""`serve`, `worker` and `cron` started by hand, as a supervisor starts them beside their
-Redis: they wait for it rather than die with a traceback, and refuse plainly what no wait
-can mend (a wrong password, a URL that leads to no Redis)."""
+"""`serve`, `worker` and `cron` started by hand, as a supervisor (deploy/compose.yaml,
+deploy/systemd/) starts them beside their Redis: they wait for it rather than die with a
+traceback, serve a write, a read and a consolidation once it is there, and refuse plainly
+what no wait can mend (a wrong password, a URL that leads to no Redis)."""
 
 from __future__ import annotations
 
@@ -16,8 +17,13 @@ import pytest
 import redis
 import urllib3
 
+from assocmem.api.client import Client
 from assocmem.workers.runtime.redis_server import free_port, start_redis
 from assocmem.workers.store.redis.keys import cron_lease_key
+
+SERVICES = ("serve", "worker", "cron")
+"""The commands a deployment runs, one process each (tests/unit/deploy/ holds the deploy
+files to them)."""
 
 
 def started(command: list[str], redis_url: str, home: Path, log: Path) -> subprocess.Popen[bytes]:
@@ -50,11 +56,26 @@ def wait_for(condition, what: str, timeout: float = 30.0) -> None:  # type: igno
         time.sleep(0.1)
 
 
-def test_the_api_workers_and_cron_started_before_their_redis_wait_for_it(tmp_path: Path) -> None:
+def bootstrapped_key(redis_url: str) -> str:
+    """The first operator key of a deployment, as its operator makes it."""
+    done = subprocess.run(
+        [sys.executable, "-m", "assocmem.api.cli", "keys", "bootstrap"],
+        env={**os.environ, "REDIS_URL": redis_url},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return done.stdout.strip()
+
+
+def test_the_api_workers_and_cron_started_before_their_redis_wait_for_it_then_serve(
+    tmp_path: Path,
+) -> None:
     port, http_port = free_port(), free_port()
     url = f"redis://127.0.0.1:{port}/0"
     api_url = f"http://127.0.0.1:{http_port}"
-    logs = {name: tmp_path / f"{name}.log" for name in ("serve", "worker", "cron")}
+    logs = {name: tmp_path / f"{name}.log" for name in SERVICES}
     processes = [
         started(["serve", "--port", str(http_port)], url, tmp_path / "home", logs["serve"]),
         started(["worker"], url, tmp_path / "home", logs["worker"]),
@@ -70,6 +91,12 @@ def test_the_api_workers_and_cron_started_before_their_redis_wait_for_it(tmp_pat
         wait_for(lambda: status(f"{api_url}/readyz") == 200, "the API ready")
         wait_for(lambda: queues.scard("rq:workers") == 1, "the worker registered")
         wait_for(lambda: queues.exists(cron_lease_key()) == 1, "the cron holding its lease")
+        with Client(api_url, api_key=bootstrapped_key(url)) as api:
+            for text in ("the deploy broke billing", "the deploy broke billing again"):
+                api.write(text, concepts=["deploy", "billing"])
+            assert len(api.read(concepts=["deploy"])["items"]) == 2
+            job = api.consolidate()
+            wait_for(lambda: api.job(job["id"])["state"] == "finished", "the consolidation run")
     finally:
         for process in processes:
             process.send_signal(signal.SIGTERM)
