@@ -1,5 +1,6 @@
-"""The routes of memories by id: each route with its endpoint and the JSON it answers,
-so that a new one is written here and nowhere else in the HTTP app."""
+"""The routes of memories by id and by listing: each route with its endpoint and the JSON
+it answers, so that a new one is written here and nowhere else in the HTTP app (its shape
+is in api/http/response_schemas.py, which the clients read without the server's imports)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from assocmem.api.http import response_schemas as out
 from assocmem.api.http.principal import Caller
 from assocmem.api.http.responses import memory_view
 from assocmem.engine.recall.listing import MAX_LISTED, Filter
-from assocmem.workers.app import results
+from assocmem.workers.app.memory_queries import Found
 
 if TYPE_CHECKING:
     from assocmem.engine.state.memory import Memory
@@ -46,7 +47,7 @@ def get_memory(memory_id: str, request: Request, caller: Caller) -> dict[str, An
     return found_view(_application(request).memory(caller, memory_id))
 
 
-def found_view(found: results.Found) -> dict[str, Any]:
+def found_view(found: Found) -> dict[str, Any]:
     return {"position": str(found.position)} | scoped_view(found.memory, found.labels)
 
 

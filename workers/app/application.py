@@ -35,7 +35,6 @@ from assocmem.engine.principal import ADMIN, FEEDBACK, READ, WRITE, Principal
 from assocmem.engine.recall.chains import find_chains
 from assocmem.engine.recall.graph import check_graph_request, neighbourhood
 from assocmem.engine.recall.links import links_of
-from assocmem.engine.recall.listing import MAX_LISTED, Filter, listed
 from assocmem.engine.recall.prompt import MAX_BUDGET, MIN_BUDGET, prompt_text
 from assocmem.engine.recall.question import parse_question
 from assocmem.engine.recall.recall import Query, recall
@@ -58,6 +57,7 @@ from assocmem.workers.app.history import (
 )
 from assocmem.workers.app.job_commands import JobCommands
 from assocmem.workers.app.key_commands import KeyCommands
+from assocmem.workers.app.memory_queries import MemoryQueries
 from assocmem.workers.app.permissions import require
 from assocmem.workers.app.request_values import (
     checked,
@@ -99,7 +99,7 @@ UNITS_PER_EVENT = 2000
 """A long document is appended as several document.ingested events of this many units."""
 
 
-class Application:
+class Application(MemoryQueries):
     def __init__(
         self,
         runtime: Runtime,
@@ -470,41 +470,6 @@ class Application:
         """A link's index in the served state (a link audit reads the log after it only)."""
         with self.live(tenant).served() as state:
             return link_index(state, source, target)
-
-    def memory(self, principal: Principal, memory_id: str) -> results.Found:
-        """One memory the reader may see (a memory of another scope is unknown to it)."""
-        require(principal, READ)
-        with self._state(principal.tenant) as state:
-            memory = state.memories.get(memory_id)
-            if memory is None or not self._visibility(principal).sees(memory):
-                raise UnknownMemory(
-                    f"id {memory_id!r} is unknown: expected the id of a written memory"
-                )
-            return results.Found(state.position, memory, state.relabelled)
-
-    def memories(
-        self, principal: Principal, where: Filter, cursor: str | None, limit: int
-    ) -> results.Listing:
-        """The memories the reader may see that `where` matches, newest first, from the one
-        before `cursor` (a memory id that a page before ended on; None: from the newest)."""
-        require(principal, READ)
-        if not 1 <= limit <= MAX_LISTED:
-            raise InvalidRequest(f"limit {limit} is out of range: expected 1 to {MAX_LISTED}")
-        with self._state(principal.tenant) as state:
-            before = None
-            if cursor is not None:
-                memory = state.memories.get(cursor)
-                if memory is None:
-                    raise InvalidRequest(
-                        f"cursor {cursor!r} is unknown: expected the cursor a page gave"
-                    )
-                before = memory.row
-            rows = listed(state, self._visibility(principal), where, before, limit + 1)
-            page = [state.rows[row] for row in rows[:limit]]
-            more = len(rows) > limit
-            return results.Listing(
-                state.position, page, state.relabelled, page[-1].id if more else None
-            )
 
     def audit_memory(self, principal: Principal, memory_id: str) -> list[MemoryEvent]:
         """A memory's history, for a reader who may see the memory (else it is unknown)."""

@@ -4,7 +4,6 @@ HTTP shapes (api/http/responses.py turns these into JSON)."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
 
 from assocmem.engine.history.activity import PeriodSummary
 from assocmem.engine.position import Position
@@ -40,27 +39,6 @@ class Rated:
     concepts: tuple[str, ...]
     labels: tuple[str, ...]
     is_duplicate: bool
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class Found:
-    """One memory, in the state served at `position`."""
-
-    position: Position
-    memory: Memory
-    labels: Mapping[str, str]
-    """Concept -> the word its writers used for it, where that is not the concept itself."""
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class Listing:
-    """A page of memories, newest first, in the state served at `position`."""
-
-    position: Position
-    memories: list[Memory]
-    labels: Mapping[str, str]
-    cursor: str | None
-    """The id to list on from for the next page; None after the last."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

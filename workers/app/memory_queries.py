@@ -1,0 +1,83 @@
+"""Queries of memories by id and by listing: each with its result type, here and nowhere
+else in the workers (its route is in api/http/memory_routes.py, its client call in
+api/client/calls.py, its command in api/cli/memory.py)."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from collections.abc import Mapping
+
+from assocmem.engine.position import Position
+from assocmem.engine.principal import READ, Principal
+from assocmem.engine.recall.listing import MAX_LISTED, Filter, listed
+from assocmem.engine.state.memory import Memory
+from assocmem.engine.state.state import State
+from assocmem.engine.state.visibility import Visibility
+from assocmem.workers.app.permissions import require
+from assocmem.workers.errors import InvalidRequest, UnknownMemory
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Found:
+    """One memory, in the state served at `position`."""
+
+    position: Position
+    memory: Memory
+    labels: Mapping[str, str]
+    """Concept -> the word its writers used for it, where that is not the concept itself."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Listing:
+    """A page of memories, newest first, in the state served at `position`."""
+
+    position: Position
+    memories: list[Memory]
+    labels: Mapping[str, str]
+    cursor: str | None
+    """The id to list on from for the next page; None after the last."""
+
+
+class MemoryQueries:
+    """The application's queries of memories (workers/app/application.py mixes them in)."""
+
+    def _state(self, tenant: str) -> contextlib.AbstractContextManager[State]:
+        raise NotImplementedError  # the Application's
+
+    @staticmethod
+    def _visibility(principal: Principal) -> Visibility:
+        raise NotImplementedError  # the Application's
+
+    def memory(self, principal: Principal, memory_id: str) -> Found:
+        """One memory the reader may see (a memory of another scope is unknown to it)."""
+        require(principal, READ)
+        with self._state(principal.tenant) as state:
+            memory = state.memories.get(memory_id)
+            if memory is None or not self._visibility(principal).sees(memory):
+                raise UnknownMemory(
+                    f"id {memory_id!r} is unknown: expected the id of a written memory"
+                )
+            return Found(state.position, memory, state.relabelled)
+
+    def memories(
+        self, principal: Principal, where: Filter, cursor: str | None, limit: int
+    ) -> Listing:
+        """The memories the reader may see that `where` matches, newest first, from the one
+        before `cursor` (a memory id that a page before ended on; None: from the newest)."""
+        require(principal, READ)
+        if not 1 <= limit <= MAX_LISTED:
+            raise InvalidRequest(f"limit {limit} is out of range: expected 1 to {MAX_LISTED}")
+        with self._state(principal.tenant) as state:
+            before = None
+            if cursor is not None:
+                memory = state.memories.get(cursor)
+                if memory is None:
+                    raise InvalidRequest(
+                        f"cursor {cursor!r} is unknown: expected the cursor a page gave"
+                    )
+                before = memory.row
+            rows = listed(state, self._visibility(principal), where, before, limit + 1)
+            page = [state.rows[row] for row in rows[:limit]]
+            more = len(rows) > limit
+            return Listing(state.position, page, state.relabelled, page[-1].id if more else None)
