@@ -73,7 +73,10 @@ def test_the_live_api_keeps_its_document_and_refuses_invalid_requests_untouched(
     try:
         cli_json("write", "the billing job timed out", url=up.url)
         before = cli_json("state", url=up.url)
-        negative = ("--mode", "negative")
+        # The listing's answers would hand the fuzzer the ids of real memories, and a valid
+        # change of one (an importance), sent as the negative case of a part the API does
+        # not read, moves the log: its own invalid inputs are the last run's to check.
+        negative = ("--mode", "negative", "--exclude-name", "GET /v1/memories")
         invalid = schemathesis(up.url, *key, *negative, "--phases", "coverage")
         assert invalid.returncode == 0, invalid.stdout[-4000:]
         skipped = [f"--exclude-name={name}" for name in nothing_to_negate(up.url)]
