@@ -80,6 +80,8 @@ def main() -> None:
         ]
         on = [hits(q.answers, ask(state, q, "standard", k), k) for q in questions]
         print(describe(f"R@{k} standard, time off vs on", paired(timeless, on), ("off", "on")))
+        alone = [hits(q.answers, ask(state, q, "standard", k, context=False), k) for q in questions]
+        print(describe(f"R@{k} standard, context off vs on", paired(alone, on), ("off", "on")))
     dated = [q for q in questions if np.any([c.isdigit() for c in q.text])]
     print(f"({len(dated)} questions carry a digit, e.g. a year)")
 

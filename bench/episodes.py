@@ -103,6 +103,14 @@ def report(
         print(
             describe(f"R@{k} deep vs fast", paired(found["fast"], found["deep"]), ("fast", "deep"))
         )
+        alone = [hits(q.answers, ask(state, q, "standard", k, context=False), k) for q in questions]
+        print(
+            describe(
+                f"R@{k} standard, context off vs on",
+                paired(alone, found["standard"]),
+                ("off", "on"),
+            )
+        )
 
 
 def cmrc(path: Path) -> None:

@@ -54,14 +54,20 @@ def row_of(memory_id: str) -> int:
 
 
 def ask(
-    state: State, question: Question, depth: str, limit: int = K, auto_time: bool = True
+    state: State,
+    question: Question,
+    depth: str,
+    limit: int = K,
+    auto_time: bool = True,
+    context: bool = True,
 ) -> list[int]:
     """The rows a read of the question's text returns, best first (the API's read path)."""
     now = datetime.fromtimestamp(question.now, UTC)
+    options = {"depth": depth, "limit": limit, "context": context}
     if question.concepts:
-        query = Query(question.concepts, depth=depth, limit=limit, now=question.now)
+        query = Query(question.concepts, now=question.now, **options)  # type: ignore[arg-type]
     else:
-        query = read_query(question.text, now, auto_time=auto_time, depth=depth, limit=limit)
+        query = read_query(question.text, now, auto_time=auto_time, **options)
     if query is None:
         return []
     return [row_of(item.memory.id) for item in recall(state, query).items]

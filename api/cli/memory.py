@@ -68,6 +68,11 @@ def write(
 @click.option("--tz", help="IANA time zone of time expressions [default: ASSOCMEM_TZ or UTC].")
 @click.option("--history", is_flag=True, help="Also show memories a newer one superseded.")
 @click.option(
+    "--no-context",
+    is_flag=True,
+    help="Leave out the memories written just after or before a strong match (`context`).",
+)
+@click.option(
     "--budget", type=int, help="Also print the result as prompt text of at most this many tokens."
 )
 @click.option("--now", type=float, help="Rank as if at this unix time (reproducible scores).")
@@ -90,6 +95,7 @@ def read(
     no_auto_time: bool,
     tz: str | None,
     history: bool,
+    no_context: bool,
     budget: int | None,
     now: float | None,
     no_record: bool,
@@ -99,7 +105,8 @@ def read(
     url: str | None,
     as_json: bool,
 ) -> None:
-    """Recall memories: direct and fuzzy hits, then memories reached through links, each with its path."""
+    """Recall memories: direct and fuzzy hits, then memories reached through links, each with
+    its path, and those written beside the strongest matches (`context`)."""
     remember(ctx, url, as_json)
     with client_of(ctx) as client:
         response = client.read(
@@ -112,6 +119,7 @@ def read(
             auto_time=False if no_auto_time else None,
             tz=tz,
             history=history or None,
+            context=False if no_context else None,
             token_budget=budget,
             now=now,
             record_access=False if no_record else None,

@@ -65,6 +65,8 @@ def recalled(r: dict[str, Any]) -> str:
             lines.append(f"{'':16}... {len(item['via']) - VIA_SHOWN} more links (--json shows all)")
         if "chain" in item:
             lines.append(f"{'':16}chain {_chain(item['chain'])}")
+        if item.get("beside"):
+            lines.append(f"{'':16}written {item['beside']['written']} {item['beside']['id']}")
     if "prompt" in r:
         p = r["prompt"]
         lines.append(f"--- prompt text: {p['tokens']} of {p['budget']} tokens ---")

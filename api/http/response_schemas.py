@@ -4,7 +4,7 @@ so a read pays for no validation pass."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -106,13 +106,23 @@ class MemoriesOut(BaseModel):
     )
 
 
+class Beside(BaseModel):
+    id: str = Field(description="The match it was written beside, in the same stream")
+    written: Literal["after", "before"]
+
+
 class Item(Memory):
-    source: str = Field(description="How it was found: direct, fuzzy, association, chain or time")  # type: ignore[assignment]
+    source: str = Field(  # type: ignore[assignment]
+        description="How it was found: direct, fuzzy, association, chain, time or context"
+    )
     score: float
     matched: list[str]
     matched_keys: list[str]
     via: list[Via]
     chain: Chain | None = None
+    beside: Beside | None = Field(
+        None, description="Where its score came from its place beside a strong match"
+    )
 
 
 class Prompt(BaseModel):

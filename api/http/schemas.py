@@ -121,6 +121,11 @@ class ReadIn(Strict):
         None, description="IANA time zone for time expressions; default ASSOCMEM_TZ or UTC."
     )
     history: bool = Field(False, description="Also return memories a newer one superseded.")
+    context: bool = Field(
+        True,
+        description="At standard and deep depth: also bring the memory written just after"
+        " (or before) a strong match in its stream, as `context` with `beside`.",
+    )
     kinds: list[Literal["memory", "activity"]] | None = Field(
         None, min_length=1, max_length=2, description="Only these kinds of entries (default both)."
     )

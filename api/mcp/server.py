@@ -227,7 +227,7 @@ def _tool_of(client: Client, name: str) -> Callable[..., dict[str, Any]]:
 
 def _item(item: dict[str, Any]) -> dict[str, Any]:
     """What a model needs of a recalled memory (the API's item carries more)."""
-    kept = ("id", "text", "concepts", "source", "score", "via", "ts")
+    kept = ("id", "text", "concepts", "source", "score", "via", "beside", "ts")
     return {k: item[k] for k in kept if k in item}
 
 

@@ -5,7 +5,8 @@ Stages, by depth:
 - fast: `direct` (the memory carries a query concept) and `fuzzy` (it carries a
   near miss of one: a typo, a prefix, an inflection the stemmer missed);
 - standard: + `association` (one followed link from a query concept, ranked by
-  PPMI + learned delta);
+  PPMI + learned delta) and `context` (the memory written just after or before one of
+  the strongest matches, in its stream: engine/recall/context.py);
 - deep: + `chain` (concepts personalised PageRank reaches in several steps),
   with the chains between the query concepts.
 Every stage adds evidence to one relevance (engine.evidence), so a memory that two strong
@@ -26,7 +27,8 @@ import numpy as np
 from assocmem.engine.errors import InvalidQuery, quoted
 from assocmem.engine.position import Position
 from assocmem.engine.recall.chains import Chain, chain_along, chains_between, local_graph, pagerank
-from assocmem.engine.recall.evidence import CHAIN, DIRECT, FUZZY, LINK, TIME, Evidence
+from assocmem.engine.recall.context import ANCHORS, Neighbour, neighbours
+from assocmem.engine.recall.evidence import CHAIN, DIRECT, FUZZY, LINK, NONE, TIME, Evidence
 from assocmem.engine.recall.links import LinkWeights, Row, links_of
 from assocmem.engine.recall.match import Match, resolve
 from assocmem.engine.recall.rank import (
@@ -57,8 +59,10 @@ MAX_CHAIN_CONCEPTS = 8
 """Concepts PageRank adds in a deep read."""
 DEPTHS = ("fast", "standard", "deep")
 KINDS = ("memory", "activity")
-SOURCES = ("direct", "fuzzy", "association", "chain", "time")
-"""Item sources, indexed by the kind of evidence that found the memory (engine.evidence)."""
+SOURCES = ("direct", "fuzzy", "association", "chain", "time", "context")
+"""Item sources, indexed by the kind of evidence that found the memory (engine.evidence);
+last, a memory only its place beside a match brought (engine/recall/context.py)."""
+assert SOURCES.index("context") == NONE
 FUZZY_SHARE = 0.8
 """Evidence a near miss of similarity 1 would give, against a direct match's 1."""
 LINK_SHARE = 0.5
@@ -106,6 +110,9 @@ class Query:
     time, whenever it was written."""
     prefers_recent: bool = False
     """The question asks for the latest memories: recency weighs more."""
+    context: bool = True
+    """At depth standard and deep: bring the stream neighbours of the strongest matches
+    (engine/recall/context.py)."""
 
     def __post_init__(self) -> None:
         if not self.concepts and self.time_range is None:
@@ -149,6 +156,11 @@ class Item:
     matched: tuple[str, ...] = ()
     """For direct and fuzzy items: the memory's concepts that matched."""
     chain: Chain | None = None
+    beside: str | None = None
+    """The id of the match it was written beside, where that is what scored it (its source
+    is `context` if nothing else found it: engine/recall/context.py)."""
+    after: bool = True
+    """With `beside`: written after that match (else before it)."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -218,21 +230,30 @@ def recall(state: State, query: Query) -> Recall:
     rows, relevance = rows[near], relevance[near]
     recency = RECENT_QUERY_RECENCY_WEIGHT if query.prefers_recent else RECENCY_WEIGHT
     scores = relevance * priors(state, rows, now, recency)
-    best = top(np.arange(len(rows)), scores, query.limit)
-    found_by = evidence.first_kinds(rows[[k for k, _ in best]])
+    best = [(int(rows[k]), score) for k, score in top(np.arange(len(rows)), scores, query.limit)]
+    beside: dict[int, Neighbour] = {}
+    if query.context and query.depth != "fast" and best:
+        kinds = evidence.first_kinds(np.array([row for row, _ in best[:ANCHORS]], dtype=np.int64))
+        matched = [kind in (DIRECT, FUZZY) for kind in kinds.tolist()]
+        best, beside = _with_context(state, query, best, matched)
+    found_by = evidence.first_kinds(np.array([row for row, _ in best], dtype=np.int64))
     seed_names = {state.concepts[j] for j in seeds}
     items = tuple(
-        _item(
+        _beside(
+            _item(
+                state,
+                row,
+                round(score, 6),
+                SOURCES[found_by[n]],
+                vias,
+                matches,
+                seed_names,
+                paths,
+            ),
             state,
-            int(rows[k]),
-            round(score, 6),
-            SOURCES[found_by[n]],
-            vias,
-            matches,
-            seed_names,
-            paths,
+            beside.get(row),
         )
-        for n, (k, score) in enumerate(best)
+        for n, (row, score) in enumerate(best)
     )
     return Recall(
         position=state.position,
@@ -249,6 +270,39 @@ def recall(state: State, query: Query) -> Recall:
         labels=_labels(state, query.concepts, matches, vias, reached),
         relabelled=state.relabelled,
     )
+
+
+def _with_context(
+    state: State, query: Query, best: list[tuple[int, float]], matched: list[bool]
+) -> tuple[list[tuple[int, float]], dict[int, Neighbour]]:
+    """`best` (row, score; best first; `matched`: which carry a query concept or a near miss
+    of one) with the stream neighbours of its strongest matches where they score higher
+    than what they displace, and those neighbours by row."""
+
+    def allowed(rows: np.ndarray) -> np.ndarray:
+        keep = visible(state, query.visibility, rows)
+        if set(query.kinds) != set(KINDS):
+            keep &= _is_activity(state, rows) == (query.kinds == ("activity",))
+        if not query.history:
+            keep &= state.alive.values[rows]
+        return keep
+
+    scored = dict(best)
+    beside: dict[int, Neighbour] = {}
+    for near in neighbours(state, best, matched, allowed):
+        if near.score > scored.get(near.row, 0.0):
+            scored[near.row] = near.score
+            beside[near.row] = near
+    ranked = sorted(scored.items(), key=lambda rs: (-round(rs[1], 9), -rs[0]))[: query.limit]
+    kept = {row for row, _ in ranked}
+    return ranked, {row: n for row, n in beside.items() if row in kept}
+
+
+def _beside(item: Item, state: State, near: Neighbour | None) -> Item:
+    """`item`, saying which match it was written beside if that is what scored it."""
+    if near is None:
+        return item
+    return dataclasses.replace(item, beside=state.rows.id_of(near.anchor), after=near.after)
 
 
 def _labels(

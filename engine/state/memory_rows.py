@@ -112,6 +112,9 @@ class LoadedMemories:
             _named(self.sessions, self.session[local]),
         )
 
+    def stream(self, local: int) -> tuple[str, Scope]:
+        return self.agents[self.agent[local]], self.scope(local)
+
 
 def _named(table: list[str], code: Any) -> str | None:
     return None if code < 0 else table[code]
@@ -205,6 +208,14 @@ class MemoryRows:
             return (found.namespace, found.user, found.session)
         block, local = self._locate(row)
         return block.scope(local)
+
+    def stream(self, row: int) -> tuple[str, Scope]:
+        """Who wrote the row, and in which scope: its stream, without making it an object."""
+        found = self._objects[row]
+        if found is not None:
+            return found.agent, (found.namespace, found.user, found.session)
+        block, local = self._locate(row)
+        return block.stream(local)
 
     def linked(self, row: int, limit: int) -> list[int]:
         """The indices of the row's first concepts, up to its matched ones and `limit`."""

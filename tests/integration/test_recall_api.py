@@ -113,7 +113,7 @@ def test_importance_and_accesses_change_the_ranking(http: TestClient) -> None:
     assert http.post(f"/v1/memories/{first}/importance", json={"importance": 5}).status_code == 202
     assert [i["id"] for i in read(http, concepts=["cache"])["items"]][0] == first
     for _ in range(3):
-        http.post("/v1/read", json={"concepts": ["warming"]})
+        http.post("/v1/read", json={"concepts": ["warming"], "context": False})
     http.app.state.application.accesses.flush()
     accessed = by_id(read(http, concepts=["cache"]))
     assert accessed[second]["accesses"] == 3 and accessed[first]["accesses"] == 0

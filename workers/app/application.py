@@ -358,6 +358,7 @@ class Application(MemoryQueries):
                 now=now.timestamp(),
                 time_range=window.range,
                 history=request.history,
+                context=request.context,
                 kinds=tuple(request.kinds) if request.kinds else ("memory", "activity"),
                 time_concepts=question.time_concepts if question is not None else (),
                 prefers_recent=question is not None and question.prefers_recent,

@@ -64,6 +64,7 @@ class ReadRequest:
     end: float | None = None
     tz: str | None = None
     history: bool = False
+    context: bool = True
     kinds: list[str] | None = None
     token_budget: int | None = None
     now: float | None = None

@@ -48,7 +48,9 @@ def count(state: State, a: str, b: str) -> int:
 
 
 def found_ids(state: State, concept: str) -> list[str]:
-    return [item.memory.id for item in recall(state, Query((concept,), now=NOW)).items]
+    return [
+        item.memory.id for item in recall(state, Query((concept,), now=NOW, context=False)).items
+    ]
 
 
 def history() -> list[Event]:

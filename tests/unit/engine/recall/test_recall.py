@@ -26,7 +26,7 @@ def test_read_reaches_a_note_that_never_names_the_query_and_says_which_link() ->
 
 
 def test_link_below_the_floor_is_not_followed() -> None:
-    items = by_id(recall(fold_from_zero(acceptance_notes()), Query(("a",))))
+    items = by_id(recall(fold_from_zero(acceptance_notes()), Query(("a",), context=False)))
     assert "6-0" not in items  # e-g note: a-e was written once, floor is 2
     assert "4-0" not in items  # c-d note: two steps away
 
@@ -48,7 +48,7 @@ def test_helpful_feedback_teaches_a_link_no_note_wrote() -> None:
 
 def test_unhelpful_feedback_drops_a_written_link_below_the_floor() -> None:
     state = fold_from_zero([*acceptance_notes(), feedback(7, ["3-0"], -1.0, ["a"])])
-    result = recall(state, Query(("a",)))
+    result = recall(state, Query(("a",), context=False))
     assert "b" not in result.expanded_concepts
     assert "3-0" not in by_id(result)
 
@@ -160,7 +160,7 @@ def test_a_rated_memory_does_not_enter_a_read_it_does_not_match() -> None:
     rated = [feedback(3 + n, ["2-0"], 1.0, ["invoice"]) for n in range(5)]
     state = fold_from_zero([*notes, *rated])
     assert state.memories["2-0"].valence > 0.9
-    assert by_rank(recall(state, Query(("deploy",)))) == ["1-0"]
+    assert by_rank(recall(state, Query(("deploy",), context=False))) == ["1-0"]
 
 
 def test_unhelpful_feedback_lowers_a_good_match_without_hiding_it() -> None:
@@ -222,7 +222,7 @@ def test_time_range_keeps_memories_inside_it_and_adds_unmatched_ones_as_time() -
         dataclasses.replace(written(n, [f"c{n}", "common"]), ts=float(n)) for n in range(1, 6)
     ]
     state = fold_from_zero(events)
-    result = recall(state, Query(("c2",), time_range=TimeRange(2.0, 4.0)))
+    result = recall(state, Query(("c2",), time_range=TimeRange(2.0, 4.0), context=False))
     assert [(i.memory.id, i.source) for i in result.items][0] == ("2-0", "direct")
     assert {i.memory.id for i in result.items} == {"2-0", "3-0"}
     assert by_id(result)["3-0"].source in ("association", "time")

@@ -76,9 +76,13 @@ def test_a_users_links_lead_only_that_users_reads() -> None:
         "checkout",
     }
     # a common memory about diabetes is bob's to see, but not by way of alice's link
-    found = recall(links_view(state, BOB), Query(("card",), limit=10, visibility=BOB))
+    found = recall(
+        links_view(state, BOB), Query(("card",), limit=10, visibility=BOB, context=False)
+    )
     assert "5-0" not in {item.memory.id for item in found.items}
-    found = recall(links_view(state, ALICE), Query(("card",), limit=10, visibility=ALICE))
+    found = recall(
+        links_view(state, ALICE), Query(("card",), limit=10, visibility=ALICE, context=False)
+    )
     assert "5-0" in {item.memory.id for item in found.items}
 
 
