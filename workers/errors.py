@@ -62,6 +62,10 @@ class KeyConflict(ApplicationError):
     """An idempotency key sent again with another body."""
 
 
+class Superseded(ApplicationError):
+    """A change of a memory a newer version has replaced: the newest is the one to change."""
+
+
 class NotAllowed(ApplicationError):
     """The caller's credential does not carry the permission the command needs."""
 

@@ -161,6 +161,30 @@ def get(ctx: click.Context, memory_id: str, url: str | None, as_json: bool) -> N
         emit(ctx, client.get_memory(memory_id), _shown)
 
 
+@click.command(epilog='Example: assocmem update 1700000000000-0 "retry with jitter, not backoff"')
+@click.argument("memory_id")
+@click.argument("text")
+@click.option("--concepts", help="Comma-separated concepts (default: extracted from the text).")
+@click.option("--importance", type=click.IntRange(1, 5), default=3, show_default=True)
+@common
+@click.pass_context
+def update(
+    ctx: click.Context,
+    memory_id: str,
+    text: str,
+    concepts: str | None,
+    importance: int,
+    url: str | None,
+    as_json: bool,
+) -> None:
+    """Write a new version of a memory: it supersedes the old one, which reads no longer
+    return and its history keeps."""
+    remember(ctx, url, as_json)
+    with client_of(ctx) as client:
+        written = client.update_memory(memory_id, text, split(concepts), importance)
+        emit(ctx, written, lambda w: f"{w['id']} supersedes {memory_id}")
+
+
 @click.command("list", epilog="Example: assocmem list --agent planner --limit 20")
 @click.option("--agent", help="Only memories this agent wrote.")
 @click.option("--kind", type=click.Choice(["memory", "activity"]), help="Only this kind.")

@@ -144,6 +144,21 @@ class Calls(Generic[R]):
         valence, accesses, supersession, time and position."""
         return self._send(Call("GET", f"/v1/memories/{_quoted(memory_id)}", answer=out.MemoryOut))
 
+    @tool("update")
+    def update_memory(
+        self,
+        memory_id: str,
+        text: str,
+        concepts: list[str] | None = None,
+        importance: int = 3,
+        key: str | None = None,
+    ) -> R:
+        """Write a new version of a memory: it supersedes the old one, which reads no longer
+        return (its history keeps it). Returns the new memory's id."""
+        body = keyed({"text": text, "concepts": concepts, "importance": importance, "key": key})
+        path = f"/v1/memories/{_quoted(memory_id)}"
+        return self._send(Call("PATCH", path, body, keyed=True, answer=out.WrittenOut))
+
     @tool("list")
     def list_memories(
         self,

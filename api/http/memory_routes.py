@@ -13,9 +13,11 @@ from starlette.convertors import Convertor, register_url_convertor
 from assocmem.api.http import query_params as q
 from assocmem.api.http import response_schemas as out
 from assocmem.api.http.principal import Caller
-from assocmem.api.http.responses import memory_view
+from assocmem.api.http.responses import memory_view, written_view
+from assocmem.api.http.schemas import NoteIn
 from assocmem.engine.recall.listing import MAX_LISTED, Filter
 from assocmem.workers.app.memory_queries import Found
+from assocmem.workers.app.requests import Note
 
 if TYPE_CHECKING:
     from assocmem.engine.state.memory import Memory
@@ -56,6 +58,13 @@ def scoped_view(m: Memory, labels: Mapping[str, str]) -> dict[str, Any]:
     return memory_view(m, labels) | {k: v for k, v in scope.items() if v is not None}
 
 
+def update_memory(memory_id: str, body: NoteIn, request: Request, caller: Caller) -> dict[str, Any]:
+    """Write a new version of a memory: it supersedes the old one, which reads no longer
+    return and its history keeps. A memory a newer version superseded already is a 409."""
+    note = Note(body.text, body.concepts, body.importance, body.ts, None, body.key)
+    return written_view(_application(request).update(caller, memory_id, note))
+
+
 _Name = Annotated[str | None, Query(min_length=1, max_length=200)]
 
 
@@ -91,4 +100,5 @@ def list_memories(
 ROUTES = [
     ("/v1/memories", list_memories, "GET", 200, out.MemoriesOut),
     ("/v1/memories/{memory_id:position}", get_memory, "GET", 200, out.MemoryOut),
+    ("/v1/memories/{memory_id:position}", update_memory, "PATCH", 202, out.WrittenOut),
 ]

@@ -24,6 +24,7 @@ from assocmem.workers.errors import (
     RateLimited,
     StoreError,
     StoreUnavailable,
+    Superseded,
     UnknownConcept,
     UnknownJob,
     UnknownMemory,
@@ -80,6 +81,7 @@ def install(app: FastAPI) -> None:
     """Register the handlers, and make the OpenAPI document declare problem bodies."""
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(KeyConflict, _conflict)
+    app.add_exception_handler(Superseded, _conflict)
     app.add_exception_handler(NotAllowed, _not_allowed)
     app.add_exception_handler(RateLimited, _rate_limited)
     app.add_exception_handler(ReadTimedOut, _read_timed_out)

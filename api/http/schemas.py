@@ -54,7 +54,9 @@ class Strict(BaseModel):
     model_config = ConfigDict(strict=True, allow_inf_nan=False, extra="forbid")
 
 
-class MemoryIn(Strict):
+class NoteIn(Strict):
+    """A memory's text and how to file it: a write's body, and an update's (a new version)."""
+
     text: NoteText = Field(
         description="The memory's text (1 to 100,000 characters).",
         examples=["retry with backoff after a timeout"],
@@ -69,15 +71,18 @@ class MemoryIn(Strict):
     )
     importance: Importance = Field(3, description="1 (trivial) to 5 (vital).")
     ts: UnixTime | None = Field(None, description="Event time, unix seconds; now when absent.")
-    supersedes: list[PositionText] | None = Field(
-        None,
-        max_length=MAX_SUPERSEDES,
-        description="Ids of memories this one replaces; reads then return only this one.",
-    )
     key: Key | None = Field(
         None,
         description="Idempotency key: a second write with the same key and body returns the "
         "first position; the same key with another body is refused (409).",
+    )
+
+
+class MemoryIn(NoteIn):
+    supersedes: list[PositionText] | None = Field(
+        None,
+        max_length=MAX_SUPERSEDES,
+        description="Ids of memories this one replaces; reads then return only this one.",
     )
 
 

@@ -168,5 +168,8 @@ def test_people_read_the_words_agents_wrote_and_programs_get_the_keys(tmp_path: 
         rest = cli_json("list", "--cursor", page[2].split()[-1], url=up.url)
         assert [m["text"] for m in rest["memories"]] == ["We retry failed calls"]
         assert rest["cursor"] is None
+        newer = cli("update", memory, "Always retry with jittered backoff", url=up.url).stdout
+        assert newer.endswith(f"supersedes {memory}\n")
+        assert cli_json("get", memory, url=up.url)["superseded_by"] == newer.split()[0]
     finally:
         up.stop()

@@ -24,7 +24,17 @@ from mcp.client.streamable_http import streamable_http_client
 from assocmem.workers.runtime.redis_server import free_port
 from tests.e2e.pipeline import Pipeline, cli, cli_json
 
-TOOLS = {"remember", "recall", "feedback", "find_chain", "log_activity", "graph", "get", "list"}
+TOOLS = {
+    "remember",
+    "recall",
+    "feedback",
+    "find_chain",
+    "log_activity",
+    "graph",
+    "get",
+    "list",
+    "update",
+}
 
 
 def server_env(url: str, key: str) -> dict[str, str]:
@@ -83,6 +93,8 @@ async def remember_and_recall(session: ClientSession) -> dict[str, Any]:
     listed = await call(session, "list", {"kind": "memory", "limit": 2})
     assert [m["text"] for m in listed["memories"]] == [notes[-1][0], notes[-2][0]]
     assert listed["cursor"]
+    newer = await call(session, "update", {"memory_id": first["id"], "text": "the deploy failed"})
+    assert (await call(session, "get", {"memory_id": first["id"]}))["superseded_by"] == newer["id"]
     once = {"text": "the pool was resized", "key": "resize-1"}
     kept = [await call(session, "remember", once) for _ in range(2)]
     assert kept[0]["id"] == kept[1]["id"] and kept[1]["duplicate"]  # one memory, not two

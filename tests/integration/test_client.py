@@ -284,6 +284,27 @@ def test_memories_are_listed_newest_first_a_page_at_a_time_within_the_keys_scope
             assert [m["id"] for m in listed] == [private] and listed[0]["user"] == "alice"
 
 
+def test_a_memory_is_updated_by_a_new_version_that_supersedes_it(settings: Settings) -> None:
+    key = operator_key(settings)
+    with serving(settings) as url:
+        with Client(url, api_key=key) as api:
+            old = api.write("the cache is warmed at nine", importance=2)["id"]
+            new = api.update_memory(old, "the cache is warmed at six", importance=4)["id"]
+            assert new != old
+            found = api.get_memory(new)
+            assert found["text"] == "the cache is warmed at six" and found["importance"] == 4
+            assert api.get_memory(old)["superseded_by"] == new
+            items = api.read("when is the cache warmed")["items"]
+            assert [i["id"] for i in items] == [new]  # the old version is no longer read
+            with pytest.raises(Conflict, match=f"superseded by {new}"):
+                api.update_memory(old, "the cache is warmed at seven")
+            with pytest.raises(NotFound):
+                api.update_memory("1-0", "no such memory")
+        reader = key_for(settings, settings.tenant, "reader", ("read",))
+        with Client(url, api_key=reader) as read_only, pytest.raises(Forbidden):
+            read_only.update_memory(new, "a reader may not change it")
+
+
 def test_each_refusal_is_its_own_error_with_the_services_detail(settings: Settings) -> None:
     key = operator_key(settings)
     reader = key_for(settings, settings.tenant, "reader", ("read",))

@@ -1,4 +1,4 @@
-"""Queries of memories by id and by listing: each with its result type, here and nowhere
+"""Memories by id: fetched, listed and changed, each with its result type, here and nowhere
 else in the workers (its route is in api/http/memory_routes.py, its client call in
 api/client/calls.py, its command in api/cli/memory.py)."""
 
@@ -9,13 +9,15 @@ import dataclasses
 from collections.abc import Mapping
 
 from assocmem.engine.position import Position
-from assocmem.engine.principal import READ, Principal
+from assocmem.engine.principal import READ, WRITE, Principal
 from assocmem.engine.recall.listing import MAX_LISTED, Filter, listed
 from assocmem.engine.state.memory import Memory
 from assocmem.engine.state.state import State
 from assocmem.engine.state.visibility import Visibility
 from assocmem.workers.app.permissions import require
-from assocmem.workers.errors import InvalidRequest, UnknownMemory
+from assocmem.workers.app.requests import Note
+from assocmem.workers.app.results import Written
+from assocmem.workers.errors import InvalidRequest, Superseded, UnknownMemory
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -40,10 +42,31 @@ class Listing:
 
 
 class MemoryQueries:
-    """The application's queries of memories (workers/app/application.py mixes them in)."""
+    """The application's commands and queries of memories by id (workers/app/application.py
+    mixes them in)."""
 
     def _state(self, tenant: str) -> contextlib.AbstractContextManager[State]:
         raise NotImplementedError  # the Application's
+
+    def write(self, principal: Principal, notes: list[Note]) -> list[Written]:
+        raise NotImplementedError  # the Application's
+
+    def update(self, principal: Principal, memory_id: str, note: Note) -> Written:
+        """A new version of a memory the writer may see: `note`, written as a memory that
+        supersedes it (reads then return the new one; the old one stays in the history)."""
+        require(principal, WRITE)
+        with self._state(principal.tenant) as state:
+            memory = state.memories.get(memory_id)
+            if memory is None or not self._visibility(principal).sees(memory):
+                raise UnknownMemory(
+                    f"id {memory_id!r} is unknown: expected the id of a written memory"
+                )
+            if memory.superseded_by is not None:
+                raise Superseded(
+                    f"memory {memory_id} was superseded by {memory.superseded_by}: update the"
+                    " newest version"
+                )
+        return self.write(principal, [dataclasses.replace(note, supersedes=[memory_id])])[0]
 
     @staticmethod
     def _visibility(principal: Principal) -> Visibility:
