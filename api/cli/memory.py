@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import click
@@ -23,6 +24,12 @@ from assocmem.api.cli.common import AFTER, client_of, common, emit, remember, sp
     "--importance", type=int, default=3, show_default=True, help="1 (trivial) to 5 (vital)."
 )
 @click.option("--supersedes", help="Comma-separated ids this memory replaces.")
+@click.option(
+    "--metadata",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Metadata, repeatable; a value that reads as JSON (7, 2.5, true) is that value.",
+)
 @click.option("--key", help="Idempotency key: a retried write with the same key is stored once.")
 @common
 @click.pass_context
@@ -32,6 +39,7 @@ def write(
     concepts: str | None,
     importance: int,
     supersedes: str | None,
+    metadata: tuple[str, ...],
     key: str | None,
     url: str | None,
     as_json: bool,
@@ -40,7 +48,12 @@ def write(
     remember(ctx, url, as_json)
     with client_of(ctx) as client:
         response = client.write(
-            text, split(concepts), importance, key=key, supersedes=split(supersedes)
+            text,
+            split(concepts),
+            importance,
+            key=key,
+            supersedes=split(supersedes),
+            metadata=_metadata(metadata),
         )
         emit(ctx, response, render.written)
 
@@ -189,6 +202,12 @@ def update(
 @click.option("--agent", help="Only memories this agent wrote.")
 @click.option("--kind", type=click.Choice(["memory", "activity"]), help="Only this kind.")
 @click.option("--superseded", is_flag=True, help="List superseded versions too.")
+@click.option(
+    "--metadata",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Only memories whose metadata holds this.",
+)
 @click.option("--cursor", help="Go on from the page that printed this cursor.")
 @click.option("--limit", type=click.IntRange(1, 1000), default=20, show_default=True)
 @common
@@ -198,6 +217,7 @@ def list_(
     agent: str | None,
     kind: str | None,
     superseded: bool,
+    metadata: tuple[str, ...],
     cursor: str | None,
     limit: int,
     url: str | None,
@@ -208,7 +228,12 @@ def list_(
     remember(ctx, url, as_json)
     with client_of(ctx) as client:
         page = client.list_memories(
-            agent=agent, kind=kind, superseded=superseded, cursor=cursor, limit=limit
+            agent=agent,
+            kind=kind,
+            superseded=superseded,
+            metadata=_metadata(metadata),
+            cursor=cursor,
+            limit=limit,
         )
         emit(ctx, page, _listed)
 
@@ -286,6 +311,23 @@ def _shown(r: dict[str, Any]) -> str:
         f"importance {r['importance']}  valence {r['valence']:+.2f}  accesses {r['accesses']}"
         + (f"  ({', '.join(scope)})" if scope else ""),
     ]
+    if r.get("metadata"):
+        lines.append("metadata: " + ", ".join(f"{k}={v}" for k, v in r["metadata"].items()))
     if r.get("superseded_by"):
         lines.append(f"superseded by {r['superseded_by']}")
     return "\n".join(lines)
+
+
+def _metadata(pairs: tuple[str, ...]) -> dict[str, Any] | None:
+    """KEY=VALUE options as metadata: a value that reads as a JSON scalar is that value."""
+    found: dict[str, Any] = {}
+    for pair in pairs:
+        key, equals, value = pair.partition("=")
+        if not equals or not key:
+            raise click.BadParameter(f"{pair!r} is not KEY=VALUE", param_hint="--metadata")
+        try:
+            parsed = json.loads(value)
+        except ValueError:
+            parsed = value
+        found[key] = parsed if isinstance(parsed, str | int | float | bool) else value
+    return found or None

@@ -6,6 +6,7 @@ clients validate the answer against the call's `answer` shape."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import urllib.parse
 import uuid
 from collections.abc import Callable
@@ -112,10 +113,12 @@ class Calls(Generic[R]):
         ts: float | None = None,
         key: str | None = None,
         supersedes: list[str] | None = None,
+        metadata: dict[str, Any] | None = None,
     ) -> R:
-        """Append a memory; without a `key`, one is made, so a retry stores it once."""
+        """Append a memory; without a `key`, one is made, so a retry stores it once.
+        `metadata`: a flat object of strings, numbers and booleans."""
         body = {"text": text, "concepts": concepts, "importance": importance, "ts": ts}
-        body |= given({"supersedes": supersedes or None, "key": key})
+        body |= given({"supersedes": supersedes or None, "key": key, "metadata": metadata})
         return self._send(
             Call("POST", "/v1/memories", keyed(body), keyed=True, answer=out.WrittenOut)
         )
@@ -152,10 +155,12 @@ class Calls(Generic[R]):
         concepts: list[str] | None = None,
         importance: int = 3,
         key: str | None = None,
+        metadata: dict[str, Any] | None = None,
     ) -> R:
         """Write a new version of a memory: it supersedes the old one, which reads no longer
         return (its history keeps it). Returns the new memory's id."""
-        body = keyed({"text": text, "concepts": concepts, "importance": importance, "key": key})
+        body = {"text": text, "concepts": concepts, "importance": importance, "key": key}
+        body = keyed(body | given({"metadata": metadata}))
         path = f"/v1/memories/{_quoted(memory_id)}"
         return self._send(Call("PATCH", path, body, keyed=True, answer=out.WrittenOut))
 
@@ -170,16 +175,22 @@ class Calls(Generic[R]):
         start: float | None = None,
         end: float | None = None,
         superseded: bool = False,
+        metadata: dict[str, Any] | None = None,
         cursor: str | None = None,
         limit: int = 100,
     ) -> R:
         """The memories this key sees, newest first, filtered by kind (memory or activity),
         time (unix seconds, start <= ts < end), writer (agent) and scope; up to `limit`,
-        with the `cursor` to pass for the next page (null after the last)."""
+        with the `cursor` to pass for the next page (null after the last). `metadata`: values
+        the memories' metadata must hold, each key its value."""
         params = given(
             {"agent": agent, "kind": kind, "user": user, "session": session}
             | {"namespace": namespace, "start": start, "end": end, "cursor": cursor}
         ) | {"superseded": superseded, "limit": limit}
+        if metadata:
+            params["metadata"] = [
+                f"{k}={v if isinstance(v, str) else json.dumps(v)}" for k, v in metadata.items()
+            ]
         return self._send(Call("GET", "/v1/memories", params=params, answer=out.MemoriesOut))
 
     def set_importance(self, memory_id: str, importance: int) -> R:

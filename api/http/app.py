@@ -253,7 +253,9 @@ def _application(request: Request) -> Application:
 
 
 def _note(body: MemoryIn) -> Note:
-    return Note(body.text, body.concepts, body.importance, body.ts, body.supersedes, body.key)
+    return Note(
+        body.text, body.concepts, body.importance, body.ts, body.supersedes, body.key, body.metadata
+    )
 
 
 def write_memory(body: MemoryIn, request: Request, caller: Caller) -> dict[str, Any]:

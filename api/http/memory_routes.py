@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import Query, Request
+from fastapi.exceptions import RequestValidationError
 from starlette.convertors import Convertor, register_url_convertor
 
 from assocmem.api.http import query_params as q
@@ -15,6 +16,7 @@ from assocmem.api.http import response_schemas as out
 from assocmem.api.http.principal import Caller
 from assocmem.api.http.responses import memory_view, written_view
 from assocmem.api.http.schemas import NoteIn
+from assocmem.engine.events.note_payload import MAX_METADATA
 from assocmem.engine.recall.listing import MAX_LISTED, Filter
 from assocmem.workers.app.memory_queries import Found
 from assocmem.workers.app.requests import Note
@@ -61,11 +63,27 @@ def scoped_view(m: Memory, labels: Mapping[str, str]) -> dict[str, Any]:
 def update_memory(memory_id: str, body: NoteIn, request: Request, caller: Caller) -> dict[str, Any]:
     """Write a new version of a memory: it supersedes the old one, which reads no longer
     return and its history keeps. A memory a newer version superseded already is a 409."""
-    note = Note(body.text, body.concepts, body.importance, body.ts, None, body.key)
+    note = Note(body.text, body.concepts, body.importance, body.ts, None, body.key, body.metadata)
     return written_view(_application(request).update(caller, memory_id, note))
 
 
 _Name = Annotated[str | None, Query(min_length=1, max_length=200)]
+
+
+def _pair(item: str) -> tuple[str, str]:
+    key, equals, value = item.partition("=")
+    if not equals or not key:
+        raise RequestValidationError(
+            [
+                {
+                    "type": "value_error",
+                    "loc": ("query", "metadata"),
+                    "msg": f"{item!r} is not key=value",
+                    "input": item,
+                }
+            ]
+        )
+    return key, value
 
 
 def list_memories(
@@ -81,6 +99,15 @@ def list_memories(
     superseded: Annotated[
         bool, Query(description="List memories a later version superseded too")
     ] = False,
+    metadata: Annotated[
+        list[str] | None,
+        Query(
+            max_length=MAX_METADATA,
+            description="key=value, repeatable: only memories whose metadata holds each (a"
+            " number or a boolean as JSON writes it: ticket=7, resolved=false)",
+            json_schema_extra={"items": {"type": "string", "pattern": "^[^=]+=.*$"}},
+        ),
+    ] = None,
     cursor: Annotated[
         str | None, Query(max_length=41, description="The cursor the page before gave")
     ] = None,
@@ -88,7 +115,8 @@ def list_memories(
 ) -> dict[str, Any]:
     """The memories the key sees, newest first, filtered by writer, kind, scope and time
     (unix seconds, start <= ts < end); a page at a time, the next from `cursor`."""
-    where = Filter(agent, kind, user, session, namespace, start, end, superseded)
+    pairs = tuple(_pair(item) for item in metadata or [])
+    where = Filter(agent, kind, user, session, namespace, start, end, superseded, pairs)
     page = _application(request).memories(caller, where, cursor, limit)
     return {
         "position": str(page.position),

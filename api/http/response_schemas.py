@@ -83,6 +83,7 @@ class Memory(BaseModel):
     category: str | None = None
     tags: list[str] | None = None
     source: str | None = None
+    metadata: dict[str, str | bool | int | float] | None = None
 
 
 class MemoryOut(Memory):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from assocmem.api.http.fields import (
     MAX_TIME_EXPRESSION,
@@ -24,6 +24,7 @@ from assocmem.api.http.fields import (
     ranged_int,
     text,
 )
+from assocmem.engine.events.note_payload import MAX_METADATA, MAX_METADATA_KEY, MAX_METADATA_TEXT
 from assocmem.engine.events.payload import (
     MAX_CONCEPTS,
     MAX_FEEDBACK_IDS,
@@ -54,6 +55,15 @@ class Strict(BaseModel):
     model_config = ConfigDict(strict=True, allow_inf_nan=False, extra="forbid")
 
 
+Metadata = Annotated[
+    dict[
+        Annotated[str, StringConstraints(min_length=1, max_length=MAX_METADATA_KEY)],
+        Annotated[str, StringConstraints(max_length=MAX_METADATA_TEXT)] | bool | int | float,
+    ],
+    Field(max_length=MAX_METADATA),
+]
+
+
 class NoteIn(Strict):
     """A memory's text and how to file it: a write's body, and an update's (a new version)."""
 
@@ -71,6 +81,12 @@ class NoteIn(Strict):
     )
     importance: Importance = Field(3, description="1 (trivial) to 5 (vital).")
     ts: UnixTime | None = Field(None, description="Event time, unix seconds; now when absent.")
+    metadata: Metadata | None = Field(
+        None,
+        description="A flat object of strings, numbers and booleans (up to 32 keys), shown"
+        " with the memory and filtered on in listings.",
+        examples=[{"team": "billing", "ticket": 4521, "resolved": False}],
+    )
     key: Key | None = Field(
         None,
         description="Idempotency key: a second write with the same key and body returns the "

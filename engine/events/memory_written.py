@@ -2,6 +2,8 @@
 
 v2 adds `labels` (concept -> the word the text wrote for it, where the two differ;
 optional); v1 payloads are read with none, so their concepts are shown as themselves.
+`metadata` (a flat object of strings, numbers and booleans; optional) needs no version: a
+payload without it has none.
 """
 
 from __future__ import annotations
@@ -18,7 +20,11 @@ if TYPE_CHECKING:
 
 
 def build(
-    text: str, extraction: Extraction, importance: int, supersedes: list[str] | None = None
+    text: str,
+    extraction: Extraction,
+    importance: int,
+    supersedes: list[str] | None = None,
+    metadata: dict[str, object] | None = None,
 ) -> Payload:
     data: Payload = {
         "text": text,
@@ -30,6 +36,8 @@ def build(
     }
     if supersedes:
         data["supersedes"] = list(supersedes)
+    if metadata:
+        data["metadata"] = dict(metadata)
     return data
 
 

@@ -11,6 +11,7 @@ and both fold paths stage the note the same way, as columns (engine/state/note_c
 
 from __future__ import annotations
 
+import math
 from array import array
 from typing import TYPE_CHECKING, Annotated, Any, Generic, TypeVar
 
@@ -33,6 +34,12 @@ from assocmem.engine.state.state import State
 if TYPE_CHECKING:
     from assocmem.engine.events.envelope import Event
 
+MAX_METADATA = 32
+"""Keys of one memory's metadata."""
+MAX_METADATA_KEY = 64
+MAX_METADATA_TEXT = 1000
+"""Characters of a metadata value that is a string."""
+
 _Concept = Annotated[str, Meta(min_length=1, max_length=MAX_CONCEPT_LENGTH)]
 _Label = Annotated[str, Meta(min_length=1, max_length=MAX_LABEL_LENGTH)]
 
@@ -48,10 +55,19 @@ class NotePayload(Struct):
     labels: dict[str, _Concept] = {}
 
 
+MetadataValue = Annotated[str, Meta(max_length=MAX_METADATA_TEXT)] | bool | int | float
+"""A metadata value: a string, a number or a boolean (an object or a list is no filter's)."""
+
+
 class Written(NotePayload, kw_only=True):
     supersedes: Annotated[
         list[Annotated[str, Meta(min_length=1)]], Meta(max_length=MAX_SUPERSEDES)
     ] = []
+    metadata: Annotated[
+        dict[Annotated[str, Meta(min_length=1, max_length=MAX_METADATA_KEY)], MetadataValue],
+        Meta(max_length=MAX_METADATA),
+    ] = {}
+    """Flat, written only when there is some."""
 
 
 class Activity(NotePayload, kw_only=True):
@@ -108,7 +124,16 @@ def looked_up(
         named = [note.category, *note.tags] + ([note.source] if note.source is not None else [])
         if not all(map(str.strip, named)):
             return None
+    elif note.metadata and not _sound_metadata(note.metadata):
+        return None
     return checked_concepts(note.concepts, note.labels, concept_index)
+
+
+def _sound_metadata(metadata: dict[str, object]) -> bool:
+    """Keys of text with no space around them, and numbers JSON can write (NaN cannot)."""
+    return all(k == k.strip() for k in metadata) and all(
+        math.isfinite(v) for v in metadata.values() if isinstance(v, float)
+    )
 
 
 def checked(data: dict[str, Any], payload: type[_Data]) -> None:
@@ -176,6 +201,8 @@ def _why_unsound(note: Written | Activity) -> str:
     for concept in note.concepts:
         if concept != concept.strip():
             return f"concepts item {quoted(concept)} has space at either end: expected a normalised concept"
+    if isinstance(note, Written) and not _sound_metadata(note.metadata):
+        return f"metadata {quoted(note.metadata)} is invalid: expected keys with no space around them and finite numbers"
     stray = sorted(set(note.labels) - set(note.concepts))
     return f"labels names {stray[:3]}, not among the concepts: expected their words"
 

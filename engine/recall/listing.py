@@ -9,6 +9,7 @@ pass them, without making a Memory object of any row not listed."""
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import numpy as np
 
@@ -35,6 +36,9 @@ class Filter:
     """Unix seconds, `since` <= ts < `until`."""
     superseded: bool = False
     """Whether memories a later version superseded are listed too."""
+    metadata: tuple[tuple[str, str], ...] = ()
+    """(key, value) pairs its metadata must hold, each value as text: a string as it is, a
+    number or a boolean as JSON writes it (7, 2.5, true)."""
 
 
 def listed(
@@ -65,7 +69,7 @@ def listed(
 def _named(state: State, where: Filter, rows: np.ndarray) -> list[int]:
     """Those of `rows` (descending) whose agent, kind and scope `where` asks for."""
     names = (where.agent, where.kind, where.user, where.session, where.namespace)
-    if all(name is None for name in names):
+    if all(name is None for name in names) and not where.metadata:
         return rows.tolist()
     order = np.argsort(rows)  # `fixed` takes rows ascending
     fixed = state.rows.fixed(rows[order])
@@ -79,4 +83,19 @@ def _named(state: State, where: Filter, rows: np.ndarray) -> list[int]:
             and where.session in (None, session)
             and where.namespace in (None, namespace)
         )
+    if where.metadata:
+        for at, row in enumerate(rows.tolist()):
+            if matched[at]:
+                matched[at] = _holds((state.rows.meta(row) or {}).get("metadata"), where.metadata)
     return rows[matched].tolist()
+
+
+def _holds(metadata: dict[str, object] | None, pairs: tuple[tuple[str, str], ...]) -> bool:
+    return metadata is not None and all(
+        key in metadata and as_text(metadata[key]) == value for key, value in pairs
+    )
+
+
+def as_text(value: object) -> str:
+    """A metadata value as a filter names it: a string as it is, else as JSON writes it."""
+    return value if isinstance(value, str) else json.dumps(value)

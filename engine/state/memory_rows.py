@@ -209,6 +209,15 @@ class MemoryRows:
         block, local = self._locate(row)
         return block.scope(local)
 
+    def meta(self, row: int) -> dict[str, Any] | None:
+        """The row's kind's own fields (an activity's category, tags and source; a memory's
+        metadata), without making it an object."""
+        found = self._objects[row]
+        if found is not None:
+            return found.meta
+        block, local = self._locate(row)
+        return block.meta.get(local)
+
     def stream(self, row: int) -> tuple[str, Scope]:
         """Who wrote the row, and in which scope: its stream, without making it an object."""
         found = self._objects[row]

@@ -42,7 +42,8 @@ class NoteColumns:
         self.concepts = array("i")
         """Every note's concept indices, one note after another."""
         self.meta: dict[int, dict[str, Any]] = {}
-        """Per activity, by its place among these notes: its category, tags and source."""
+        """Per activity, by its place among these notes: its category, tags and source; per
+        memory with metadata, its metadata."""
         self.labels: list[dict[str, str]] = []
 
     def __len__(self) -> int:
@@ -66,6 +67,8 @@ class NoteColumns:
                 "tags": data.tags,  # type: ignore[union-attr]
                 "source": data.source,  # type: ignore[union-attr]
             }
+        elif data.metadata:  # type: ignore[union-attr]
+            self.meta[len(self.notes)] = {"metadata": data.metadata}  # type: ignore[union-attr]
         self.notes.append(
             (
                 note.position,

@@ -168,6 +168,19 @@ def test_people_read_the_words_agents_wrote_and_programs_get_the_keys(tmp_path: 
         rest = cli_json("list", "--cursor", page[2].split()[-1], url=up.url)
         assert [m["text"] for m in rest["memories"]] == ["We retry failed calls"]
         assert rest["cursor"] is None
+        tagged = cli_json(
+            "write",
+            "The pool drains at midnight",
+            "--metadata",
+            "team=ops",
+            "--metadata",
+            "ticket=7",
+            url=up.url,
+        )
+        shown = cli("get", tagged["id"], url=up.url).stdout
+        assert "metadata: team=ops, ticket=7" in shown
+        found = cli_json("list", "--metadata", "ticket=7", url=up.url)["memories"]
+        assert [m["id"] for m in found] == [tagged["id"]] and found[0]["metadata"]["ticket"] == 7
         newer = cli("update", memory, "Always retry with jittered backoff", url=up.url).stdout
         assert newer.endswith(f"supersedes {memory}\n")
         assert cli_json("get", memory, url=up.url)["superseded_by"] == newer.split()[0]

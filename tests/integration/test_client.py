@@ -305,6 +305,36 @@ def test_a_memory_is_updated_by_a_new_version_that_supersedes_it(settings: Setti
             read_only.update_memory(new, "a reader may not change it")
 
 
+def test_metadata_is_kept_with_a_memory_and_filters_a_listing(settings: Settings) -> None:
+    key = operator_key(settings)
+    with serving(settings) as url:
+        with Client(url, api_key=key) as api:
+            tagged = {"team": "billing", "ticket": 4521, "resolved": False, "share": 0.5}
+            first = api.write("the invoice job timed out", metadata=tagged)["id"]
+            api.write("the invoice job ran", metadata={"team": "billing", "ticket": 4522})
+            api.write("the search index was rebuilt", metadata={"team": "search"})
+            assert api.get_memory(first)["metadata"] == tagged
+            listed = api.list_memories(metadata={"team": "billing"})["memories"]
+            assert [m["text"] for m in listed] == [
+                "the invoice job ran",
+                "the invoice job timed out",
+            ]
+            exact = api.list_memories(
+                metadata={"team": "billing", "ticket": 4521, "resolved": False}
+            )
+            assert [m["id"] for m in exact["memories"]] == [first]
+            item = api.read("why did the invoice job time out")["items"][0]
+            assert item["id"] == first and item["metadata"] == tagged
+            newer = api.update_memory(
+                first, "the invoice job timed out twice", metadata={"team": "ops"}
+            )
+            assert api.get_memory(newer["id"])["metadata"] == {"team": "ops"}
+            for wrong in ({"a": {"nested": 1}}, {"a": [1, 2]}, {f"k{n}": n for n in range(33)}):
+                with pytest.raises(BadRequest, match="metadata"):
+                    api.write("refused for its metadata", metadata=wrong)
+            assert "metadata" not in api.get_memory(api.write("no metadata")["id"])
+
+
 def test_each_refusal_is_its_own_error_with_the_services_detail(settings: Settings) -> None:
     key = operator_key(settings)
     reader = key_for(settings, settings.tenant, "reader", ("read",))

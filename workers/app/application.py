@@ -604,6 +604,7 @@ class Application(MemoryQueries):
                 extraction=extraction,
                 importance=note.importance,
                 supersedes=note.supersedes,
+                metadata=note.metadata,
             ),
         )
         return self._event(principal, MEMORY_WRITTEN.name, data, note.ts, note.key, where)

@@ -19,6 +19,7 @@ class Note:
     supersedes: list[str] | None = None
     key: str | None = None
     """Idempotency key."""
+    metadata: dict[str, str | bool | int | float] | None = None
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
