@@ -1,8 +1,8 @@
-"""Episodic context: the memory written just after (or just before) a strong match, in the
-same stream (the same agent, user, session and namespace, within CONTEXT_GAP), is
-associated with it, the oldest law of episodic memory (association by contiguity). In a
-conversation or a work session the next turn or step (the reply, the outcome) often holds
-the answer while sharing no word with the question.
+"""Episodic context: the memory written just after a strong match (or just before it, when
+the two share a key concept), in the same stream (the same agent, user, session and
+namespace, within CONTEXT_GAP), is associated with it: association by contiguity, the
+oldest law of episodic memory. In a conversation or a work session the next turn or step
+(the reply, the outcome) often holds the answer while sharing no word with the question.
 
 A neighbour is scored from its match: the match's score times FOLLOWING_SHARE (written
 after it) or PRECEDING_SHARE (before it). So the read itself decides how much room context
@@ -12,6 +12,7 @@ the strong match, and a read whose direct matches are close together leaves it n
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
 import numpy as np
 
@@ -43,7 +44,10 @@ class Neighbour:
 
 
 def neighbours(
-    state: State, ranked: list[tuple[int, float]], matched: list[bool], allowed: object
+    state: State,
+    ranked: list[tuple[int, float]],
+    matched: list[bool],
+    allowed: Callable[[np.ndarray], np.ndarray],
 ) -> list[Neighbour]:
     """The stream neighbours of the matches among the first ANCHORS of `ranked` (row,
     score; best first; `matched`: which of them carry a query concept or a near miss of
@@ -61,7 +65,7 @@ def neighbours(
             if (
                 near is not None
                 and (after or _share_a_concept(state, row, near))
-                and allowed(np.array([near], dtype=np.int64))[0]  # type: ignore[operator]
+                and allowed(np.array([near], dtype=np.int64))[0]
             ):
                 found.append(Neighbour(near, score * share, row, after))
     return found

@@ -56,11 +56,7 @@ class MemoryQueries:
         supersedes it (reads then return the new one; the old one stays in the history)."""
         require(principal, WRITE)
         with self._state(principal.tenant) as state:
-            memory = state.memories.get(memory_id)
-            if memory is None or not self._visibility(principal).sees(memory):
-                raise UnknownMemory(
-                    f"id {memory_id!r} is unknown: expected the id of a written memory"
-                )
+            memory = self._seen(principal, state, memory_id)
             if memory.superseded_by is not None:
                 raise Superseded(
                     f"memory {memory_id} was superseded by {memory.superseded_by}: update the"
@@ -76,12 +72,15 @@ class MemoryQueries:
         """One memory the reader may see (a memory of another scope is unknown to it)."""
         require(principal, READ)
         with self._state(principal.tenant) as state:
-            memory = state.memories.get(memory_id)
-            if memory is None or not self._visibility(principal).sees(memory):
-                raise UnknownMemory(
-                    f"id {memory_id!r} is unknown: expected the id of a written memory"
-                )
-            return Found(state.position, memory, state.relabelled)
+            return Found(state.position, self._seen(principal, state, memory_id), state.relabelled)
+
+    def _seen(self, principal: Principal, state: State, memory_id: str) -> Memory:
+        """The memory `memory_id` if the caller may see it: one of another scope is as unknown
+        to it as one never written."""
+        memory = state.memories.get(memory_id)
+        if memory is None or not self._visibility(principal).sees(memory):
+            raise UnknownMemory(f"id {memory_id!r} is unknown: expected the id of a written memory")
+        return memory
 
     def memories(
         self, principal: Principal, where: Filter, cursor: str | None, limit: int
