@@ -41,5 +41,8 @@ QUOTED = 60
 
 def quoted(value: object) -> str:
     """`repr(value)`, cut to its first QUOTED characters."""
-    text = repr(value)
+    try:
+        text = repr(value)
+    except RecursionError:  # a value nested a thousand deep: its start says enough
+        return f"a {type(value).__name__} nested too deep to quote"
     return text if len(text) <= QUOTED else text[: QUOTED - 1] + "…"

@@ -66,6 +66,10 @@ class Superseded(ApplicationError):
     """A change of a memory a newer version has replaced: the newest is the one to change."""
 
 
+class LastOperatorKey(ApplicationError):
+    """The revocation of the last operator key, which would leave nobody to manage keys."""
+
+
 class NotAllowed(ApplicationError):
     """The caller's credential does not carry the permission the command needs."""
 

@@ -415,7 +415,10 @@ def jobs(request: Request, caller: Caller) -> dict[str, Any]:
     return responses.jobs_view(_application(request).jobs.all(caller))
 
 
-JobId = Annotated[str, Path(pattern=r"^[A-Za-z0-9_.:-]{1,100}$", description="A job's id")]
+JobId = Annotated[
+    str,
+    Path(pattern=r"^[A-Za-z0-9_-]{1,100}$", description="A job's id (what RQ takes as one)"),
+]
 
 
 def requeue_job(job_id: JobId, request: Request, caller: Caller) -> dict[str, Any]:

@@ -25,7 +25,10 @@ class OrjsonRequest(Request):
             try:
                 self._json = orjson.loads(body)
             except orjson.JSONDecodeError:
-                self._json = json.loads(body)
+                try:
+                    self._json = json.loads(body)
+                except RecursionError:  # nested past what Python's parser recurses through
+                    raise json.JSONDecodeError("nested too deep", "", 0) from None
         return self._json
 
 

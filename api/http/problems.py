@@ -20,6 +20,7 @@ from assocmem.engine.errors import EngineError, quoted
 from assocmem.workers.errors import (
     ApplicationError,
     KeyConflict,
+    LastOperatorKey,
     NotAllowed,
     RateLimited,
     StoreError,
@@ -82,6 +83,7 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(KeyConflict, _conflict)
     app.add_exception_handler(Superseded, _conflict)
+    app.add_exception_handler(LastOperatorKey, _conflict)
     app.add_exception_handler(NotAllowed, _not_allowed)
     app.add_exception_handler(RateLimited, _rate_limited)
     app.add_exception_handler(ReadTimedOut, _read_timed_out)

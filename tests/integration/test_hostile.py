@@ -187,3 +187,20 @@ def test_a_request_for_another_host_is_refused(http: TestClient) -> None:
     assert response.status_code == 400 and "attacker.example" in response.json()["detail"]
     assert http.get("/v1/health", headers={"host": "127.0.0.1:8765"}).status_code == 200
     assert orjson.loads(http.get("/v1/health").content)["status"] == "ok"
+
+
+@pytest.mark.parametrize("depth", [100, 1_000, 100_000])
+def test_json_nested_too_deep_is_a_4xx_not_a_500(http: TestClient, depth: int) -> None:
+    """Python's own parser, which reads what orjson refuses, recursed past its limit on a
+    thousand brackets in a field nobody reads."""
+    body = b'{"text": "x", "z": ' + b"[" * depth + b"]" * depth + b"}"
+    refused = raw(http, "/v1/memories", body)
+    assert 400 <= refused.status_code < 500, refused.text  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("job_id", ["p.v", "a:b", "..", "x" * 100])
+def test_requeue_of_a_job_id_rq_cannot_name_is_a_4xx_not_a_500(
+    http: TestClient, job_id: str
+) -> None:
+    refused = http.post(f"/v1/jobs/{job_id}/requeue")
+    assert 400 <= refused.status_code < 500, refused.text

@@ -118,6 +118,29 @@ def test_an_admin_manages_its_own_tenant_s_keys_and_an_operator_every_tenant_s(
     assert bad.status_code == 422 and "root" in bad.json()["detail"]
 
 
+def test_the_last_operator_key_cannot_be_revoked_but_one_of_two_can(
+    http: TestClient, settings: Settings
+) -> None:
+    first = operator_key(settings)
+    key_id = {k["id"] for k in http.get("/v1/keys", headers=bearer(first)).json()["keys"]}
+    refused = http.delete(f"/v1/keys/{key_id.pop()}", headers=bearer(first))
+    assert refused.status_code == 409 and "last operator key" in refused.json()["detail"]
+    assert http.get("/v1/state", headers=bearer(first)).status_code == 200  # still let in
+    second = http.post(
+        "/v1/keys",
+        json={"agent": "ops", "operator": True, "permissions": ["admin"]},
+        headers=bearer(first),
+    ).json()
+    own = [
+        k["id"]
+        for k in http.get("/v1/keys", headers=bearer(first)).json()["keys"]
+        if k["id"] != second["id"]
+    ]
+    assert http.delete(f"/v1/keys/{own[0]}", headers=bearer(second["key"])).status_code == 200
+    last = http.delete(f"/v1/keys/{second['id']}", headers=bearer(second["key"]))
+    assert last.status_code == 409
+
+
 def test_a_revoked_key_is_refused_by_another_replica_within_its_cache_time(
     http: TestClient, settings: Settings
 ) -> None:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from assocmem.engine.principal import ADMIN, PERMISSIONS, Principal
 from assocmem.workers.app.permissions import require
-from assocmem.workers.errors import InvalidRequest, NotAllowed
+from assocmem.workers.errors import InvalidRequest, LastOperatorKey, NotAllowed
 from assocmem.workers.runtime.services import Runtime
 from assocmem.workers.store.redis.api_keys import ApiKey, checked_key, digest, new_secret
 
@@ -60,6 +60,14 @@ class KeyCommands:
             raise InvalidRequest(
                 f"key {key_id!r} is unknown: expected an id `assocmem keys list` shows"
             )
+        if _manages_keys(found[0]) and not any(
+            _manages_keys(k) and k.id != key_id for k in self.runtime.keys.all()
+        ):
+            raise LastOperatorKey(
+                f"key {key_id!r} is the last operator key: revoked, every call would be refused"
+                " until `assocmem keys bootstrap` against Redis; create another first"
+                " (`assocmem keys create --operator`), then revoke this one"
+            )
         removed = self.runtime.keys.remove(key_id) or found[0]
         with self._lock:
             self._checked.clear()
@@ -105,3 +113,8 @@ class KeyCommands:
                 f"the key of agent {principal.agent!r} manages the keys of tenant"
                 f" {principal.tenant!r} only"
             )
+
+
+def _manages_keys(key: ApiKey) -> bool:
+    """An operator key that may manage keys (admin): every tenant's keys, operators' too."""
+    return key.operator and ADMIN in key.permissions

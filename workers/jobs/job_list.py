@@ -68,7 +68,7 @@ def job_info(runtime: Runtime, job_id: str) -> JobInfo:
     for queue in runtime.queues():
         try:
             job = Job.fetch(job_id, queue.connection, queue.serializer)
-        except NoSuchJobError:
+        except (NoSuchJobError, ValueError):  # ValueError: no id RQ could have given
             continue
         status = job.get_status(refresh=False)
         state = _STATES.get(status, "queued") if status is not None else "queued"
