@@ -34,6 +34,14 @@ def _valid_unicode(value: str) -> str:
         raise PydanticCustomError(
             "invalid_unicode", "is not valid Unicode: it holds a lone surrogate"
         ) from None
+    if "\x00" in value:  # no text of ours means one, and C tools cut a string at it
+        raise PydanticCustomError("nul_character", "holds a NUL character (U+0000)")
+    return value
+
+
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise PydanticCustomError("blank", "is blank: expected a word")
     return value
 
 
@@ -59,9 +67,17 @@ def ranged_float(low: float, high: float | None) -> Any:
     return Annotated[float, _in_range(low, high), Field(json_schema_extra=schema)]
 
 
+NO_NUL = "^[^\\x00]*$"
+"""What `_valid_unicode` says of NUL, as the OpenAPI document says it."""
+
+
 def text(most: int, least: int = 1) -> Any:
-    """Text of `least` to `most` characters, valid Unicode."""
-    return Annotated[str, AfterValidator(_valid_unicode), Field(min_length=least, max_length=most)]
+    """Text of `least` to `most` characters, valid Unicode, with no NUL character."""
+    return Annotated[
+        str,
+        AfterValidator(_valid_unicode),
+        Field(min_length=least, max_length=most, json_schema_extra={"pattern": NO_NUL}),
+    ]
 
 
 def _point(value: str) -> str:
@@ -85,7 +101,17 @@ PointText = Annotated[
 ]
 """A position, or an ISO time standing for the last position at or before it."""
 
-Concept = text(MAX_CONCEPT_LENGTH)
+Concept = Annotated[
+    str,
+    AfterValidator(_valid_unicode),
+    AfterValidator(_not_blank),
+    Field(
+        min_length=1,
+        max_length=MAX_CONCEPT_LENGTH,
+        json_schema_extra={"pattern": "^[^\\x00]*[^\\s\\x00][^\\x00]*$"},
+    ),
+]
+"""A concept as a caller names it: some word in it (extraction normalises the rest)."""
 Label = text(MAX_LABEL_LENGTH)
 Key = text(MAX_KEY_LENGTH)
 

@@ -204,3 +204,20 @@ def test_requeue_of_a_job_id_rq_cannot_name_is_a_4xx_not_a_500(
 ) -> None:
     refused = http.post(f"/v1/jobs/{job_id}/requeue")
     assert 400 <= refused.status_code < 500, refused.text
+
+
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [
+        ({"text": "billing\u0000failed"}, "text 'billing\\x00failed' is invalid: holds a NUL"),
+        ({"text": "billing", "concepts": ["bill\u0000ing"]}, "holds a NUL"),
+        ({"text": "billing failed", "concepts": ["  "]}, "concepts[0] '  ' is invalid: is blank"),
+    ],
+)
+def test_a_nul_character_or_a_blank_concept_is_refused_not_stored(
+    http: TestClient, body: dict, said: str
+) -> None:
+    """A concept of spaces was stored as nothing, and NUL went into the log."""
+    refused = http.post("/v1/memories", json=body)
+    assert refused.status_code == 422 and said in refused.json()["detail"]
+    assert http.get("/v1/memories").json()["memories"] == []

@@ -46,6 +46,9 @@ def test_probes_answer_without_a_key(http: TestClient) -> None:
     while http.get("/readyz").status_code == 503 and time.monotonic() < deadline:
         time.sleep(0.05)  # the default tenant's state loads in the background
     assert http.get("/readyz").json() == {"status": "ready"}
+    # The README says the API document and its page need no key either, and nothing else
+    assert http.get("/openapi.json").status_code == 200 and http.get("/docs").status_code == 200
+    assert http.get("/v1/memories").status_code == 401
 
 
 def test_a_replica_still_loading_its_state_is_not_ready(
