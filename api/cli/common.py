@@ -70,7 +70,8 @@ def common(func: Callable[..., Any], scoped: bool = True) -> Callable[..., Any]:
             envvar=f"ASSOCMEM_{name.upper()}",
             expose_value=False,
             callback=_keep,
-            help=f"{what}: recorded on every event it appends [env ASSOCMEM_{name.upper()}].",
+            help=f"{what}: set on the events a command appends; a read sees its memories and"
+            f" the shared ones only [env ASSOCMEM_{name.upper()}].",
         )(func)
     func = click.option(
         "--api-key",

@@ -71,7 +71,8 @@ def audit_memory(ctx: click.Context, memory_id: str, url: str | None, as_json: b
 @click.option(
     "--verify",
     is_flag=True,
-    help="Exit 1 when the fold from zero differs from the served state (always checked).",
+    help="Exit 1 when the fold from zero differs from the served state (without it, the"
+    " comparison is printed and the exit is 0).",
 )
 @common
 @click.pass_context
@@ -90,7 +91,10 @@ def replay(
         sys.exit(1)
 
 
-@click.command(epilog="Example: assocmem diff 1700000000000-0 2026-11-30T12:00:00Z --limit 20")
+@click.command(
+    epilog="Example: assocmem diff 1700000000000-0 2026-11-30T12:00:00Z --limit 20\n\n"
+    "Example: assocmem diff yesterday today"
+)
 @click.argument("first")
 @click.argument("second")
 @click.option(
@@ -109,8 +113,10 @@ def diff(
     url: str | None,
     as_json: bool,
 ) -> None:
-    """Links that appeared, vanished or changed weight between two points (positions or ISO
-    times), written and taught apart: biggest change of weight first, and how many of each."""
+    """Links that appeared, vanished or changed weight between two points (positions, ISO
+    times, or time expressions, each the end of the time it names: `yesterday today` is
+    what changed today), written and taught apart: biggest change of weight first, and how
+    many of each."""
     remember(ctx, url, as_json)
     with client_of(ctx) as client:
         emit(ctx, client.diff(first, second, limit), render.difference)

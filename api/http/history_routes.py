@@ -26,6 +26,14 @@ apart differ in millions of links, and a producer gone wrong leaves as many dead
 
 Concept = Annotated[str, Query(min_length=1, max_length=MAX_CONCEPT_LENGTH)]
 Point = Annotated[str, Query(max_length=64, description="A stream position or an ISO time")]
+Moment = Annotated[
+    str,
+    Query(
+        max_length=64,
+        description="A stream position, an ISO time, or a time expression ('yesterday',"
+        " '上周': the end of the time it names, now at the latest)",
+    ),
+]
 
 
 def audit_link(
@@ -51,8 +59,8 @@ def replay(request: Request, caller: Caller, until: Point | None = None) -> dict
 def diff(
     request: Request,
     caller: Caller,
-    first: Point,
-    second: Point,
+    first: Moment,
+    second: Moment,
     limit: Annotated[
         int,
         Query(

@@ -49,6 +49,10 @@ def test_a_link_audit_lists_its_events_a_replay_verifies_and_a_diff_shows_the_ta
         assert changes["totals"] == {"appeared": 1, "vanished": 0, "changed": 1}
         since = cli("diff", "0-0", fb["position"], "--limit", "1", url=up.url).stdout
         assert "  appeared  ... and 2 more (--limit)" in since  # a -- b, b -- c, a -- c
+        today = cli_json("diff", "yesterday", "today", url=up.url)  # all written today
+        assert today["totals"] == cli_json("diff", "0-0", fb["position"], url=up.url)["totals"]
+        refused = cli("diff", "yesterday", "the day after", url=up.url, check=False)
+        assert refused.returncode != 0 and "or a time expression" in refused.stderr
     finally:
         up.stop()
 

@@ -30,7 +30,7 @@ from assocmem.engine.events.subject_forgotten import SUBJECT_FORGOTTEN
 from assocmem.engine.history.activity import ActivityFilter, activities, summarise
 from assocmem.engine.history.audit import LinkHistory, MemoryEvent
 from assocmem.engine.history.link_index import LinkIndex, link_index
-from assocmem.engine.position import Position
+from assocmem.engine.position import MAX_PART, Position
 from assocmem.engine.principal import ADMIN, FEEDBACK, READ, WRITE, Principal
 from assocmem.engine.recall.chains import find_chains
 from assocmem.engine.recall.graph import check_graph_request, neighbourhood
@@ -45,6 +45,7 @@ from assocmem.engine.state.state import State
 from assocmem.engine.state.visibility import Visibility, visibility_of
 from assocmem.engine.text.documents import unit_terms
 from assocmem.engine.text.extraction import Extraction, given_terms
+from assocmem.engine.text.timeexpr import parse_time
 from assocmem.workers.app import results
 from assocmem.workers.app.access import AccessRecorder
 from assocmem.workers.app.extraction_pool import ExtractionPool
@@ -491,11 +492,24 @@ class Application(MemoryQueries):
     def diff(
         self, principal: Principal, first: str, second: str, limit: int | None = None
     ) -> Difference:
-        """`limit`: of each kind of change, the biggest this many (None: all)."""
+        """`first` and `second`: a position, an ISO time, or a time expression ('yesterday',
+        '上周'), which stands for the end of the time it names (now at the latest); `limit`:
+        of each kind of change, the biggest this many (None: all)."""
         require(principal, READ)
         return self.history.diff(
-            principal, parse_point(first, "first"), parse_point(second, "second"), limit
+            principal, self._moment(first, "first"), self._moment(second, "second"), limit
         )
+
+    def _moment(self, text: str, field: str) -> Position:
+        try:
+            return parse_point(text, field)
+        except InvalidRequest as refused:
+            now = datetime.fromtimestamp(self.clock(), self.zone)
+            match = parse_time(text, now)
+            if match is None:
+                raise InvalidRequest(f"{refused}, or a time expression ('yesterday')") from None
+            end = min(match.end, now).timestamp()
+            return Position(max(0, int(end * 1000)), MAX_PART)
 
     # --- helpers -----------------------------------------------------------------------------
 
