@@ -1,14 +1,22 @@
-"""Memories: write, read, chain, rate and weigh them."""
+"""Memories: write, read, chain, rate and weigh them; get, list and update them by id."""
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import click
 
 from assocmem.api.cli import render
 from assocmem.api.cli.common import AFTER, client_of, common, emit, remember, split
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _metadata_option(said: str) -> Callable[[F], F]:
+    """--metadata KEY=VALUE, repeatable (`_metadata` reads it)."""
+    return click.option("--metadata", multiple=True, metavar="KEY=VALUE", help=said)
 
 
 @click.command(
@@ -24,12 +32,7 @@ from assocmem.api.cli.common import AFTER, client_of, common, emit, remember, sp
     "--importance", type=int, default=3, show_default=True, help="1 (trivial) to 5 (vital)."
 )
 @click.option("--supersedes", help="Comma-separated ids this memory replaces.")
-@click.option(
-    "--metadata",
-    multiple=True,
-    metavar="KEY=VALUE",
-    help="Metadata, repeatable; a value that reads as JSON (7, 2.5, true) is that value.",
-)
+@_metadata_option("Metadata, repeatable; a value that reads as JSON (7, 2.5, true) is that value.")
 @click.option("--key", help="Idempotency key: a retried write with the same key is stored once.")
 @common
 @click.pass_context
@@ -202,12 +205,7 @@ def update(
 @click.option("--agent", help="Only memories this agent wrote.")
 @click.option("--kind", type=click.Choice(["memory", "activity"]), help="Only this kind.")
 @click.option("--superseded", is_flag=True, help="List superseded versions too.")
-@click.option(
-    "--metadata",
-    multiple=True,
-    metavar="KEY=VALUE",
-    help="Only memories whose metadata holds this.",
-)
+@_metadata_option("Only memories whose metadata holds this, repeatable.")
 @click.option("--cursor", help="Go on from the page that printed this cursor.")
 @click.option("--limit", type=click.IntRange(1, 1000), default=20, show_default=True)
 @common
