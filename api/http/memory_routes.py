@@ -113,8 +113,8 @@ def list_memories(
     ] = None,
     limit: Annotated[int, Query(json_schema_extra={"minimum": 1, "maximum": MAX_LISTED})] = 100,
 ) -> dict[str, Any]:
-    """The memories the key sees, newest first, filtered by writer, kind, scope and time
-    (unix seconds, start <= ts < end); a page at a time, the next from `cursor`."""
+    """The memories the key sees, newest first, filtered by writer, kind, scope, time (unix
+    seconds, start <= ts < end) and metadata; a page at a time, the next from `cursor`."""
     pairs = tuple(_pair(item) for item in metadata or [])
     where = Filter(agent, kind, user, session, namespace, start, end, superseded, pairs)
     page = _application(request).memories(caller, where, cursor, limit)
