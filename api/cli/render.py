@@ -149,6 +149,12 @@ def fed_back(r: dict[str, Any]) -> str:
     return f"feedback at {r['position']}{note}  concepts: {', '.join(r['concepts'])}"
 
 
+def _changed(edge: dict[str, Any]) -> str:
+    if edge["changed_at"] is None:
+        return f"from documents: assocmem audit link {edge['source_key']} {edge['target_key']}"
+    return f"changed at {edge['changed_at']}"
+
+
 def edges(r: dict[str, Any]) -> str:
     lines = [f"{_at(r['position'])}  around: {', '.join(r['concepts'])}  hops {r['hops']}"]
     if r.get("unknown_concepts"):  # a server from before it said so leaves it out
@@ -158,7 +164,7 @@ def edges(r: dict[str, Any]) -> str:
     for e in r["edges"]:
         lines.append(
             f"  {e['source']} -- {e['target']}  weight {_weight(e['weight'])}"
-            f" (written {e['count']}, taught {_weight(e['learned'])}, changed at {e['changed_at']})"
+            f" (written {e['count']}, taught {_weight(e['learned'])}, {_changed(e)})"
         )
     return "\n".join(lines)
 

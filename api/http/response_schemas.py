@@ -196,7 +196,10 @@ class Edge(BaseModel):
     weight: float
     count: int
     learned: float
-    changed_at: str
+    changed_at: str | None = Field(
+        description="The newest memory carrying both, or the rating that taught it; null for"
+        " a link documents wrote (`GET /v1/audit/link` lists their events)"
+    )
 
 
 class GraphOut(BaseModel):

@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from assocmem.engine.history.activity import PeriodSummary
+from assocmem.engine.position import ZERO
 from assocmem.engine.recall.chains import Chain
 from assocmem.engine.recall.graph import Edge
 from assocmem.engine.recall.prompt import PromptText
@@ -212,7 +213,9 @@ def edge_view(edge: Edge) -> dict[str, Any]:
         "weight": edge.weight,
         "count": edge.count,
         "learned": edge.learned,
-        "changed_at": str(edge.changed_at),
+        # No memory carries both and nothing taught it: documents wrote it, which the state
+        # keeps no position of (`audit link` reads them from the log)
+        "changed_at": str(edge.changed_at) if edge.changed_at != ZERO else None,
     }
 
 

@@ -14,6 +14,7 @@ import orjson
 import pytest
 import urllib3
 
+from assocmem.api.cli import render
 from assocmem.api.client import Client
 from assocmem.api.client import sync as client_module
 from assocmem.api.errors import (
@@ -333,6 +334,22 @@ def test_metadata_is_kept_with_a_memory_and_filters_a_listing(settings: Settings
                 with pytest.raises(BadRequest, match="metadata"):
                     api.write("refused for its metadata", metadata=wrong)
             assert "metadata" not in api.get_memory(api.write("no metadata")["id"])
+
+
+def test_a_link_documents_wrote_says_so_rather_than_a_position_of_zero(
+    settings: Settings,
+) -> None:
+    """No memory carries both concepts, so the state has no position for the link: the graph
+    said it changed at 0-0."""
+    with serving(settings) as url, Client(url, api_key=operator_key(settings)) as api:
+        api.ingest(
+            "runbook", "Drain the queue before the pool restarts. The pool restarts nightly."
+        )
+        api.write("the queue drains slowly")  # a memory of one of the two concepts only
+        edges = api.graph(["pool"])["edges"]
+        assert edges and all(e["changed_at"] is None for e in edges)
+        shown = render.edges(api.graph(["pool"]))
+        assert "changed at 0-0" not in shown and "from documents: assocmem audit link" in shown
 
 
 def test_each_refusal_is_its_own_error_with_the_services_detail(settings: Settings) -> None:
