@@ -13,11 +13,26 @@ outranks both.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 DIRECT, FUZZY, LINK, CHAIN, TIME = range(5)
 """Kinds of evidence, in the order that labels an item: the first kind that found it."""
 NONE = TIME + 1
+
+
+class Relevance(NamedTuple):
+    """Per candidate memory, each in 0-1."""
+
+    full: np.ndarray
+    """Every kind of evidence."""
+    direct: np.ndarray
+    """Direct and near-miss evidence alone: what `fast` ranks by."""
+    cover: np.ndarray
+    """The share of the question's weight the memory carries (a query concept or a near
+    miss of one, or, for a concept naming the read's time range, being written in it),
+    whatever its tier and length."""
 
 
 class Evidence:
@@ -44,8 +59,9 @@ class Evidence:
             touched[rows] = True
         return np.flatnonzero(touched)
 
-    def relevance(self, candidates: np.ndarray, size: int) -> np.ndarray:
-        """Per candidate, relevance in 0-1.
+    def relevance(self, candidates: np.ndarray, size: int) -> Relevance:
+        """Per candidate, relevance in 0-1, with the direct part of it and the share of the
+        question the candidate carries.
 
         Within a query concept, direct and near-miss evidence count by their best, and links
         and chains add up like independent clues (noisy-or: 1 - prod(1 - v)); the concept
@@ -53,7 +69,7 @@ class Evidence:
         """
         at = np.empty(size, dtype=np.int64)
         at[candidates] = np.arange(len(candidates))
-        relevance = np.zeros(len(candidates))
+        full, direct, cover = (np.zeros(len(candidates)) for _ in range(3))
         total = float(self.weights.sum()) or 1.0
         by_slot: dict[int, list[tuple[int, np.ndarray, np.ndarray]]] = {}
         for slot, kind, rows, values in self.parts:
@@ -61,17 +77,23 @@ class Evidence:
                 by_slot.setdefault(slot, []).append((kind, at[rows], values))
         for slot, parts in by_slot.items():
             best = np.zeros(len(candidates))
+            carried = np.zeros(len(candidates), dtype=bool)
             missed: np.ndarray | None = None
             for kind, index, values in parts:
                 if kind in (DIRECT, FUZZY):
                     best[index] = np.maximum(best[index], values)
-                elif kind != TIME:
+                elif kind == TIME:
+                    carried[index] = True
+                else:
                     missed = np.zeros(len(candidates)) if missed is None else missed
                     missed[index] += np.log1p(-values)
+            weight = self.weights[slot]
+            direct += weight * best
+            cover += weight * (carried | (best > 0))
             if missed is not None:
                 best = np.maximum(best, -np.expm1(missed))
-            relevance += self.weights[slot] * best
-        return relevance / total
+            full += weight * best
+        return Relevance(full / total, direct / total, cover / total)
 
     def first_kinds(self, rows: np.ndarray) -> np.ndarray:
         """Per row (of the few a read returns), the first kind of evidence that found it."""

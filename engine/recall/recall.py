@@ -28,6 +28,7 @@ from assocmem.engine.errors import InvalidQuery, quoted
 from assocmem.engine.position import Position
 from assocmem.engine.recall.chains import Chain, chain_along, chains_between, local_graph, pagerank
 from assocmem.engine.recall.context import ANCHORS, Neighbour, neighbours
+from assocmem.engine.recall.dominance import bounded
 from assocmem.engine.recall.evidence import CHAIN, DIRECT, FUZZY, LINK, NONE, TIME, Evidence
 from assocmem.engine.recall.links import LinkWeights, Row, links_of
 from assocmem.engine.recall.match import Match, resolve
@@ -214,22 +215,30 @@ def recall(state: State, query: Query) -> Recall:
     if query.time_range is not None:
         in_range = _about(state, query.time_range, query.time_concepts)
         evidence.add(-1, TIME, in_range, 1.0)
+        for name in query.time_concepts:
+            if name in slots:  # a memory written in the range carries the date it names
+                evidence.add(slots[name], TIME, in_range, 1.0)
     candidates = evidence.candidates(n)
-    relevance = evidence.relevance(candidates, n)
+    full, direct, cover = evidence.relevance(candidates, n)
     keep = np.ones(len(candidates), dtype=bool)
     if in_range is not None:
         inside = np.isin(candidates, in_range, assume_unique=True)
-        relevance = np.where(inside, np.maximum(relevance, TIME_ONLY), relevance * TIME_MISS)
+        full, direct = (
+            np.where(inside, np.maximum(r, TIME_ONLY), r * TIME_MISS) for r in (full, direct)
+        )
     if set(query.kinds) != set(KINDS):
         keep &= _is_activity(state, candidates) == (query.kinds == ("activity",))
     if not query.history:
         keep &= state.alive.values[candidates]
     keep &= visible(state, query.visibility, candidates)
-    rows, relevance = candidates[keep], relevance[keep]
+    rows, full, direct, cover = candidates[keep], full[keep], direct[keep], cover[keep]
+    relevance = bounded(full, direct, cover)
     near = contenders(relevance, query.limit)
-    rows, relevance = rows[near], relevance[near]
+    rows, relevance, direct, cover = rows[near], relevance[near], direct[near], cover[near]
     recency = RECENT_QUERY_RECENCY_WEIGHT if query.prefers_recent else RECENCY_WEIGHT
-    scores = relevance * priors(state, rows, now, recency)
+    weighed = priors(state, rows, now, recency)
+    # again once priors apply: a newer memory's links must not take it past either
+    scores = bounded(relevance * weighed, direct * weighed, cover)
     best = [(int(rows[k]), score) for k, score in top(np.arange(len(rows)), scores, query.limit)]
     beside: dict[int, Neighbour] = {}
     if query.context and query.depth != "fast" and best:

@@ -1,0 +1,62 @@
+"""Links never cost recall (engine/recall/dominance.py): what links add never takes a memory
+past one that carries clearly more of the question; among memories that carry as much,
+links decide."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from assocmem.engine.events.fold import fold_from_zero
+from assocmem.engine.recall.dominance import bounded
+from assocmem.engine.recall.recall import Query, recall
+from tests.unit.engine.make_events import written
+
+FILLER = [f"detail{n}" for n in range(6)]
+
+
+def notes() -> list[list[str]]:
+    """'ledger' and 'audit' are asked; 'books' is written with 'audit' again and again."""
+    found = [["audit", "books"] for _ in range(6)]
+    found += [["ledger", "audit", *FILLER]]  # 7: carries the whole question, and more
+    found += [["ledger", "books"]]  # 8: carries half, and a concept linked to the rest
+    found += [["ledger", "misc"]]  # 9: carries half, nothing linked
+    found += [["books", "shelf"]]  # 10: carries none, linked to 'audit'
+    found += [[f"other{n}", f"word{n}"] for n in range(30)]
+    return found
+
+
+@pytest.mark.parametrize("depth", ["standard", "deep"])
+def test_a_memory_carrying_the_whole_question_is_never_passed_through_links(depth) -> None:
+    """8 carries 'ledger' and 'books', linked to 'audit': as strong as 7 or stronger if links
+    counted as carrying (they did), but 7 carries the whole question."""
+    state = fold_from_zero([written(n + 1, c) for n, c in enumerate(notes())])
+    fast = recall(state, Query(("ledger", "audit"), depth="fast")).items
+    assert fast[0].memory.id == "7-0"
+    ranked = [i.memory.id for i in recall(state, Query(("ledger", "audit"), depth=depth)).items]
+    assert ranked[0] == "7-0"
+    assert ranked.index("8-0") < ranked.index("10-0")  # links still add and reorder below it
+
+
+def test_links_reorder_memories_that_carry_as_much_of_the_question() -> None:
+    """8 and 9 each carry 'ledger'; 8 also a concept linked to 'audit', so it comes first,
+    though 9 is newer (and first without links)."""
+    state = fold_from_zero([written(n + 1, c) for n, c in enumerate(notes())])
+    fast = [i.memory.id for i in recall(state, Query(("ledger", "audit"), depth="fast")).items]
+    assert fast.index("9-0") < fast.index("8-0")
+    items = recall(state, Query(("ledger", "audit"))).items
+    ranked = [i.memory.id for i in items]
+    assert ranked.index("8-0") < ranked.index("9-0")
+
+
+def test_bounded_caps_a_lift_just_below_the_memory_it_may_not_pass() -> None:
+    full = np.array([0.30, 0.90, 0.70, 0.40])
+    direct = np.array([0.30, 0.20, 0.20, 0.10])
+    cover = np.array([1.0, 0.4, 0.5, 0.45])
+    capped = bounded(full, direct, cover)
+    assert capped[0] == 0.30
+    assert 0.20 <= capped[1] < 0.30  # 0.4 of the question vs all of it: stays below
+    assert capped[2] < 0.30
+    assert capped[3] == pytest.approx(0.30 - 1e-7)
+    # carrying 0.4 and 0.45 are near-ties: the lifted one may pass the other
+    assert bounded(full[1:], direct[1:], cover[1:]).tolist() == full[1:].tolist()
