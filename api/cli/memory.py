@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -10,6 +11,7 @@ import click
 
 from assocmem.api.cli import render
 from assocmem.api.cli.common import AFTER, client_of, common, emit, remember, split
+from assocmem.api.cli.follow import follow
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -17,6 +19,42 @@ F = TypeVar("F", bound=Callable[..., Any])
 def _metadata_option(said: str) -> Callable[[F], F]:
     """--metadata KEY=VALUE, repeatable (`_metadata` reads it)."""
     return click.option("--metadata", multiple=True, metavar="KEY=VALUE", help=said)
+
+
+FILTER = click.option(
+    "--filter",
+    "filters",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Only memories whose metadata key (or field: agent, kind, user, session, namespace,"
+    " ts, importance) holds this; repeatable, all must hold. Also KEY!=V, KEY>=N, KEY<=N,"
+    " KEY>N, KEY<N.",
+)
+_CONDITION = re.compile(r"^(?P<key>[^=<>!]+?)(?P<op>>=|<=|!=|=|>|<)(?P<value>.*)$")
+_OPERATORS = {"=": "eq", "!=": "ne", ">=": "gte", "<=": "lte", ">": "gt", "<": "lt"}
+
+
+def _filters(conditions: tuple[str, ...]) -> dict[str, Any] | None:
+    """--filter options as a read's filters: every condition must hold."""
+    found: dict[str, dict[str, Any]] = {}
+    for condition in conditions:
+        match = _CONDITION.match(condition)
+        if match is None:
+            raise click.BadParameter(
+                f"{condition!r} is not KEY=VALUE (or !=, >=, <=, >, <)", param_hint="--filter"
+            )
+        key, op = match["key"].strip(), _OPERATORS[match["op"]]
+        found.setdefault(key, {})[op] = _scalar(match["value"])
+    return found or None
+
+
+def _scalar(text: str) -> Any:
+    """A value that reads as a JSON scalar (7, 2.5, true) is that value, else the text."""
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        return text
+    return parsed if isinstance(parsed, str | int | float | bool) else text
 
 
 @click.command(
@@ -98,6 +136,7 @@ def write(
 @click.option(
     "--without-feedback", is_flag=True, help="Read a state folded with all feedback left out."
 )
+@FILTER
 @common
 @click.pass_context
 def read(
@@ -118,6 +157,7 @@ def read(
     after: str | None,
     as_of: str | None,
     without_feedback: bool,
+    filters: tuple[str, ...],
     url: str | None,
     as_json: bool,
 ) -> None:
@@ -142,6 +182,7 @@ def read(
             after=after,
             as_of=as_of,
             without_feedback=without_feedback or None,
+            filters=_filters(filters),
         )
         emit(ctx, response, render.recalled)
 
@@ -201,11 +242,44 @@ def update(
         emit(ctx, written, lambda w: f"{w['id']} supersedes {memory_id}")
 
 
+@click.command(epilog="Example: assocmem delete 1700000000000-0")
+@click.argument("memory_id")
+@click.option(
+    "--erase",
+    is_flag=True,
+    help="Also take its write out of the log for real, as forget does (an admin key's);"
+    " waits for the erasure job, with a progress bar.",
+)
+@common
+@click.pass_context
+def delete(ctx: click.Context, memory_id: str, erase: bool, url: str | None, as_json: bool) -> None:
+    """Delete a memory: no read, listing or get returns it again, and the links it wrote are
+    taken off. Its text stays in the log (audit shows the deletion) unless --erase."""
+    remember(ctx, url, as_json)
+    with client_of(ctx) as client:
+        deleted = client.delete_memory(memory_id, erase)
+        if deleted["erasure"] is not None:
+            deleted["erasure"] = follow(client, deleted["erasure"], "erasing", as_json)
+        emit(ctx, deleted, _deleted)
+
+
+def _deleted(deleted: dict[str, Any]) -> str:
+    said = (
+        f"{deleted['id']} deleted at {deleted['position']}"
+        if deleted["position"]
+        else f"{deleted['id']} was deleted before"
+    )
+    if deleted["erasure"] is not None:
+        said += f"; its write erased from the log ({deleted['erasure']['state']})"
+    return said
+
+
 @click.command("list", epilog="Example: assocmem list --agent planner --limit 20")
 @click.option("--agent", help="Only memories this agent wrote.")
 @click.option("--kind", type=click.Choice(["memory", "activity"]), help="Only this kind.")
 @click.option("--superseded", is_flag=True, help="List superseded versions too.")
 @_metadata_option("Only memories whose metadata holds this, repeatable.")
+@FILTER
 @click.option("--cursor", help="Go on from the page that printed this cursor.")
 @click.option("--limit", type=click.IntRange(1, 1000), default=20, show_default=True)
 @common
@@ -216,6 +290,7 @@ def list_(
     kind: str | None,
     superseded: bool,
     metadata: tuple[str, ...],
+    filters: tuple[str, ...],
     cursor: str | None,
     limit: int,
     url: str | None,
@@ -232,6 +307,7 @@ def list_(
             metadata=_metadata(metadata),
             cursor=cursor,
             limit=limit,
+            filters=_filters(filters),
         )
         emit(ctx, page, _listed)
 
@@ -323,9 +399,5 @@ def _metadata(pairs: tuple[str, ...]) -> dict[str, Any] | None:
         key, equals, value = pair.partition("=")
         if not equals or not key:
             raise click.BadParameter(f"{pair!r} is not KEY=VALUE", param_hint="--metadata")
-        try:
-            parsed = json.loads(value)
-        except ValueError:
-            parsed = value
-        found[key] = parsed if isinstance(parsed, str | int | float | bool) else value
+        found[key] = _scalar(value)
     return found or None

@@ -66,7 +66,9 @@ def recalled(r: dict[str, Any]) -> str:
         if "chain" in item:
             lines.append(f"{'':16}chain {_chain(item['chain'])}")
         if item.get("beside"):
-            lines.append(f"{'':16}written {item['beside']['written']} {item['beside']['id']}")
+            near = item["beside"]
+            taught = f" (taught {near['taught']:+g})" if near.get("taught") else ""
+            lines.append(f"{'':16}written {near['written']} {near['id']}{taught}")
     if "prompt" in r:
         p = r["prompt"]
         lines.append(f"--- prompt text: {p['tokens']} of {p['budget']} tokens ---")
@@ -211,9 +213,12 @@ def link_audit(r: dict[str, Any]) -> str:
 def memory_audit(r: dict[str, Any]) -> str:
     lines = [f"memory {r['id']}"]
     for e in r["events"]:
-        detail = ", ".join(f"{k} {v}" for k, v in e["detail"].items())
+        shown = {k: v for k, v in e["detail"].items() if k != "links"}
+        detail = ", ".join(f"{k} {v}" for k, v in shown.items())
+        for link in e["detail"].get("links", ()):
+            detail += f"; link from {link['from']} taught {link['taught']:+g}"
         lines.append(
-            f"  {e['position']}  {moment(e['ts'])}  {e['agent']:<10} {e['type']:<22} {detail[:100]}"
+            f"  {e['position']}  {moment(e['ts'])}  {e['agent']:<10} {e['type']:<22} {detail[:160]}"
         )
     return "\n".join(lines)
 

@@ -13,7 +13,7 @@ from typing import Any
 import httpx2
 import orjson
 
-from assocmem.api.client.calls import Call, Calls
+from assocmem.api.client.calls import WRITES, Call, Calls
 from assocmem.api.client.local import where
 from assocmem.api.client.sync import (
     DEFAULT_TIMEOUT,
@@ -85,7 +85,7 @@ class AsyncClient(Calls[Awaitable[dict[str, Any]]]):
             answer = await self._rebuilt(call)
         else:
             answer = await self._request(call)
-        if call.method == "POST" and not call.changes_nothing:
+        if call.method in WRITES and not call.changes_nothing:
             self.position = latest_written(self.position, answer)
         return answer[call.pick] if call.pick else answer  # type: ignore[no-any-return]
 

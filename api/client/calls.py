@@ -48,6 +48,10 @@ class Call:
     """The answer's shape, which the typed clients validate (each item's, with `pick`)."""
 
 
+WRITES = frozenset({"POST", "PATCH", "DELETE"})
+"""Methods whose answer may name a write position, which the client's reads then wait for."""
+
+
 def given(values: dict[str, Any]) -> dict[str, Any]:
     """The values that were given (not None)."""
     return {k: v for k, v in values.items() if v is not None}
@@ -178,11 +182,13 @@ class Calls(Generic[R]):
         metadata: dict[str, Any] | None = None,
         cursor: str | None = None,
         limit: int = 100,
+        filters: dict[str, Any] | None = None,
     ) -> R:
         """The memories this key sees, newest first, filtered by kind (memory or activity),
         time (unix seconds, start <= ts < end), writer (agent) and scope; up to `limit`,
         with the `cursor` to pass for the next page (null after the last). `metadata`: values
-        the memories' metadata must hold, each key its value."""
+        the memories' metadata must hold, each key its value; `filters`: conditions as reads
+        take them ({"priority": {"gte": 2}}, one level of AND / OR)."""
         params = given(
             {"agent": agent, "kind": kind, "user": user, "session": session}
             | {"namespace": namespace, "start": start, "end": end, "cursor": cursor}
@@ -191,7 +197,18 @@ class Calls(Generic[R]):
             params["metadata"] = [
                 f"{k}={v if isinstance(v, str) else json.dumps(v)}" for k, v in metadata.items()
             ]
+        if filters:
+            params["filters"] = json.dumps(filters)
         return self._send(Call("GET", "/v1/memories", params=params, answer=out.MemoriesOut))
+
+    @tool("delete")
+    def delete_memory(self, memory_id: str, erase: bool = False) -> R:
+        """Delete a memory: no read, listing or fetch returns it again, and the links it
+        wrote are taken off. `erase` (an admin key's) also takes its write out of the log
+        for real, in a job (the answer's `erasure`)."""
+        path = f"/v1/memories/{_quoted(memory_id)}"
+        params = {"erase": "true"} if erase else None
+        return self._send(Call("DELETE", path, params=params, answer=out.DeletedOut))
 
     def set_importance(self, memory_id: str, importance: int) -> R:
         """Change a memory's importance (1-5)."""

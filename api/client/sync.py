@@ -15,7 +15,7 @@ import orjson
 import urllib3
 from urllib3.connection import HTTPConnection
 
-from assocmem.api.client.calls import Call, Calls
+from assocmem.api.client.calls import WRITES, Call, Calls
 from assocmem.api.client.local import where
 from assocmem.api.errors import READ_TIMED_OUT, ApiError, BadRequest, ServiceDown, error_for
 from assocmem.engine.position import Position
@@ -216,7 +216,7 @@ class Client(Calls[dict[str, Any]]):
                 retry_after_seconds(response.headers.get("Retry-After")),
             )
         answer = orjson.loads(response.data)
-        if method == "POST" and not call.changes_nothing:
+        if method in WRITES and not call.changes_nothing:
             self.position = latest_written(self.position, answer)
         return answer  # type: ignore[no-any-return]
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Annotated, Any
 
+import orjson
 from fastapi import Query, Request
 from fastapi.exceptions import RequestValidationError
 from starlette.convertors import Convertor, register_url_convertor
@@ -14,9 +15,11 @@ from starlette.convertors import Convertor, register_url_convertor
 from assocmem.api.http import query_params as q
 from assocmem.api.http import response_schemas as out
 from assocmem.api.http.principal import Caller
-from assocmem.api.http.responses import memory_view, written_view
+from assocmem.api.http.responses import job_view, memory_view, written_view
 from assocmem.api.http.schemas import NoteIn
+from assocmem.engine.errors import InvalidQuery
 from assocmem.engine.events.note_payload import MAX_METADATA
+from assocmem.engine.recall.filters import Filters, parse_filters
 from assocmem.engine.recall.listing import MAX_LISTED, Filter
 from assocmem.workers.app.memory_queries import Found
 from assocmem.workers.app.requests import Note
@@ -86,6 +89,16 @@ def _pair(item: str) -> tuple[str, str]:
     return key, value
 
 
+def _filters(text: str | None) -> Filters | None:
+    if text is None:
+        return None
+    try:
+        spec = orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        raise InvalidQuery(f"filters is not JSON: {exc}") from exc
+    return parse_filters(spec)
+
+
 def list_memories(
     request: Request,
     caller: Caller,
@@ -108,6 +121,14 @@ def list_memories(
             json_schema_extra={"items": {"type": "string", "pattern": "^[^=]+=.*$"}},
         ),
     ] = None,
+    filters: Annotated[
+        str | None,
+        Query(
+            max_length=10_000,
+            description="A JSON object of conditions on metadata and fields, as reads take"
+            ' them: {"team": "ops", "priority": {"gte": 2}}',
+        ),
+    ] = None,
     cursor: Annotated[
         str | None, Query(max_length=41, description="The cursor the page before gave")
     ] = None,
@@ -116,7 +137,8 @@ def list_memories(
     """The memories the key sees, newest first, filtered by writer, kind, scope, time (unix
     seconds, start <= ts < end) and metadata; a page at a time, the next from `cursor`."""
     pairs = tuple(_pair(item) for item in metadata or [])
-    where = Filter(agent, kind, user, session, namespace, start, end, superseded, pairs)
+    conditions = _filters(filters)
+    where = Filter(agent, kind, user, session, namespace, start, end, superseded, pairs, conditions)
     page = _application(request).memories(caller, where, cursor, limit)
     return {
         "position": str(page.position),
@@ -125,8 +147,32 @@ def list_memories(
     }
 
 
+def delete_memory(
+    memory_id: str,
+    request: Request,
+    caller: Caller,
+    erase: Annotated[
+        bool,
+        Query(
+            description="Also take its write out of the log for real, in a job, as forget"
+            " does (an admin key's)"
+        ),
+    ] = False,
+) -> dict[str, Any]:
+    """Delete a memory: a memory.deleted event takes it out of every read, listing and
+    fetch, and the links it wrote off the counts. Its text stays in the log (the history
+    says it was deleted) unless `erase` takes it out for real."""
+    deleted = _application(request).delete(caller, memory_id, erase)
+    return {
+        "id": deleted.id,
+        "position": None if deleted.position is None else str(deleted.position),
+        "erasure": None if deleted.erasure is None else job_view(deleted.erasure),
+    }
+
+
 ROUTES = [
     ("/v1/memories", list_memories, "GET", 200, out.MemoriesOut),
     ("/v1/memories/{memory_id:position}", get_memory, "GET", 200, out.MemoryOut),
     ("/v1/memories/{memory_id:position}", update_memory, "PATCH", 202, out.WrittenOut),
+    ("/v1/memories/{memory_id:position}", delete_memory, "DELETE", 200, out.DeletedOut),
 ]

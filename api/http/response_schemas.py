@@ -110,6 +110,10 @@ class MemoriesOut(BaseModel):
 class Beside(BaseModel):
     id: str = Field(description="The match it was written beside, in the same stream")
     written: Literal["after", "before"]
+    taught: float = Field(
+        description="What ratings of it, for questions that match answered, taught the link"
+        " from that match to it (0: none; -1 unlearns it)"
+    )
 
 
 class Item(Memory):
@@ -356,6 +360,16 @@ class Job(BaseModel):
     )
     result: dict[str, Any] | None = Field(None, description="A finished job's report")
     retry_at: str | None = Field(None, description="When a scheduled job is queued again")
+
+
+class DeletedOut(BaseModel):
+    id: str
+    position: str | None = Field(
+        description="Of the memory.deleted event appended; null if it was deleted before"
+    )
+    erasure: Job | None = Field(
+        description="With erase=true: the job that takes its write out of the log"
+    )
 
 
 class JobsOut(BaseModel):

@@ -104,7 +104,11 @@ def item_view(item: Item, labels: dict[str, str], relabelled: Mapping[str, str])
     if item.chain is not None:
         view["chain"] = chain_view(item.chain)
     if item.beside is not None:
-        view["beside"] = {"id": item.beside, "written": "after" if item.after else "before"}
+        view["beside"] = {
+            "id": item.beside,
+            "written": "after" if item.after else "before",
+            "taught": item.taught,
+        }
     return view
 
 

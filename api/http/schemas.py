@@ -6,7 +6,7 @@ coerced, and a 422 names the field and quotes the start of the value.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
@@ -159,6 +159,14 @@ class ReadIn(Strict):
     )
     record_access: bool = Field(
         True, description="Count the returned memories as accessed (it raises their rank later)."
+    )
+    filters: dict[str, Any] | None = Field(
+        None,
+        description="Conditions every returned memory meets, on its metadata keys and its"
+        " fields (agent, kind, user, session, namespace, ts, importance): {key: value} for"
+        " equality; {key: {op: value}} with eq, ne, in, nin, gt, gte, lt, lte; one level of"
+        " {AND: [...]} or {OR: [...]}.",
+        examples=[{"team": "billing", "priority": {"gte": 2}}],
     )
     after: PositionText | None = Field(
         None,

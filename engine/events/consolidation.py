@@ -180,7 +180,7 @@ def _decayed_counts(state: State, rule: Rule, progress: Progress | None) -> scip
     step = max(1, len(state.rows) // 100)
     for row in range(len(state.rows)):
         linked = state.rows.linked(row, LINKED_CONCEPTS)
-        if len(linked) >= 2:
+        if len(linked) >= 2 and row not in state.deleted:  # its links were taken off
             lists.append(linked)
             owners.append(row)
         if progress is not None and row % step == 0:

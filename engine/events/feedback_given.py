@@ -1,8 +1,10 @@
 """feedback.given: an answer's memories rated for a question (its concepts), -1 to 1.
 
 Teaches a link from each question concept to each core concept of the rated memories
-(the learned delta moves by the outcome, never below minus the written count), and moves
-each rated memory's valence toward the outcome.
+(the learned delta moves by the outcome, never below minus the written count), moves
+each rated memory's valence toward the outcome, and teaches the link from each stream
+neighbour of a rated memory that carries a question concept (the match a read brought it
+beside) to the rated memory (never below -1, which unlearns their contiguity).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from assocmem.engine.events.payload import (
 from assocmem.engine.events.record import EventType, Payload
 from assocmem.engine.state.memory import scope_of
 from assocmem.engine.state.state import State, pair
+from assocmem.engine.state.stream import anchors_of, taught
 
 if TYPE_CHECKING:
     from assocmem.engine.events.envelope import Event
@@ -53,12 +56,18 @@ def apply(state: State, event: Event) -> None:
             if q == t or pair(q, t) in moved:
                 continue
             moved.add(pair(q, t))
-            taught = state.learned.get(q, {}).get(t, 0.0) + outcome
-            if taught < 0:  # unlearns what was written, no more (the floor is never above 0)
-                taught = max(taught, -float(state.counts.count(q, t)))
-            state.set_learned(q, t, taught, event.position, scope)
+            value = state.learned.get(q, {}).get(t, 0.0) + outcome
+            if value < 0:  # unlearns what was written, no more (the floor is never above 0)
+                value = max(value, -float(state.counts.count(q, t)))
+            state.set_learned(q, t, value, event.position, scope)
     for memory in memories:
         state.set_valence(memory, memory.valence + VALENCE_RATE * (outcome - memory.valence))
+    asked = set(question)
+    for memory in memories:
+        for anchor, _ in anchors_of(state, memory.row, asked):
+            link = (anchor, memory.row)
+            before = state.memory_links.get(link, (0.0, event.position))[0]
+            state.memory_links[link] = (taught(before, outcome), event.position)
 
 
 # It reads counts (pending ones included), ids and concepts, all there for a staged note,

@@ -9,6 +9,7 @@ from assocmem.engine.events.feedback_given import FEEDBACK_GIVEN
 from assocmem.engine.events.importance_set import IMPORTANCE_SET
 from assocmem.engine.events.links_consolidated import LINKS_CONSOLIDATED
 from assocmem.engine.events.memory_accessed import MEMORY_ACCESSED
+from assocmem.engine.events.memory_deleted import MEMORY_DELETED
 from assocmem.engine.events.memory_written import MEMORY_WRITTEN
 from assocmem.engine.events.record import EventType
 from assocmem.engine.events.subject_forgotten import SUBJECT_FORGOTTEN
@@ -22,6 +23,7 @@ BUILT_IN = (
     IMPORTANCE_SET,
     LINKS_CONSOLIDATED,
     SUBJECT_FORGOTTEN,
+    MEMORY_DELETED,
 )
 
 _REGISTRY: dict[str, EventType] = {record.name: record for record in BUILT_IN}

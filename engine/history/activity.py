@@ -97,7 +97,8 @@ def _in_range(state: State, start: float, end: float) -> list[Memory]:
     if not len(rows):
         return []
     ts = state.ts.values[rows]
-    return [state.rows[int(r)] for r in rows[(ts >= start) & (ts < end)]]
+    kept = (ts >= start) & (ts < end) & state.present(rows)
+    return [state.rows[int(r)] for r in rows[kept]]
 
 
 def _passes(memory: Memory, spec: ActivityFilter) -> bool:

@@ -20,12 +20,14 @@ from collections.abc import Callable, Iterable, Iterator
 from assocmem.engine.events.envelope import Event
 from assocmem.engine.events.fold import fold
 from assocmem.engine.events.links_consolidated import LINKS_CONSOLIDATED
+from assocmem.engine.events.memory_deleted import MEMORY_DELETED
 from assocmem.engine.events.registry import BUILT_IN
 from assocmem.engine.history.link_index import LinkIndex
 from assocmem.engine.position import Position
 from assocmem.engine.state.cooccurrence import Cooccurrence
 from assocmem.engine.state.link_rule import link_weight
 from assocmem.engine.state.state import State
+from assocmem.engine.state.stream import anchors_of, taught
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -161,7 +163,7 @@ def may_rate(raw: bytes) -> bool:
 
 def rated_memories(events: Iterable[Event], source: str, target: str) -> frozenset[str] | None:
     """The memories a link's history must hold whatever they name: those rated by feedback
-    whose question names either concept. (A memory superseded or merged away still counts
+    whose question names either concept, and those deleted. (A memory superseded or merged away still counts
     and can still be rated, so supersessions and merges need no more.) None when an event
     of a type not known here may move the link: then every memory naming one is held."""
     held: set[str] = set()
@@ -170,11 +172,16 @@ def rated_memories(events: Iterable[Event], source: str, target: str) -> frozens
             continue
         if event.type == "feedback.given":
             held.update(event.data.get("memory_ids", ()))
+        elif event.type == MEMORY_DELETED.name:  # takes off what its note counted
+            held.add(event.data.get("memory_id"))  # type: ignore[arg-type]
         elif event.type != LINKS_CONSOLIDATED.name:
             return None
     return frozenset(held)
 
 
+SETS_COUNTS = frozenset({LINKS_CONSOLIDATED.name, MEMORY_DELETED.name})
+"""Event types that take counts off (or set them), where the others add: a link's history
+reads their effect off the counts before and after."""
 IGNORED, BATCHED, WATCHED = 0, 1, 2
 """What an event is to a link's history (`_bearing`)."""
 
@@ -232,7 +239,7 @@ def link_history(
     def watch(event: Event) -> None:
         count, learned = last
         written = counter.added - count
-        if event.type == LINKS_CONSOLIDATED.name:  # the one event that sets counts, not adds
+        if event.type in SETS_COUNTS:
             written = _count(state, source, target) - count
         now = _learned(state, source, target)
         if written or now != learned:
@@ -306,7 +313,8 @@ def memory_filter(memory_id: str) -> Callable[[Position, bytes], bool]:
 
 
 def memory_history(events: Iterable[Event], memory_id: str) -> list[MemoryEvent]:
-    """The memory's write, its accesses, ratings, importance changes and supersession."""
+    """The memory's write, its accesses, ratings, importance changes, supersession and
+    deletion."""
     found: list[MemoryEvent] = []
     for event in events:
         data = event.data
@@ -323,6 +331,8 @@ def memory_history(events: Iterable[Event], memory_id: str) -> list[MemoryEvent]
             detail = {"hits": data["hits"][data["memory_ids"].index(memory_id)]}
         elif event.type == "memory.importance_set" and data.get("memory_id") == memory_id:
             detail = {"importance": data.get("importance")}
+        elif event.type == "memory.deleted" and data.get("memory_id") == memory_id:
+            detail = {"deleted": True}
         if detail is not None and event.position is not None:
             found.append(MemoryEvent(event.position, event.ts, event.agent, event.type, detail))
     return found
@@ -342,3 +352,34 @@ def _learned(state: State, source: str, target: str) -> float:
     if i is None or j is None:
         return 0.0
     return state.learned.get(i, {}).get(j, 0.0)
+
+
+def with_taught_links(state: State, memory_id: str, found: list[MemoryEvent]) -> list[MemoryEvent]:
+    """A memory's history (`memory_history`), each rating saying which link from a stream
+    neighbour to the memory it taught and the link's learned delta after it, as the fold
+    teaches them (engine/events/feedback_given.py)."""
+    memory = state.memories.get(memory_id)
+    if memory is None:
+        return found
+    values: dict[int, float] = {}
+    shown = []
+    for event in found:
+        if event.type != "feedback.given":
+            shown.append(event)
+            continue
+        named = (state.concept_index.get(c) for c in event.detail["concepts"])  # type: ignore[union-attr]
+        asked = {index for index in named if index is not None}
+        links = []
+        for anchor, after in anchors_of(state, memory.row, asked):
+            anchor_id = state.rows.id_of(anchor)
+            if Position.parse(anchor_id) < event.position:  # the fold saw only what came before
+                values[anchor] = taught(values.get(anchor, 0.0), float(event.detail["outcome"]))  # type: ignore[arg-type]
+                links.append(
+                    {
+                        "from": anchor_id,
+                        "written": "after" if after else "before",
+                        "taught": values[anchor],
+                    }
+                )
+        shown.append(dataclasses.replace(event, detail={**event.detail, "links": links}))
+    return shown

@@ -5,7 +5,8 @@ oldest law of episodic memory. In a conversation or a work session the next turn
 (the reply, the outcome) often holds the answer while sharing no word with the question.
 
 A neighbour is scored from its match: the match's score times FOLLOWING_SHARE (written
-after it) or PRECEDING_SHARE (before it). So the read itself decides how much room context
+after it) or PRECEDING_SHARE (before it), moved by what ratings of it taught their link
+(`taught_share`). So the read itself decides how much room context
 gets: a neighbour enters the list only past memories that matched less than that share of
 the strong match, and a read whose direct matches are close together leaves it none."""
 
@@ -17,9 +18,8 @@ from collections.abc import Callable
 import numpy as np
 
 from assocmem.engine.state.state import State
+from assocmem.engine.state.stream import LEAST_TAUGHT, beside, share_a_concept
 
-CONTEXT_GAP = 3600.0
-"""Seconds between two memories of one stream that still follow each other."""
 FOLLOWING_SHARE = 0.5
 """A following memory's score, as a share of the match it follows."""
 PRECEDING_SHARE = 0.25
@@ -29,8 +29,6 @@ ANCHORS = 2
 CLEAR = 1.01
 """How much better than the first memory after them the anchors must score: a read whose
 best matches tie with the next one has no strong match to follow."""
-SCAN = 32
-"""Rows looked through on either side of a match for its stream's neighbour."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -41,6 +39,9 @@ class Neighbour:
     """The row of the match it was written beside."""
     after: bool
     """Written after the match (else before it)."""
+    taught: float = 0.0
+    """The learned delta of the link from the match to it (ratings of it for questions
+    the match answered: engine/events/feedback_given.py)."""
 
 
 def neighbours(
@@ -61,32 +62,25 @@ def neighbours(
         if not is_match:
             continue
         for after, share in ((True, FOLLOWING_SHARE), (False, PRECEDING_SHARE)):
-            near = _beside(state, row, after)
-            if (
-                near is not None
-                and (after or _share_a_concept(state, row, near))
-                and allowed(np.array([near], dtype=np.int64))[0]
+            near = beside(state, row, after)
+            if near is None:
+                continue
+            taught = state.memory_links.get((row, near), (0.0, None))[0]
+            if taught <= LEAST_TAUGHT or not (
+                after or taught > 0 or share_a_concept(state, row, near)
             ):
-                found.append(Neighbour(near, score * share, row, after))
+                continue
+            if allowed(np.array([near], dtype=np.int64))[0]:
+                found.append(
+                    Neighbour(near, score * taught_share(share, taught), row, after, taught)
+                )
     return found
 
 
-def _share_a_concept(state: State, row: int, other: int) -> bool:
-    """Whether the two memories carry a key concept in common (core or important: what
-    their links are counted from). What follows a match is its reply or its outcome, which
-    may share no word with it; what precedes it comes only if it is about the same thing,
-    as the turn a reply answers mostly is, and an unrelated note written before is not."""
-    return not set(state.rows.linked(row, SCAN)).isdisjoint(state.rows.linked(other, SCAN))
-
-
-def _beside(state: State, row: int, after: bool) -> int | None:
-    """The row of the next (or previous) memory of `row`'s stream within CONTEXT_GAP."""
-    ts, rows = state.ts.values, state.rows
-    mine = rows.stream(row)
-    step = 1 if after else -1
-    for near in range(row + step, row + step * (SCAN + 1), step):
-        if not 0 <= near < len(rows) or abs(ts[near] - ts[row]) > CONTEXT_GAP:
-            return None
-        if rows.stream(near) == mine:
-            return near
-    return None
+def taught_share(share: float, taught: float) -> float:
+    """A neighbour's share of its match's score once ratings taught their link `taught`
+    (-1 or more): each helpful rating takes it part of the way to the match's own score,
+    unhelpful ones toward nothing (at -1 the neighbour is no longer brought)."""
+    if taught >= 0:
+        return share + (1.0 - share) * taught / (1.0 + taught)
+    return share * (1.0 + taught)

@@ -13,6 +13,7 @@ import json
 
 import numpy as np
 
+from assocmem.engine.recall.filters import Filters, matching
 from assocmem.engine.state.state import State
 from assocmem.engine.state.visibility import Visibility, visible
 
@@ -39,6 +40,8 @@ class Filter:
     metadata: tuple[tuple[str, str], ...] = ()
     """(key, value) pairs its metadata must hold, each value as text: a string as it is, a
     number or a boolean as JSON writes it (7, 2.5, true)."""
+    filters: Filters | None = None
+    """Conditions on metadata and fields (engine/recall/filters.py)."""
 
 
 def listed(
@@ -57,8 +60,7 @@ def listed(
             keep &= ts >= where.since
         if where.until is not None:
             keep &= ts < where.until
-        if not where.superseded:
-            keep &= state.alive.values[rows]
+        keep &= state.alive.values[rows] if not where.superseded else state.present(rows)
         candidates = rows[keep]
         if len(candidates):
             found += _named(state, where, candidates)[: limit - len(found)]
@@ -69,6 +71,8 @@ def listed(
 def _named(state: State, where: Filter, rows: np.ndarray) -> list[int]:
     """Those of `rows` (descending) whose agent, kind and scope `where` asks for."""
     names = (where.agent, where.kind, where.user, where.session, where.namespace)
+    if where.filters is not None:
+        rows = rows[matching(state, where.filters, rows)]
     if all(name is None for name in names) and not where.metadata:
         return rows.tolist()
     order = np.argsort(rows)  # `fixed` takes rows ascending

@@ -30,6 +30,7 @@ from assocmem.engine.recall.chains import Chain, chain_along, chains_between, lo
 from assocmem.engine.recall.context import ANCHORS, Neighbour, neighbours
 from assocmem.engine.recall.dominance import bounded
 from assocmem.engine.recall.evidence import CHAIN, DIRECT, FUZZY, LINK, NONE, TIME, Evidence
+from assocmem.engine.recall.filters import Filters, matching
 from assocmem.engine.recall.links import LinkWeights, Row, links_of
 from assocmem.engine.recall.match import Match, resolve
 from assocmem.engine.recall.rank import (
@@ -114,6 +115,8 @@ class Query:
     context: bool = True
     """At depth standard and deep: bring the stream neighbours of the strongest matches
     (engine/recall/context.py)."""
+    filters: Filters | None = None
+    """Conditions on metadata and fields every returned memory meets (engine/recall/filters.py)."""
 
     def __post_init__(self) -> None:
         if not self.concepts and self.time_range is None:
@@ -162,6 +165,8 @@ class Item:
     is `context` if nothing else found it: engine/recall/context.py)."""
     after: bool = True
     """With `beside`: written after that match (else before it)."""
+    taught: float = 0.0
+    """With `beside`: what ratings taught the link from that match to it (0: none)."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -228,9 +233,10 @@ def recall(state: State, query: Query) -> Recall:
         )
     if set(query.kinds) != set(KINDS):
         keep &= _is_activity(state, candidates) == (query.kinds == ("activity",))
-    if not query.history:
-        keep &= state.alive.values[candidates]
+    keep &= state.alive.values[candidates] if not query.history else state.present(candidates)
     keep &= visible(state, query.visibility, candidates)
+    if query.filters is not None:
+        keep &= matching(state, query.filters, candidates)
     rows, full, direct, cover = candidates[keep], full[keep], direct[keep], cover[keep]
     relevance = bounded(full, direct, cover)
     near = contenders(relevance, query.limit)
@@ -292,8 +298,9 @@ def _with_context(
         keep = visible(state, query.visibility, rows)
         if set(query.kinds) != set(KINDS):
             keep &= _is_activity(state, rows) == (query.kinds == ("activity",))
-        if not query.history:
-            keep &= state.alive.values[rows]
+        keep &= state.alive.values[rows] if not query.history else state.present(rows)
+        if query.filters is not None:
+            keep &= matching(state, query.filters, rows)
         return keep
 
     scored = dict(best)
@@ -311,7 +318,9 @@ def _beside(item: Item, state: State, near: Neighbour | None) -> Item:
     """`item`, saying which match it was written beside if that is what scored it."""
     if near is None:
         return item
-    return dataclasses.replace(item, beside=state.rows.id_of(near.anchor), after=near.after)
+    return dataclasses.replace(
+        item, beside=state.rows.id_of(near.anchor), after=near.after, taught=near.taught
+    )
 
 
 def _labels(

@@ -56,16 +56,20 @@ def state_pieces(state: State) -> list[memoryview]:
     """`encode_state`'s bytes in the pieces they are made of: hashed or compressed piece by
     piece, never joined: joining them cost a fifth of a content hash, on top of a copy of
     every array."""
-    header = {
-        "format": SNAPSHOT_FORMAT,
-        "position": str(state.position),
-        "concepts": state.concepts,
-        "surfaces": [[i, list(s.items())] for i, s in enumerate(state.surfaces) if s],
-        "labels": [[i, w] for i, w in enumerate(state.labels) if w != state.concepts[i]],
-        "documents": state.documents,
-        "consolidated_at": state.consolidated_at,
-        "link_events": state.link_events.flat(),
-    } | scoped_parts(state)
+    header = (
+        {
+            "format": SNAPSHOT_FORMAT,
+            "position": str(state.position),
+            "concepts": state.concepts,
+            "surfaces": [[i, list(s.items())] for i, s in enumerate(state.surfaces) if s],
+            "labels": [[i, w] for i, w in enumerate(state.labels) if w != state.concepts[i]],
+            "documents": state.documents,
+            "consolidated_at": state.consolidated_at,
+            "link_events": state.link_events.flat(),
+        }
+        | scoped_parts(state)
+        | memory_parts(state)
+    )
     memories, arrays = encode_memories(state, 0, len(state.rows))
     header["memories"] = memories
     matrices = {"counts": state.counts.matrix(), "reduction": state.counts.reduction()}
@@ -96,6 +100,31 @@ def load_scoped_parts(state: State, header: dict[str, Any]) -> None:
         ((namespace, user, session), units)
         for namespace, user, session, units in header.get("private_units", [])
     ]
+
+
+def memory_parts(state: State) -> dict[str, Any]:
+    """The taught links between stream neighbours and the deleted memories, in the header
+    only when there are any: a state without them encodes as before."""
+    parts: dict[str, Any] = {}
+    if state.memory_links:
+        parts["memory_links"] = [
+            [anchor, row, value, str(at)]
+            for (anchor, row), (value, at) in sorted(state.memory_links.items())
+        ]
+    if state.deleted:
+        parts["deleted"] = [[row, str(at)] for row, at in sorted(state.deleted.items())]
+    return parts
+
+
+def load_memory_parts(state: State, header: dict[str, Any]) -> None:
+    """`memory_parts` back, after the memories and their changed rows are loaded."""
+    state.memory_links = {
+        (anchor, row): (value, Position.parse(at))
+        for anchor, row, value, at in header.get("memory_links", [])
+    }
+    state.deleted = {row: Position.parse(at) for row, at in header.get("deleted", [])}
+    for row in state.deleted:
+        state.alive[row] = False
 
 
 def _scope_key(scope: tuple[str | None, ...]) -> list[str]:
@@ -267,4 +296,5 @@ def _state_from(
     state.counts.load(matrices["counts"], matrices["reduction"])
     load_learned(state, columns)
     load_scoped_parts(state, header)
+    load_memory_parts(state, header)
     return state

@@ -29,8 +29,10 @@ from assocmem.engine.snapshot.codec import (
     full_state,
     learned_columns,
     load_learned,
+    load_memory_parts,
     load_scoped_parts,
     load_state,
+    memory_parts,
     pieces,
     scoped_parts,
     unpack,
@@ -66,29 +68,33 @@ def encode_delta(state: State, base: Base | None = None) -> bytes:
     if base is None:
         raise ValueError("the state has no base: publish a full snapshot first")
     concepts = sorted(base.touched_concepts) + list(range(base.concepts, len(state.concepts)))
-    header = {
-        "format": SNAPSHOT_FORMAT,
-        "base": str(base.position),
-        "base_rows": base.rows,
-        "base_concepts": base.concepts,
-        "position": str(state.position),
-        "documents": state.documents,
-        "consolidated_at": state.consolidated_at,
-        "concepts": state.concepts[base.concepts :],
-        "surfaces": [[i, list(state.surfaces[i].items())] for i in concepts],
-        "labels": [[i, state.labels[i]] for i in concepts],
-        "changed": [
-            [
-                r,
-                int(state.importance.values[r]),
-                float(state.valence.values[r]),
-                int(state.accesses.values[r]),
-                state.rows.superseded_by(r),
-            ]
-            for r in sorted(base.touched_rows)
-        ],
-        "link_events": state.link_events.flat(base.link_events),
-    } | scoped_parts(state)
+    header = (
+        {
+            "format": SNAPSHOT_FORMAT,
+            "base": str(base.position),
+            "base_rows": base.rows,
+            "base_concepts": base.concepts,
+            "position": str(state.position),
+            "documents": state.documents,
+            "consolidated_at": state.consolidated_at,
+            "concepts": state.concepts[base.concepts :],
+            "surfaces": [[i, list(state.surfaces[i].items())] for i in concepts],
+            "labels": [[i, state.labels[i]] for i in concepts],
+            "changed": [
+                [
+                    r,
+                    int(state.importance.values[r]),
+                    float(state.valence.values[r]),
+                    int(state.accesses.values[r]),
+                    state.rows.superseded_by(r),
+                ]
+                for r in sorted(base.touched_rows)
+            ],
+            "link_events": state.link_events.flat(base.link_events),
+        }
+        | scoped_parts(state)
+        | memory_parts(state)
+    )
     header["memories"], arrays = encode_memories(state, base.rows, len(state.rows))
     size = len(state.concepts)
     counts = (state.counts.matrix() - grown(base.counts, size)).tocsr()
@@ -181,6 +187,7 @@ def _apply(
     state.counts.load(grown_sum(base.counts, matrices["counts"], size), matrices["reduction"])
     load_learned(state, columns)
     load_scoped_parts(state, header)
+    load_memory_parts(state, header)
     state.position = Position.parse(header["position"])
     state.documents = header["documents"]
     state.consolidated_at = header["consolidated_at"]

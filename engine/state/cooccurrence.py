@@ -123,6 +123,25 @@ class Cooccurrence:
         self._pending.append(indices)
         self.version += 1
 
+    def remove_window(self, indices: list[int], window: int, size: int) -> None:
+        """Take off what `add_window` of `indices` counted (a deleted memory's links): off the
+        counts, and what consolidation took already off what it took, so that the counts as
+        written lose exactly these."""
+        self._size = max(self._size, size)
+        if len(indices) < 2:
+            return
+        first, second = window_pairs([indices], window)
+        removed = symmetric_counts(first, second, self._size)
+        left = (self.matrix() - removed).tocsr()
+        short = left.minimum(0).tocsr()  # pairs consolidation had decayed below the removal
+        reduction = self.reduction()
+        if short.nnz:
+            left = (left - short).tocsr()
+            reduction = (reduction + short).tocsr()
+        left.eliminate_zeros()
+        left.sort_indices()
+        self.load(left, reduction)
+
     def grow(self, size: int) -> None:
         self._size = max(self._size, size)
 

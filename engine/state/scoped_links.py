@@ -77,7 +77,7 @@ class ScopedCounts:
         size = len(state.concepts)
         for row in state.scoped_rows[self._rows :]:
             linked = state.rows.linked(row, LINKED_CONCEPTS)
-            if len(linked) >= 2:
+            if len(linked) >= 2 and row not in state.deleted:
                 self._add(state.rows.scope(row), linked, size)
         for scope, indices in state.private_units[self._units :]:
             self._add(scope, indices, size)

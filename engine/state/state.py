@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from assocmem.engine.position import ZERO, Position, Positions
-from assocmem.engine.state.cooccurrence import Cooccurrence
+from assocmem.engine.state.cooccurrence import LINK_WINDOW, LINKED_CONCEPTS, Cooccurrence
 from assocmem.engine.state.link_rule import is_taught, link_weight
 from assocmem.engine.state.memory import (
     COMMON,
@@ -168,6 +168,13 @@ class State:
         """Per taught link, the share of its delta that feedback in each scope other than
         the common one gave (engine/state/scoped_links.py): `learned` is their sum with the common
         share, consolidation scales them alike."""
+        self.deleted: dict[int, Position] = {}
+        """Rows of deleted memories -> the position of their deletion (memory.deleted): in
+        no read, listing or link."""
+        self.memory_links: dict[tuple[int, int], tuple[float, Position]] = {}
+        """Taught links between stream neighbours: (match row, neighbour row) -> the learned
+        delta (-1 or more; -1 unlearns their contiguity) and the position of its last change
+        (engine/state/stream.py)."""
         self.private_units: list[tuple[Scope, list[int]]] = []
         """Concepts of each document unit ingested in a scope other than the common one (a
         memory's links come from its concepts; a unit is not kept otherwise)."""
@@ -377,6 +384,24 @@ class State:
         memory.superseded_by = by
         self._touch_row(memory.row)
         self.alive[memory.row] = False
+
+    def delete_row(self, row: int, position: Position) -> None:
+        """Take the memory at `row` out of reads and its written links off the counts."""
+        self.deleted[row] = position
+        self._touch_row(row)
+        self.alive[row] = False
+        self.counts.remove_window(
+            self.rows.linked(row, LINKED_CONCEPTS), LINK_WINDOW, len(self.concepts)
+        )
+        if self.rows.scope(row) != COMMON:
+            self.derived.pop("scoped_counts", None)  # recounted without it
+
+    def present(self, rows: np.ndarray) -> np.ndarray:
+        """Per row, whether it is a memory reads may show: not deleted."""
+        keep = np.ones(len(rows), dtype=bool)
+        if self.deleted:
+            keep &= ~np.isin(rows, np.fromiter(self.deleted, np.int64, len(self.deleted)))
+        return keep
 
     def supersede_row(self, row: int, by: str) -> None:
         """`supersede` the memory at `row`, without making it an object if it is not one."""

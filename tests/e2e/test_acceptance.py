@@ -186,3 +186,69 @@ def test_people_read_the_words_agents_wrote_and_programs_get_the_keys(tmp_path: 
         assert cli_json("get", memory, url=up.url)["superseded_by"] == newer.split()[0]
     finally:
         up.stop()
+
+
+TURNS = [
+    ("I booked the flight to Lisbon", "flight,lisbon,booked"),
+    ("window seat, row 12", "seat,window,aisle"),
+]
+
+
+def test_a_rated_turn_after_a_match_is_taught_audited_and_kept_after_a_crash(
+    tmp_path: Path,
+) -> None:
+    """Episodic context end to end: the reply written after a match comes beside it; a
+    rating of the reply for a question the match answered teaches the memory-to-memory link
+    (a read by another word of the match shows it), audit says which rating taught it, and
+    a new `up` after every process was killed serves the same."""
+    home = tmp_path / "data"
+    up = Pipeline(home)
+    try:
+        match, reply = (
+            cli_json("write", text, "--concepts", concepts, url=up.url)["id"]
+            for text, concepts in TURNS
+        )
+        first = items(cli_json("read", "--concepts", "lisbon", *READ, url=up.url))
+        seat = first["window seat, row 12"]
+        assert seat["beside"] == {"id": match, "written": "after", "taught": 0.0}
+        fb = cli_json(
+            "feedback", "--ids", reply, "--outcome", "1", "--concepts", "flight", url=up.url
+        )
+        after = cli_json("read", "--concepts", "lisbon", *READ, url=up.url)
+        taught = items(after)["window seat, row 12"]
+        assert taught["beside"] == {"id": match, "written": "after", "taught": 1.0}
+        assert taught["score"] > seat["score"]
+        assert (
+            "written after " + match + " (taught +1)"
+            in cli("read", "--concepts", "lisbon", *READ, url=up.url).stdout
+        )
+        audit = cli_json("audit", "memory", reply, url=up.url)
+        (rating,) = [e for e in audit["events"] if e["type"] == "feedback.given"]
+        assert rating["position"] == fb["position"]
+        assert rating["detail"]["links"] == [{"from": match, "written": "after", "taught": 1.0}]
+        wait_for_snapshot(up.info.redis_url, fb["position"])
+    finally:
+        up.crash()
+
+    again = Pipeline(home)
+    try:
+        assert cli_json("read", "--concepts", "lisbon", *READ, url=again.url) == after
+        assert cli_json("audit", "memory", reply, url=again.url) == audit
+        assert cli_json("replay", "--verify", url=again.url)["matches"]
+    finally:
+        again.stop()
+
+
+def test_cli_writes_metadata_and_filters_reads_and_listings_by_it(tmp_path: Path) -> None:
+    up = Pipeline(tmp_path / "data")
+    try:
+        for text, priority in (("billing timeout at night", "1"), ("billing timeout at noon", "4")):
+            cli("write", text, "--metadata", f"priority={priority}", url=up.url)
+        found = cli_json("read", "billing timeout", "--filter", "priority>=2", url=up.url)
+        assert [i["text"] for i in found["items"]] == ["billing timeout at noon"]
+        listed = cli("list", "--filter", "priority<2", url=up.url).stdout
+        assert "billing timeout at night" in listed and "noon" not in listed
+        refused = cli("read", "billing", "--filter", "priority", url=up.url, check=False)
+        assert refused.returncode == 2 and "is not KEY=VALUE" in refused.stderr
+    finally:
+        up.stop()

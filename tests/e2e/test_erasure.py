@@ -20,7 +20,7 @@ from assocmem.engine.snapshot.codec import content_hash, decompress_snapshot
 from assocmem.workers.runtime.services import Runtime
 from assocmem.workers.runtime.settings import load_settings
 from assocmem.workers.store.ports import iter_entries
-from tests.e2e.pipeline import Pipeline, cli_json
+from tests.e2e.pipeline import Pipeline, cli, cli_json
 
 ALICE = "alice@example.com"
 MARKS = [b"zqxalicetext", b"zqxaliceconcept"]
@@ -164,3 +164,25 @@ def test_forget_a_user_leaves_nothing_of_them_and_the_rest_as_it_was(tmp_path: P
     on_disk = files_under(up.home)  # the AOF rewritten, Redis stopped: every file as it stays
     assert not [m for m in MARKS if m in on_disk], "a file of the data directory holds them"
     assert ALICE.encode() not in on_disk
+
+
+def test_delete_with_erase_takes_one_memory_out_of_the_log_for_real(tmp_path: Path) -> None:
+    up = Pipeline(tmp_path / "data")
+    try:
+        url = up.url
+        secret = cli_json("write", "zqxsecret rotation of the billing key", url=url)
+        kept = cli_json("write", "the billing key rotates monthly", url=url)
+        plain = cli("delete", kept["id"], url=url).stdout
+        assert plain.startswith(f"{kept['id']} deleted at ")
+        done = cli_json("delete", secret["id"], "--erase", url=url)
+        assert done["erasure"]["state"] == "finished"
+        assert done["erasure"]["result"]["events"] == 1
+        assert b"zqxsecret" not in redis_contents(up.info.redis_url)
+        assert cli_json("read", "--concepts", "billing", url=url)["items"] == []
+        assert cli_json("replay", "--verify", url=url)["matches"]
+        events = events_of(up.info.redis_url)
+        assert [e.type for e in events] == ["memory.written", "memory.deleted", "memory.deleted"]
+        refused = cli("get", kept["id"], url=url, check=False)
+        assert refused.returncode != 0 and "deleted" in refused.stderr
+    finally:
+        up.stop()

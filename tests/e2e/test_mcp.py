@@ -34,6 +34,7 @@ TOOLS = {
     "get",
     "list",
     "update",
+    "delete",
 }
 
 
@@ -95,6 +96,10 @@ async def remember_and_recall(session: ClientSession) -> dict[str, Any]:
     assert listed["cursor"]
     newer = await call(session, "update", {"memory_id": first["id"], "text": "the deploy failed"})
     assert (await call(session, "get", {"memory_id": first["id"]}))["superseded_by"] == newer["id"]
+    removed = await call(session, "delete", {"memory_id": newer["id"]})
+    assert removed["id"] == newer["id"] and removed["position"]
+    gone = await session.call_tool("get", {"memory_id": newer["id"]})
+    assert gone.is_error and "deleted" in gone.content[0].text
     once = {"text": "the pool was resized", "key": "resize-1"}
     kept = [await call(session, "remember", once) for _ in range(2)]
     assert kept[0]["id"] == kept[1]["id"] and kept[1]["duplicate"]  # one memory, not two

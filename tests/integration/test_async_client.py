@@ -112,3 +112,17 @@ def test_the_async_client_raises_the_same_typed_errors(settings: Settings) -> No
 
     with serving(settings) as url:
         asyncio.run(session(url, operator_key(settings)))
+
+
+def test_the_async_client_deletes_a_memory(settings: Settings) -> None:
+    async def session(url: str, key: str) -> None:
+        async with AsyncClient(url, api_key=key) as api:
+            gone = await api.write("the pool is sized by hand", concepts=["pool", "size"])
+            deleted = await api.delete_memory(gone["id"])
+            assert deleted["position"] > gone["position"]
+            assert (await api.read(concepts=["pool"]))["items"] == []
+            with pytest.raises(NotFound, match="deleted"):
+                await api.get_memory(gone["id"])
+
+    with serving(settings) as url:
+        asyncio.run(session(url, operator_key(settings)))

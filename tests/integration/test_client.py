@@ -391,3 +391,57 @@ def test_a_client_told_nothing_finds_the_local_up_and_keeps_its_key_at_home(
         monkeypatch.setenv("ASSOCMEM_API_KEY", key)
         with Client() as keyed_too:
             assert keyed_too.state()["position"]
+
+
+def test_a_deleted_memory_is_gone_from_reads_listings_and_gets(settings: Settings) -> None:
+    key = operator_key(settings)
+    with serving(settings) as url:
+        with Client(url, api_key=key) as api:
+            kept = api.write("the billing job retries with backoff", concepts=["billing", "retry"])
+            gone = api.write("the billing job retries at once", concepts=["billing", "retry"])
+            deleted = api.delete_memory(gone["id"])
+            assert deleted["id"] == gone["id"] and deleted["erasure"] is None
+            assert deleted["position"] > gone["position"]
+            # the client's next read waits for the deletion, as for any of its writes
+            assert [i["id"] for i in api.read(concepts=["billing"])["items"]] == [kept["id"]]
+            assert [i["id"] for i in api.read(concepts=["billing"], history=True)["items"]] == [
+                kept["id"]
+            ]
+            listed = api.list_memories(superseded=True)["memories"]
+            assert gone["id"] not in {m["id"] for m in listed}
+            with pytest.raises(NotFound, match="deleted"):
+                api.get_memory(gone["id"])
+            graph = api.graph(["billing"])  # billing-retry was written twice, now once
+            (edge,) = [
+                e for e in graph["edges"] if {e["source"], e["target"]} == {"billing", "retry"}
+            ]
+            assert edge["count"] == 1
+            again = api.delete_memory(gone["id"])  # a retry changes nothing
+            assert again["position"] is None
+            with pytest.raises(NotFound):
+                api.delete_memory("1-0")
+            audit = api.audit_memory(gone["id"])["events"]
+            assert [e["type"] for e in audit] == ["memory.written", "memory.deleted"]
+        writer = key_for(settings, settings.tenant, "writer", ("read", "write"))
+        with Client(url, api_key=writer) as api, pytest.raises(Forbidden, match="admin"):
+            api.delete_memory(kept["id"], erase=True)  # erasing is an admin's
+        reader = key_for(settings, settings.tenant, "reader", ("read",))
+        with Client(url, api_key=reader) as read_only, pytest.raises(Forbidden):
+            read_only.delete_memory(kept["id"])
+
+
+def test_reads_and_listings_take_filters_on_metadata_and_fields(settings: Settings) -> None:
+    with serving(settings) as url, Client(url, api_key=operator_key(settings)) as api:
+        low = api.write("billing timeout on the nightly job", metadata={"priority": 1})
+        high = api.write("billing timeout on the invoice job", metadata={"priority": 4})
+        api.write("billing timeout, no priority given")
+        found = api.read("billing timeout", filters={"priority": {"gte": 2}})
+        assert [i["id"] for i in found["items"]] == [high["id"]]
+        either = api.read("billing timeout", filters={"OR": [{"priority": 1}, {"priority": 4}]})
+        assert {i["id"] for i in either["items"]} == {low["id"], high["id"]}
+        listed = api.list_memories(filters={"priority": {"lt": 2}})["memories"]
+        assert [m["id"] for m in listed] == [low["id"]]
+        with pytest.raises(BadRequest, match="filters.priority has operator 'like'"):
+            api.read("billing", filters={"priority": {"like": 4}})
+        with pytest.raises(BadRequest, match="filters.OR"):
+            api.list_memories(filters={"OR": "priority"})

@@ -28,11 +28,12 @@ from assocmem.engine.events.memory_written import MEMORY_WRITTEN
 from assocmem.engine.events.payload import check_text, check_time
 from assocmem.engine.events.subject_forgotten import SUBJECT_FORGOTTEN
 from assocmem.engine.history.activity import ActivityFilter, activities, summarise
-from assocmem.engine.history.audit import LinkHistory, MemoryEvent
+from assocmem.engine.history.audit import LinkHistory, MemoryEvent, with_taught_links
 from assocmem.engine.history.link_index import LinkIndex, link_index
 from assocmem.engine.position import MAX_PART, Position
 from assocmem.engine.principal import ADMIN, FEEDBACK, READ, WRITE, Principal
 from assocmem.engine.recall.chains import find_chains
+from assocmem.engine.recall.filters import parse_filters
 from assocmem.engine.recall.graph import check_graph_request, neighbourhood
 from assocmem.engine.recall.links import links_of
 from assocmem.engine.recall.prompt import MAX_BUDGET, MIN_BUDGET, prompt_text
@@ -83,7 +84,7 @@ from assocmem.workers.app.requests import (
 )
 from assocmem.workers.errors import InvalidRequest, UnknownMemory
 from assocmem.workers.jobs.erasure import KINDS as ERASABLE
-from assocmem.workers.jobs.erasure import subject_of
+from assocmem.workers.jobs.erasure import Subject, subject_of
 from assocmem.workers.jobs.erasure_job import enqueue_erasure
 from assocmem.workers.jobs.job_list import JobInfo, job_info
 from assocmem.workers.runtime.services import Runtime
@@ -295,13 +296,19 @@ class Application(MemoryQueries):
                 f"tenant {value!r} is not yours: a key erases its own tenant ({principal.tenant!r})"
             )
         subject = subject_of(kind, value)
-        job_id = f"erase-{principal.tenant}-{int(self.clock() * 1000)}"
+        job_id = self._erasure_id(principal)
         if kind != "tenant":
             data = checked_payload(
                 "", lambda: SUBJECT_FORGOTTEN.payload(kind=kind, digest=subject.digest)
             )
             event = self._event(principal, SUBJECT_FORGOTTEN.name, data, None, job_id, "")
             self._append(principal, [event], limited=False)
+        return self._erase(principal, subject, job_id)
+
+    def _erasure_id(self, principal: Principal) -> str:
+        return f"erase-{principal.tenant}-{int(self.clock() * 1000)}"
+
+    def _erase(self, principal: Principal, subject: Subject, job_id: str) -> JobInfo:
         enqueue_erasure(self.runtime, principal.tenant, subject, job_id)
         return job_info(self.runtime, job_id)
 
@@ -364,6 +371,7 @@ class Application(MemoryQueries):
                 time_concepts=question.time_concepts if question is not None else (),
                 prefers_recent=question is not None and question.prefers_recent,
                 visibility=self._visibility(principal),
+                filters=parse_filters(request.filters),
             )
         )
         budget = request.token_budget
@@ -474,15 +482,17 @@ class Application(MemoryQueries):
             return link_index(state, source, target)
 
     def audit_memory(self, principal: Principal, memory_id: str) -> list[MemoryEvent]:
-        """A memory's history, for a reader who may see the memory (else it is unknown)."""
+        """A memory's history, for a reader who may see the memory (else it is unknown);
+        each rating says which link from a stream neighbour it taught."""
         require(principal, READ)
+        found = self.history.memory(principal, memory_id)
         with self._state(principal.tenant) as state:
             memory = state.memories.get(memory_id)
             if memory is not None and not self._visibility(principal).sees(memory):
                 raise UnknownMemory(
                     f"id {memory_id!r} is unknown: expected the id of a written memory"
                 )
-        return self.history.memory(principal, memory_id)
+            return with_taught_links(state, memory_id, found)
 
     def verify(self, principal: Principal, until: str | None) -> Verification:
         require(principal, READ)

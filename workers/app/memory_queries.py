@@ -1,4 +1,4 @@
-"""Memories by id: fetched, listed and changed, each with its result type, here and nowhere
+"""Memories by id: fetched, listed, changed and deleted, each with its result type, here and nowhere
 else in the workers (its route is in api/http/memory_routes.py, its client call in
 api/client/calls.py, its command in api/cli/memory.py)."""
 
@@ -7,9 +7,12 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 from collections.abc import Mapping
+from typing import Any
 
+from assocmem.engine.events.envelope import Event
+from assocmem.engine.events.memory_deleted import MEMORY_DELETED
 from assocmem.engine.position import Position
-from assocmem.engine.principal import READ, WRITE, Principal
+from assocmem.engine.principal import ADMIN, READ, WRITE, Principal
 from assocmem.engine.recall.listing import MAX_LISTED, Filter, listed
 from assocmem.engine.state.memory import Memory
 from assocmem.engine.state.state import State
@@ -18,6 +21,8 @@ from assocmem.workers.app.permissions import require
 from assocmem.workers.app.requests import Note
 from assocmem.workers.app.results import Written
 from assocmem.workers.errors import InvalidRequest, Superseded, UnknownMemory
+from assocmem.workers.jobs.erasure import MEMORY, Subject
+from assocmem.workers.jobs.job_list import JobInfo
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -39,6 +44,15 @@ class Listing:
     labels: Mapping[str, str]
     cursor: str | None
     """The id to list on from for the next page; None after the last."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Deleted:
+    id: str
+    position: Position | None
+    """Of the memory.deleted event appended (None: it was deleted before)."""
+    erasure: JobInfo | None
+    """The job erasing its write for real, when asked."""
 
 
 class MemoryQueries:
@@ -68,6 +82,48 @@ class MemoryQueries:
     def _visibility(principal: Principal) -> Visibility:
         raise NotImplementedError  # the Application's
 
+    def _event(
+        self,
+        principal: Principal,
+        event_type: str,
+        data: dict[str, Any],
+        ts: float | None,
+        key: str | None,
+        where: str,
+    ) -> Event:
+        raise NotImplementedError  # the Application's
+
+    def _append(self, principal: Principal, events: list[Event], limited: bool = True) -> list[Any]:
+        raise NotImplementedError  # the Application's
+
+    def _erasure_id(self, principal: Principal) -> str:
+        raise NotImplementedError  # the Application's
+
+    def _erase(self, principal: Principal, subject: Subject, job_id: str) -> JobInfo:
+        raise NotImplementedError  # the Application's
+
+    def delete(self, principal: Principal, memory_id: str, erase: bool = False) -> Deleted:
+        """Take a memory the writer may see out of every read, listing and link (a
+        memory.deleted event); with `erase` (an admin's), also take its write out of the log
+        for real, as `forget` does, in a job. Deleting a memory again changes nothing (a
+        retry is safe); one deleted before can still be erased."""
+        require(principal, ADMIN if erase else WRITE)
+        unknown = UnknownMemory(f"id {memory_id!r} is unknown: expected the id of a written memory")
+        with self._state(principal.tenant) as state:
+            memory = state.memories.get(memory_id)
+            if memory is None or not self._visibility(principal).sees(memory):
+                raise unknown
+            gone = memory.row in state.deleted
+        position = None
+        if not gone:
+            data = MEMORY_DELETED.payload(memory_id=memory_id)
+            event = self._event(principal, MEMORY_DELETED.name, data, None, None, "")
+            position = self._append(principal, [event])[0].position
+        job = None
+        if erase:
+            job = self._erase(principal, Subject(MEMORY, memory_id), self._erasure_id(principal))
+        return Deleted(memory_id, position, job)
+
     def memory(self, principal: Principal, memory_id: str) -> Found:
         """One memory the reader may see (a memory of another scope is unknown to it)."""
         require(principal, READ)
@@ -80,6 +136,8 @@ class MemoryQueries:
         memory = state.memories.get(memory_id)
         if memory is None or not self._visibility(principal).sees(memory):
             raise UnknownMemory(f"id {memory_id!r} is unknown: expected the id of a written memory")
+        if memory.row in state.deleted:
+            raise UnknownMemory(f"memory {memory_id} was deleted at {state.deleted[memory.row]}")
         return memory
 
     def memories(

@@ -4,6 +4,7 @@ through the client, jobs and the MCP server all build these)."""
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 from assocmem.engine.recall.recall import DEFAULT_FLOOR, DEFAULT_LIMIT
 
@@ -73,6 +74,8 @@ class ReadRequest:
     after: str | None = None
     as_of: str | None = None
     without_feedback: bool = False
+    filters: dict[str, Any] | None = None
+    """Conditions on metadata and fields (engine/recall/filters.py), as the body gives them."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

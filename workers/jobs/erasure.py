@@ -1,5 +1,5 @@
-"""Erasure: every event of a user, an agent, a session or a namespace taken out of a tenant's
-history for real, or the whole tenant deleted.
+"""Erasure: every event of a user, an agent, a session or a namespace (or one memory's write)
+taken out of a tenant's history for real, or the whole tenant deleted.
 
 The log and its archive are rewritten without the subject's events (the others keep their
 positions, and what is appended meanwhile is kept), their dead letters and idempotency keys
@@ -31,6 +31,9 @@ from assocmem.workers.store.ports import Entry
 log = logging.getLogger(__name__)
 
 KINDS = ("user", "agent", "session", "namespace", "tenant")
+MEMORY = "memory"
+"""The kind of a subject that is one memory (`DELETE /v1/memories/{id}?erase=true`): its
+write is taken out of the log."""
 PUBLISH_ATTEMPTS = 5
 """A fold job may publish between the drop of the snapshots and ours: drop and publish again."""
 
@@ -39,7 +42,8 @@ PUBLISH_ATTEMPTS = 5
 class Subject:
     kind: str
     digest: str
-    """SHA-256 (hex) of the id: a user's, an agent's, a session's, a namespace's, the tenant's."""
+    """SHA-256 (hex) of the id: a user's, an agent's, a session's, a namespace's, the
+    tenant's; for a memory, its id (a log position, which says nothing of anybody)."""
 
 
 def subject_of(kind: str, value: str) -> Subject:
@@ -71,7 +75,9 @@ class ErasureReport:
 
 def is_subject_of(subject: Subject) -> Callable[[Entry], bool]:
     """Whether a log entry is an event of the subject (an entry that is not an event, a dead
-    letter, is nobody's)."""
+    letter, is nobody's); for a memory, its write."""
+    if subject.kind == MEMORY:
+        return lambda entry: str(entry[0]) == subject.digest
 
     def matches(entry: Entry) -> bool:
         try:

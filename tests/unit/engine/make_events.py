@@ -10,6 +10,7 @@ from assocmem.engine.events.feedback_given import FEEDBACK_GIVEN
 from assocmem.engine.events.importance_set import IMPORTANCE_SET
 from assocmem.engine.events.links_consolidated import LINKS_CONSOLIDATED
 from assocmem.engine.events.memory_accessed import MEMORY_ACCESSED
+from assocmem.engine.events.memory_deleted import MEMORY_DELETED
 from assocmem.engine.events.memory_written import MEMORY_WRITTEN
 from assocmem.engine.position import Position
 from assocmem.engine.state.state import State
@@ -63,6 +64,11 @@ def accessed(n: int, ids: list[str], tenant: str = "t") -> Event:
 
     data = {"memory_ids": ids, "hits": [1] * len(ids)}
     return Event(MEMORY_ACCESSED.name, tenant, "agent", float(n), data, position=Position(n, 0))
+
+
+def deleted(n: int, memory_id: str, tenant: str = "t") -> Event:
+    data = {"memory_id": memory_id}
+    return Event(MEMORY_DELETED.name, tenant, "agent", float(n), data, position=Position(n, 0))
 
 
 def importance_set(n: int, memory_id: str, importance: int, tenant: str = "t") -> Event:

@@ -8,9 +8,17 @@ import dataclasses
 
 from assocmem.engine.events.envelope import Event
 from assocmem.engine.events.fold import fold_from_zero
-from assocmem.engine.recall.context import CONTEXT_GAP, FOLLOWING_SHARE, PRECEDING_SHARE
+from assocmem.engine.position import Position
+from assocmem.engine.recall.context import FOLLOWING_SHARE, PRECEDING_SHARE, taught_share
 from assocmem.engine.recall.recall import Query, recall
-from tests.unit.engine.make_events import written
+from assocmem.engine.snapshot.codec import content_hash, dump_state, load_state
+from assocmem.engine.state.stream import CONTEXT_GAP
+from tests.unit.engine.make_events import feedback, written
+
+
+def by_id(result):
+    return {item.memory.id: item for item in result.items}
+
 
 TURNS = [  # one conversation: the reply to a question shares no word with it
     (["flight", "lisbon", "booked"], "I booked the flight to Lisbon"),
@@ -80,3 +88,42 @@ def test_context_never_displaces_a_memory_that_matched_better_than_its_share() -
         items = recall(fold_from_zero(events), Query(("flight", "lisbon"), limit=10)).items
         assert ("2-0" in {i.memory.id for i in items}) == neighbour_comes, carried
         assert [i.source for i in items].count("direct") == 10 - neighbour_comes
+
+
+def test_rating_the_turn_after_a_match_teaches_their_link_and_the_read_follows_it() -> None:
+    """Feedback on a neighbour strengthens that memory-to-memory link: folded from the log,
+    kept by a snapshot, shown on the item; unhelpful ratings unlearn it."""
+    asked = Query(("lisbon",), limit=3)  # the match again, by a word the rating did not name
+    before = fold_from_zero(conversation())
+    state = fold_from_zero([*conversation(), feedback(10, ["2-0"], 1.0, ["flight"])])
+    assert state.memory_links == {(0, 1): (1.0, Position(10, 0))}
+    reply = by_id(recall(state, asked))["2-0"]
+    match = by_id(recall(state, asked))["1-0"]
+    assert (reply.source, reply.beside, reply.taught) == ("context", "1-0", 1.0)
+    assert reply.score == round(match.score * taught_share(FOLLOWING_SHARE, 1.0), 6)
+    assert reply.score > by_id(recall(before, asked))["2-0"].score
+    loaded = load_state(dump_state(state))
+    assert loaded.memory_links == state.memory_links
+    assert content_hash(loaded) == content_hash(state) != content_hash(before)
+    assert recall(loaded, asked).items == recall(state, asked).items
+
+    unlearned = fold_from_zero(
+        [*conversation(), *(feedback(10 + n, ["2-0"], -1.0, ["flight"]) for n in range(2))]
+    )
+    assert unlearned.memory_links[(0, 1)][0] == -1.0  # never below: one -1 unlearns it
+    assert "2-0" not in by_id(recall(unlearned, asked))
+
+
+def test_a_rating_teaches_only_the_link_from_a_neighbour_the_question_matches() -> None:
+    state = fold_from_zero([*conversation(), feedback(10, ["2-0"], 1.0, ["alfama"])])
+    assert state.memory_links == {(2, 1): (1.0, Position(10, 0))}  # the hotel turn, after
+    state = fold_from_zero([*conversation(), feedback(10, ["2-0"], 1.0, ["unrelated"])])
+    assert state.memory_links == {}
+
+
+def test_a_taught_link_brings_the_turn_before_a_match_though_they_share_no_concept() -> None:
+    asked = Query(("alfama",), limit=3)
+    assert "2-0" not in by_id(recall(fold_from_zero(conversation()), asked))
+    state = fold_from_zero([*conversation(), feedback(10, ["2-0"], 1.0, ["hotel"])])
+    seat = by_id(recall(state, asked))["2-0"]
+    assert (seat.source, seat.beside, seat.after, seat.taught) == ("context", "3-0", False, 1.0)

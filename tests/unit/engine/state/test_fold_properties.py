@@ -18,6 +18,7 @@ from tests.unit.engine.make_events import (
     accessed,
     activity,
     consolidated,
+    deleted,
     document,
     feedback,
     importance_set,
@@ -35,6 +36,7 @@ KINDS = [
     "accessed",
     "importance",
     "consolidate",
+    "delete",
 ]
 SCOPES = st.sampled_from(
     [(None, None, None), (None, "alice", None), (None, "bob", None), (None, "alice", "s1"),
@@ -102,6 +104,8 @@ def histories(draw: st.DrawFn, tenant: str = "t") -> list[Event]:
                 merge_duplicates=draw(st.booleans()),
             )
             events.append(consolidated(n, decided_on, rule, tenant))
+        elif kind == "delete":
+            events.append(deleted(n, draw(st.sampled_from(known)), tenant))
         else:
             events.append(
                 importance_set(n, draw(st.sampled_from(known)), draw(st.integers(1, 5)), tenant)
