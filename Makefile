@@ -13,7 +13,7 @@ $(VENV)/.installed: $(SOURCES)
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "assocmem needs Python 3.11 or newer")'
 	@$(PYTHON) -m venv $(VENV) || { echo "python3 -m venv failed: on Debian/Ubuntu, apt-get install python3-venv"; exit 1; }
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[test]' --config-settings editable_mode=strict
+	$(BIN)/pip install -q -e '.[test,integrations]' --config-settings editable_mode=strict
 	@$(BIN)/python -c 'from assocmem.engine.state.note_concepts import NATIVE, NOT_NATIVE; NATIVE or print("note:", NOT_NATIVE)'
 	@# bytecode now, as pip writes it for a regular install: where PYTHONDONTWRITEBYTECODE is
 	@# set, every process would otherwise compile our modules again at each start

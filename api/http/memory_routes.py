@@ -89,6 +89,11 @@ def _pair(item: str) -> tuple[str, str]:
     return key, value
 
 
+MAX_FILTERS_TEXT = 2000
+"""Characters of a listing's filters: an address holding more (each may take 12 once
+percent-encoded) is longer than the server reads."""
+
+
 def _filters(text: str | None) -> Filters | None:
     if text is None:
         return None
@@ -124,7 +129,7 @@ def list_memories(
     filters: Annotated[
         str | None,
         Query(
-            max_length=10_000,
+            max_length=MAX_FILTERS_TEXT,
             description="A JSON object of conditions on metadata and fields, as reads take"
             ' them: {"team": "ops", "priority": {"gte": 2}}',
         ),
