@@ -4,6 +4,7 @@ report; the archive's segments."""
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 import click
 
@@ -69,6 +70,34 @@ def archive(ctx: click.Context, now: bool, wait: bool, url: str | None, as_json:
             return
         job = follow(client, job, "archiving", as_json)
     emit(ctx, job, render.archive_report)
+
+
+@click.command(epilog="Example: assocmem expire")
+@WAIT
+@common
+@click.pass_context
+def expire(ctx: click.Context, wait: bool, url: str | None, as_json: bool) -> None:
+    """Erase the memories past their expiry (`write --expires-in`) for real now, as forget
+    erases: the log, its archive, the snapshots and Redis's files are rewritten without them.
+    Reads leave a memory out from the moment it expires; the cron of `assocmem up` runs this
+    pass every night. Needs an admin key."""
+    remember(ctx, url, as_json)
+    with client_of(ctx) as client:
+        job = client.expire()
+        if not wait:
+            emit(ctx, job, lambda j: f"queued expiry job {j['id']}: assocmem jobs shows it")
+            return
+        job = follow(client, job, "expiring", as_json)
+    emit(ctx, job, _expired)
+
+
+def _expired(job: dict[str, Any]) -> str:
+    gone = job["result"]["expired"]
+    if not gone:
+        return "no memory had expired"
+    return f"erased {len(gone)} expired memories: {', '.join(gone[:10])}" + (
+        " ..." if len(gone) > 10 else ""
+    )
 
 
 @click.command(

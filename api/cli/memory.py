@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -71,6 +72,12 @@ def _scalar(text: str) -> Any:
 )
 @click.option("--supersedes", help="Comma-separated ids this memory replaces.")
 @_metadata_option("Metadata, repeatable; a value that reads as JSON (7, 2.5, true) is that value.")
+@click.option(
+    "--expires-in",
+    metavar="DURATION",
+    help="Forget it after this long: 90s, 30m, 12h, 7d, 2w. Reads leave it out from then on;"
+    " the nightly expiry pass erases it for real.",
+)
 @click.option("--key", help="Idempotency key: a retried write with the same key is stored once.")
 @common
 @click.pass_context
@@ -81,12 +88,14 @@ def write(
     importance: int,
     supersedes: str | None,
     metadata: tuple[str, ...],
+    expires_in: str | None,
     key: str | None,
     url: str | None,
     as_json: bool,
 ) -> None:
     """Write one memory; prints its id (its stream position) and its concepts."""
     remember(ctx, url, as_json)
+    expires_at = time.time() + _seconds(expires_in) if expires_in else None
     with client_of(ctx) as client:
         response = client.write(
             text,
@@ -95,8 +104,25 @@ def write(
             key=key,
             supersedes=split(supersedes),
             metadata=_metadata(metadata),
+            expires_at=expires_at,
         )
         emit(ctx, response, render.written)
+
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")
+_UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 604_800}
+
+
+def _seconds(duration: str) -> float:
+    """'7d' -> 604800.0: a number and one unit (s, m, h, d, w)."""
+    match = _DURATION.match(duration)
+    if match is None or float(match[1]) <= 0:
+        raise click.BadParameter(
+            f"{duration!r} is not a duration: expected a number and a unit, as 90s, 30m, 12h,"
+            " 7d or 2w",
+            param_hint="--expires-in",
+        )
+    return float(match[1]) * _UNIT[match[2]]
 
 
 @click.command(

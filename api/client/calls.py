@@ -118,11 +118,14 @@ class Calls(Generic[R]):
         key: str | None = None,
         supersedes: list[str] | None = None,
         metadata: dict[str, Any] | None = None,
+        expires_at: float | None = None,
     ) -> R:
         """Append a memory; without a `key`, one is made, so a retry stores it once.
-        `metadata`: a flat object of strings, numbers and booleans."""
+        `metadata`: a flat object of strings, numbers and booleans; `expires_at`: unix
+        seconds after which reads leave it out (and the nightly pass erases it)."""
         body = {"text": text, "concepts": concepts, "importance": importance, "ts": ts}
         body |= given({"supersedes": supersedes or None, "key": key, "metadata": metadata})
+        body |= given({"expires_at": expires_at})
         return self._send(
             Call("POST", "/v1/memories", keyed(body), keyed=True, answer=out.WrittenOut)
         )
@@ -160,11 +163,12 @@ class Calls(Generic[R]):
         importance: int = 3,
         key: str | None = None,
         metadata: dict[str, Any] | None = None,
+        expires_at: float | None = None,
     ) -> R:
         """Write a new version of a memory: it supersedes the old one, which reads no longer
         return (its history keeps it). Returns the new memory's id."""
         body = {"text": text, "concepts": concepts, "importance": importance, "key": key}
-        body = keyed(body | given({"metadata": metadata}))
+        body = keyed(body | given({"metadata": metadata, "expires_at": expires_at}))
         path = f"/v1/memories/{_quoted(memory_id)}"
         return self._send(Call("PATCH", path, body, keyed=True, answer=out.WrittenOut))
 
@@ -358,6 +362,11 @@ class Calls(Generic[R]):
     def archive(self) -> R:
         """Queue an archive run now; the job (follow it with `job`)."""
         return self._send(Call("POST", "/v1/archive", changes_nothing=True, answer=out.Job))
+
+    def expire(self) -> R:
+        """Queue an expiry pass now (it also runs nightly): the memories past their
+        `expires_at` erased for real; the job (follow it with `job`)."""
+        return self._send(Call("POST", "/v1/expire", changes_nothing=True, answer=out.Job))
 
     def segments(self) -> R:
         return self._send(Call("GET", "/v1/archive", answer=out.ArchiveOut))

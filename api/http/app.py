@@ -254,7 +254,14 @@ def _application(request: Request) -> Application:
 
 def _note(body: MemoryIn) -> Note:
     return Note(
-        body.text, body.concepts, body.importance, body.ts, body.supersedes, body.key, body.metadata
+        body.text,
+        body.concepts,
+        body.importance,
+        body.ts,
+        body.supersedes,
+        body.key,
+        body.metadata,
+        body.expires_at,
     )
 
 
@@ -456,6 +463,13 @@ def forget(body: ForgetIn, request: Request, caller: Caller) -> dict[str, Any]:
     return responses.job_view(_application(request).forget(caller, kind, value))
 
 
+def expire_now(request: Request, caller: Caller) -> dict[str, Any]:
+    """Queue an expiry pass now (it also runs nightly): the memories past their `expires_at`
+    are erased for real, as `forget` erases (reads leave them out from the moment they
+    expire)."""
+    return responses.job_view(_application(request).jobs.expire(caller))
+
+
 def archive_manifest(request: Request, caller: Caller) -> dict[str, Any]:
     """The archive's segments, oldest first: first and last position, entries, bytes."""
     return responses.archive_view(_application(request).jobs.segments(caller))
@@ -486,6 +500,7 @@ _ROUTES = [
     ("/v1/jobs/{job_id}/requeue", requeue_job, "POST", 202, out.Job),
     ("/v1/consolidate", consolidate, "POST", 202, out.Job),
     ("/v1/archive", archive_now, "POST", 202, out.Job),
+    ("/v1/expire", expire_now, "POST", 202, out.Job),
     ("/v1/archive", archive_manifest, "GET", 200, out.ArchiveOut),
     ("/v1/forget", forget, "POST", 202, out.Job),
 ]

@@ -66,7 +66,16 @@ def scoped_view(m: Memory, labels: Mapping[str, str]) -> dict[str, Any]:
 def update_memory(memory_id: str, body: NoteIn, request: Request, caller: Caller) -> dict[str, Any]:
     """Write a new version of a memory: it supersedes the old one, which reads no longer
     return and its history keeps. A memory a newer version superseded already is a 409."""
-    note = Note(body.text, body.concepts, body.importance, body.ts, None, body.key, body.metadata)
+    note = Note(
+        body.text,
+        body.concepts,
+        body.importance,
+        body.ts,
+        None,
+        body.key,
+        body.metadata,
+        body.expires_at,
+    )
     return written_view(_application(request).update(caller, memory_id, note))
 
 

@@ -87,6 +87,11 @@ class NoteIn(Strict):
         " with the memory and filtered on in listings.",
         examples=[{"team": "billing", "ticket": 4521, "resolved": False}],
     )
+    expires_at: UnixTime | None = Field(
+        None,
+        description="Unix seconds after which reads, listings and gets leave it out; the"
+        " nightly expiry pass then erases it for real. Must be in the future.",
+    )
     key: Key | None = Field(
         None,
         description="Idempotency key: a second write with the same key and body returns the "

@@ -2,8 +2,8 @@
 
 v2 adds `labels` (concept -> the word the text wrote for it, where the two differ;
 optional); v1 payloads are read with none, so their concepts are shown as themselves.
-`metadata` (a flat object of strings, numbers and booleans; optional) needs no version: a
-payload without it has none.
+`metadata` (a flat object of strings, numbers and booleans; optional) and `expires_at`
+(unix seconds; optional) need no version: a payload without them has none.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ def build(
     importance: int,
     supersedes: list[str] | None = None,
     metadata: dict[str, object] | None = None,
+    expires_at: float | None = None,
 ) -> Payload:
     data: Payload = {
         "text": text,
@@ -38,6 +39,8 @@ def build(
         data["supersedes"] = list(supersedes)
     if metadata:
         data["metadata"] = dict(metadata)
+    if expires_at is not None:
+        data["expires_at"] = expires_at
     return data
 
 

@@ -68,6 +68,9 @@ class Written(NotePayload, kw_only=True):
         Meta(max_length=MAX_METADATA),
     ] = {}
     """Flat, written only when there is some."""
+    expires_at: float | None = None
+    """Unix seconds after which reads no longer return it and the nightly pass erases it;
+    written only when there is one."""
 
 
 class Activity(NotePayload, kw_only=True):
@@ -125,6 +128,8 @@ def looked_up(
         if not all(map(str.strip, named)):
             return None
     elif note.metadata and not _sound_metadata(note.metadata):
+        return None
+    elif note.expires_at is not None and not math.isfinite(note.expires_at):
         return None
     return checked_concepts(note.concepts, note.labels, concept_index)
 
@@ -203,6 +208,8 @@ def _why_unsound(note: Written | Activity) -> str:
             return f"concepts item {quoted(concept)} has space at either end: expected a normalised concept"
     if isinstance(note, Written) and not _sound_metadata(note.metadata):
         return f"metadata {quoted(note.metadata)} is invalid: expected keys with no space around them and finite numbers"
+    if isinstance(note, Written) and not math.isfinite(note.expires_at or 0.0):
+        return f"expires_at {note.expires_at} is invalid: expected a finite time"
     stray = sorted(set(note.labels) - set(note.concepts))
     return f"labels names {stray[:3]}, not among the concepts: expected their words"
 

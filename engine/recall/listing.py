@@ -13,6 +13,7 @@ import json
 
 import numpy as np
 
+from assocmem.engine.recall.filter_index import expired
 from assocmem.engine.recall.filters import Filters, matching
 from assocmem.engine.state.state import State
 from assocmem.engine.state.visibility import Visibility, visible
@@ -42,6 +43,8 @@ class Filter:
     number or a boolean as JSON writes it (7, 2.5, true)."""
     filters: Filters | None = None
     """Conditions on metadata and fields (engine/recall/filters.py)."""
+    expired_before: float | None = None
+    """Leave out the memories that expired at or before this time."""
 
 
 def listed(
@@ -61,6 +64,8 @@ def listed(
         if where.until is not None:
             keep &= ts < where.until
         keep &= state.alive.values[rows] if not where.superseded else state.present(rows)
+        if where.expired_before is not None:
+            keep &= ~expired(state, where.expired_before)[rows]
         candidates = rows[keep]
         if len(candidates):
             found += _named(state, where, candidates)[: limit - len(found)]

@@ -30,6 +30,7 @@ from assocmem.engine.recall.chains import Chain, chain_along, chains_between, lo
 from assocmem.engine.recall.context import ANCHORS, Neighbour, neighbours
 from assocmem.engine.recall.dominance import bounded
 from assocmem.engine.recall.evidence import CHAIN, DIRECT, FUZZY, LINK, NONE, TIME, Evidence
+from assocmem.engine.recall.filter_index import expired
 from assocmem.engine.recall.filters import Filters, matching
 from assocmem.engine.recall.links import LinkWeights, Row, links_of
 from assocmem.engine.recall.match import Match, resolve
@@ -117,6 +118,9 @@ class Query:
     (engine/recall/context.py)."""
     filters: Filters | None = None
     """Conditions on metadata and fields every returned memory meets (engine/recall/filters.py)."""
+    expired_before: float | None = None
+    """Leave out the memories whose `expires_at` is at or before this time (the reader's
+    clock: the engine has none)."""
 
     def __post_init__(self) -> None:
         if not self.concepts and self.time_range is None:
@@ -237,6 +241,8 @@ def recall(state: State, query: Query) -> Recall:
     keep &= visible(state, query.visibility, candidates)
     if query.filters is not None:
         keep &= matching(state, query.filters, candidates)
+    if query.expired_before is not None:
+        keep &= ~expired(state, query.expired_before)[candidates]
     rows, full, direct, cover = candidates[keep], full[keep], direct[keep], cover[keep]
     relevance = bounded(full, direct, cover)
     near = contenders(relevance, query.limit)
@@ -301,6 +307,8 @@ def _with_context(
         keep &= state.alive.values[rows] if not query.history else state.present(rows)
         if query.filters is not None:
             keep &= matching(state, query.filters, rows)
+        if query.expired_before is not None:
+            keep &= ~expired(state, query.expired_before)[rows]
         return keep
 
     scored = dict(best)

@@ -67,8 +67,12 @@ class NoteColumns:
                 "tags": data.tags,  # type: ignore[union-attr]
                 "source": data.source,  # type: ignore[union-attr]
             }
-        elif data.metadata:  # type: ignore[union-attr]
-            self.meta[len(self.notes)] = {"metadata": data.metadata}  # type: ignore[union-attr]
+        else:
+            meta: dict[str, Any] = {"metadata": data.metadata} if data.metadata else {}  # type: ignore[union-attr]
+            if data.expires_at is not None:  # type: ignore[union-attr]
+                meta["expires_at"] = data.expires_at  # type: ignore[union-attr]
+            if meta:
+                self.meta[len(self.notes)] = meta
         self.notes.append(
             (
                 note.position,

@@ -186,3 +186,33 @@ def test_delete_with_erase_takes_one_memory_out_of_the_log_for_real(tmp_path: Pa
         assert refused.returncode != 0 and "deleted" in refused.stderr
     finally:
         up.stop()
+
+
+def test_an_expired_memory_leaves_reads_at_once_and_the_expiry_pass_erases_it(
+    tmp_path: Path,
+) -> None:
+    up = Pipeline(tmp_path / "data")
+    try:
+        url = up.url
+        brief = cli_json(
+            "write", "zqxbrief door code 4471 for the billing room", "--expires-in", "2s", url=url
+        )
+        kept = cli_json("write", "the billing room is on the third floor", url=url)
+        assert cli_json("get", brief["id"], url=url)["expires_at"] > time.time()
+        found = {i["id"] for i in cli_json("read", "--concepts", "billing", url=url)["items"]}
+        assert found == {brief["id"], kept["id"]}
+        time.sleep(2.2)
+        found = {i["id"] for i in cli_json("read", "--concepts", "billing", url=url)["items"]}
+        assert found == {kept["id"]}  # at once, before any pass ran
+        assert brief["id"] not in {m["id"] for m in cli_json("list", url=url)["memories"]}
+        gone = cli("get", brief["id"], url=url, check=False)
+        assert gone.returncode != 0 and "expired" in gone.stderr
+        done = cli_json("expire", url=url)
+        assert done["result"]["expired"] == [brief["id"]]
+        assert b"zqxbrief" not in redis_contents(up.info.redis_url)
+        assert cli_json("replay", "--verify", url=url)["matches"]
+        assert cli("expire", url=url).stdout.strip() == "no memory had expired"
+        refused = cli("write", "x", "--expires-in", "soon", url=url, check=False)
+        assert refused.returncode == 2 and "is not a duration" in refused.stderr
+    finally:
+        up.stop()

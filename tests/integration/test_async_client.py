@@ -126,3 +126,13 @@ def test_the_async_client_deletes_a_memory(settings: Settings) -> None:
 
     with serving(settings) as url:
         asyncio.run(session(url, operator_key(settings)))
+
+
+def test_the_async_client_writes_an_expiry(settings: Settings) -> None:
+    async def session(url: str, key: str) -> None:
+        async with AsyncClient(url, api_key=key) as api:
+            soon = await api.write("the door code is 4471", expires_at=time.time() + 60)
+            assert (await api.get_memory(soon["id"]))["expires_at"] > time.time()
+
+    with serving(settings) as url:
+        asyncio.run(session(url, operator_key(settings)))

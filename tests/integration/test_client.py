@@ -445,3 +445,18 @@ def test_reads_and_listings_take_filters_on_metadata_and_fields(settings: Settin
             api.read("billing", filters={"priority": {"like": 4}})
         with pytest.raises(BadRequest, match="filters.OR"):
             api.list_memories(filters={"OR": "priority"})
+
+
+def test_a_memory_written_with_an_expiry_is_read_until_then_and_no_longer(
+    settings: Settings,
+) -> None:
+    with serving(settings) as url, Client(url, api_key=operator_key(settings)) as api:
+        soon = api.write("the door code is 4471", expires_at=time.time() + 1.0)
+        assert api.get_memory(soon["id"])["expires_at"] > time.time()
+        assert [i["id"] for i in api.read("door code")["items"]] == [soon["id"]]
+        time.sleep(1.1)
+        assert api.read("door code")["items"] == []
+        with pytest.raises(NotFound, match="expired"):
+            api.get_memory(soon["id"])
+        with pytest.raises(BadRequest, match="expires_at .* is not in the future"):
+            api.write("already gone", expires_at=time.time() - 10)

@@ -37,7 +37,7 @@ def test_one_lease_holder_at_a_time_and_a_standby_takes_over_when_it_lapses(
     connection.close()
 
 
-def test_two_crons_queue_a_scheduled_night_once_per_tenant_consolidation_then_archive(
+def test_two_crons_queue_a_night_once_per_tenant_consolidation_archive_and_expiry(
     runtime: Runtime,
 ) -> None:
     write(runtime, ["a", "b"])
@@ -60,7 +60,7 @@ def test_two_crons_queue_a_scheduled_night_once_per_tenant_consolidation_then_ar
         == sorted(runtime.queue(MAINTENANCE_QUEUE).job_ids)
         == sorted(
             f"{job}-{tenant}-20260302T0300"
-            for job in ("consolidate", "archive")
+            for job in ("consolidate", "archive", "expire")
             for tenant in ("default", "other")
         )
     )

@@ -372,6 +372,7 @@ class Application(MemoryQueries):
                 prefers_recent=question is not None and question.prefers_recent,
                 visibility=self._visibility(principal),
                 filters=parse_filters(request.filters),
+                expired_before=self.clock(),
             )
         )
         budget = request.token_budget
@@ -629,8 +630,14 @@ class Application(MemoryQueries):
                 importance=note.importance,
                 supersedes=note.supersedes,
                 metadata=note.metadata,
+                expires_at=note.expires_at,
             ),
         )
+        if note.expires_at is not None and note.expires_at <= self.clock():
+            raise InvalidRequest(
+                f"{where}expires_at {note.expires_at} is not in the future: expected a time after"
+                " now (unix seconds)"
+            )
         return self._event(principal, MEMORY_WRITTEN.name, data, note.ts, note.key, where)
 
     def _activity_event(

@@ -13,6 +13,7 @@ from assocmem.workers.app.permissions import require
 from assocmem.workers.app.request_values import parse_point
 from assocmem.workers.jobs.archive_job import enqueue_archive
 from assocmem.workers.jobs.consolidation_job import enqueue_consolidation
+from assocmem.workers.jobs.expiry_job import enqueue_expiry
 from assocmem.workers.jobs.job_list import JobInfo, job_info, list_jobs, requeue, unknown_job
 from assocmem.workers.runtime.services import Runtime
 from assocmem.workers.store.archive import Segment
@@ -55,6 +56,13 @@ class JobCommands:
         require(principal, ADMIN)
         job_id = self._id(f"archive-{principal.tenant}-now")
         enqueue_archive(self.runtime, principal.tenant, job_id)
+        return job_info(self.runtime, job_id)
+
+    def expire(self, principal: Principal) -> JobInfo:
+        """Queue an expiry pass now: the memories past their `expires_at` erased for real."""
+        require(principal, ADMIN)
+        job_id = self._id(f"expire-{principal.tenant}-now")
+        enqueue_expiry(self.runtime, principal.tenant, job_id)
         return job_info(self.runtime, job_id)
 
     def replay(self, principal: Principal, until: str | None) -> JobInfo:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from assocmem.engine.events.envelope import Event
@@ -58,6 +58,8 @@ class Deleted:
 class MemoryQueries:
     """The application's commands and queries of memories by id (workers/app/application.py
     mixes them in)."""
+
+    clock: Callable[[], float]
 
     def _state(self, tenant: str) -> contextlib.AbstractContextManager[State]:
         raise NotImplementedError  # the Application's
@@ -138,6 +140,9 @@ class MemoryQueries:
             raise UnknownMemory(f"id {memory_id!r} is unknown: expected the id of a written memory")
         if memory.row in state.deleted:
             raise UnknownMemory(f"memory {memory_id} was deleted at {state.deleted[memory.row]}")
+        expires = (memory.meta or {}).get("expires_at")
+        if expires is not None and expires <= self.clock():
+            raise UnknownMemory(f"memory {memory_id} expired at {expires}")
         return memory
 
     def memories(
@@ -157,6 +162,7 @@ class MemoryQueries:
                         f"cursor {cursor!r} is unknown: expected the cursor a page gave"
                     )
                 before = memory.row
+            where = dataclasses.replace(where, expired_before=self.clock())
             rows = listed(state, self._visibility(principal), where, before, limit + 1)
             page = [state.rows[row] for row in rows[:limit]]
             more = len(rows) > limit

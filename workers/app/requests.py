@@ -21,6 +21,8 @@ class Note:
     key: str | None = None
     """Idempotency key."""
     metadata: dict[str, str | bool | int | float] | None = None
+    expires_at: float | None = None
+    """Unix seconds after which reads leave it out (and the nightly pass erases it)."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -1,5 +1,5 @@
-"""The nightly cron: at the configured local time, queue one sleep consolidation and one
-archive run per tenant.
+"""The nightly cron: at the configured local time, queue one sleep consolidation, one
+archive run and one expiry pass per tenant.
 
 Exactly one cron schedules at a time, however many run: each holds a lease in Redis
 (SET NX with an expiry, renewed while it lives) and only the holder fires; a standby
@@ -23,6 +23,7 @@ from croniter import croniter
 from assocmem.workers.errors import StoreError
 from assocmem.workers.jobs.archive_job import enqueue_archive
 from assocmem.workers.jobs.consolidation_job import enqueue_consolidation
+from assocmem.workers.jobs.expiry_job import enqueue_expiry
 from assocmem.workers.runtime.services import Runtime
 from assocmem.workers.store.redis.errors import Outage, wait_until_writable
 from assocmem.workers.store.redis.keys import cron_last_key, cron_lease_key
@@ -62,13 +63,14 @@ class Lease:
 
 
 def fire(runtime: Runtime, night: datetime) -> list[str]:
-    """Queue the consolidation, then the archive run, of every tenant for `night` (a local
-    time); the job ids. A worker takes them in that order."""
+    """Queue the consolidation, then the archive run, then the expiry pass, of every tenant
+    for `night` (a local time); the job ids. A worker takes them in that order."""
     stamp = night.strftime("%Y%m%dT%H%M")
     ids = []
     for tenant in runtime.log.tenants():
         ids.append(enqueue_consolidation(runtime, tenant, f"consolidate-{tenant}-{stamp}"))
         ids.append(enqueue_archive(runtime, tenant, f"archive-{tenant}-{stamp}"))
+        ids.append(enqueue_expiry(runtime, tenant, f"expire-{tenant}-{stamp}"))
     return ids
 
 

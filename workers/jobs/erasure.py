@@ -43,7 +43,8 @@ class Subject:
     kind: str
     digest: str
     """SHA-256 (hex) of the id: a user's, an agent's, a session's, a namespace's, the
-    tenant's; for a memory, its id (a log position, which says nothing of anybody)."""
+    tenant's; for memories, their ids, comma-separated (log positions, which say nothing of
+    anybody)."""
 
 
 def subject_of(kind: str, value: str) -> Subject:
@@ -77,7 +78,8 @@ def is_subject_of(subject: Subject) -> Callable[[Entry], bool]:
     """Whether a log entry is an event of the subject (an entry that is not an event, a dead
     letter, is nobody's); for a memory, its write."""
     if subject.kind == MEMORY:
-        return lambda entry: str(entry[0]) == subject.digest
+        ids = frozenset(subject.digest.split(","))
+        return lambda entry: str(entry[0]) in ids
 
     def matches(entry: Entry) -> bool:
         try:
