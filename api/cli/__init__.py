@@ -28,6 +28,7 @@ CLIENT_MODULES = (
     "audit",
     "history",
     "maintenance",
+    "transfer",
     "keys",
     "mcp",
 )

@@ -18,6 +18,7 @@ from assocmem.api.client.local import where
 from assocmem.api.client.sync import (
     DEFAULT_TIMEOUT,
     REBUILD_WAIT,
+    answer_of,
     degraded,
     latest_written,
     problem_code,
@@ -147,4 +148,4 @@ def _answer(response: httpx2.Response) -> dict[str, Any]:
             problem_code(response.content),
             retry_after_seconds(response.headers.get("retry-after")),
         )
-    return orjson.loads(response.content)  # type: ignore[no-any-return]
+    return answer_of(response.content, response.headers.get("content-type", ""))  # type: ignore[no-any-return]

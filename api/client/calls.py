@@ -363,6 +363,24 @@ class Calls(Generic[R]):
         """Queue an archive run now; the job (follow it with `job`)."""
         return self._send(Call("POST", "/v1/archive", changes_nothing=True, answer=out.Job))
 
+    def export_events(
+        self,
+        user: str | None = None,
+        session: str | None = None,
+        namespace: str | None = None,
+        since: str | None = None,
+    ) -> R:
+        """The tenant's events (an admin key's), oldest first, each {position, event}: of a
+        user, a session or a namespace, at or after `since` (a position or an ISO time)."""
+        params = given({"user": user, "session": session, "namespace": namespace, "since": since})
+        return self._send(Call("GET", "/v1/export", params=params))
+
+    def import_events(self, lines: list[dict[str, Any]]) -> R:
+        """Append up to 1,000 lines of an export (an admin key's): at their own positions
+        where they all come after the log's end, else anew, never twice."""
+        body = {"events": lines}
+        return self._send(Call("POST", "/v1/import", body, answer=out.ImportedOut))
+
     def expire(self) -> R:
         """Queue an expiry pass now (it also runs nightly): the memories past their
         `expires_at` erased for real; the job (follow it with `job`)."""

@@ -56,6 +56,13 @@ REBUILD_WAIT = 1800.0
 SCOPES = ("user", "session", "namespace")
 
 
+def answer_of(content: bytes, media: str) -> Any:
+    """A JSON answer; JSON lines (an export) as the list of their objects."""
+    if media.startswith("application/x-ndjson"):
+        return [orjson.loads(line) for line in content.splitlines() if line.strip()]
+    return orjson.loads(content)
+
+
 def scope_headers(scope: dict[str, str]) -> dict[str, str]:
     unknown = set(scope) - set(SCOPES)
     if unknown:
@@ -215,7 +222,7 @@ class Client(Calls[dict[str, Any]]):
                 problem_code(response.data),
                 retry_after_seconds(response.headers.get("Retry-After")),
             )
-        answer = orjson.loads(response.data)
+        answer = answer_of(response.data, response.headers.get("content-type", ""))
         if method in WRITES and not call.changes_nothing:
             self.position = latest_written(self.position, answer)
         return answer  # type: ignore[no-any-return]

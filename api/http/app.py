@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal
 import orjson
 from fastapi import FastAPI, Path, Query, Request
 from fastapi.openapi.utils import get_openapi
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import JSONResponse, Response, StreamingResponse
 from prometheus_client import CONTENT_TYPE_LATEST
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
@@ -29,6 +29,7 @@ from assocmem.api.http import (
     probe_routes,
     problems,
     responses,
+    transfer_routes,
 )
 from assocmem.api.http import query_params as q
 from assocmem.api.http import response_schemas as out
@@ -151,6 +152,7 @@ def create_app(
         *history_routes.ROUTES,
         *key_routes.ROUTES,
         *probe_routes.ROUTES,
+        *transfer_routes.ROUTES,
     ]:
         app.add_api_route(
             path,
@@ -158,6 +160,14 @@ def create_app(
             methods=[method],
             status_code=status,
             response_model=model,
+        )
+    for path, endpoint, media in transfer_routes.STREAMED:
+        app.add_api_route(
+            path,
+            endpoint,
+            methods=["GET"],
+            response_class=StreamingResponse,
+            responses={200: {"content": {media: {"schema": {"type": "string"}}}}},
         )
     app.add_api_route(
         "/metrics",

@@ -362,6 +362,16 @@ class Job(BaseModel):
     retry_at: str | None = Field(None, description="When a scheduled job is queued again")
 
 
+class ImportedOut(BaseModel):
+    events: int = Field(description="Lines read")
+    appended: int
+    duplicates: int = Field(description="Lines imported before, not stored again")
+    kept_positions: bool = Field(
+        description="The events kept their source's positions (they all came after the log's end)"
+    )
+    position: str | None = Field(description="The last position written; null if none")
+
+
 class DeletedOut(BaseModel):
     id: str
     position: str | None = Field(

@@ -137,6 +137,17 @@ def test_a_raw_entry_is_stored_as_given(runtime: Runtime) -> None:
     assert runtime.log.fold_wanted("default")
 
 
+def test_entries_appended_at_their_positions_only_after_the_logs_end(runtime: Runtime) -> None:
+    kept = [(Position(5, 0), b"{first"), (Position(5, 1), b"{second")]
+    assert runtime.log.append_at("acme", kept)
+    assert runtime.log.entries("acme", ZERO) == kept
+    assert "acme" in runtime.log.tenants() and runtime.log.fold_wanted("acme")
+    assert not runtime.log.append_at("acme", [(Position(5, 1), b"{again")])  # not after the end
+    assert not runtime.log.append_at("acme", [(Position(4, 0), b"{earlier")])
+    assert runtime.log.append_at("acme", [(Position(9, 0), b"{later")])
+    assert runtime.log.entries("acme", ZERO)[-1] == (Position(9, 0), b"{later")
+
+
 def test_a_dead_letter_recorded_twice_is_kept_once(runtime: Runtime) -> None:
     [position] = write(runtime, ["a"])
     rejection = Rejection(position, "event at 1-0 is not JSON")

@@ -11,6 +11,7 @@ into status codes.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import threading
 import time
 from collections import Counter
@@ -21,7 +22,7 @@ from typing import Any
 from assocmem.engine.errors import quoted
 from assocmem.engine.events.activity_logged import ACTIVITY_LOGGED
 from assocmem.engine.events.document_ingested import DOCUMENT_INGESTED
-from assocmem.engine.events.envelope import Event
+from assocmem.engine.events.envelope import Event, encode_event
 from assocmem.engine.events.feedback_given import FEEDBACK_GIVEN
 from assocmem.engine.events.importance_set import IMPORTANCE_SET
 from assocmem.engine.events.memory_written import MEMORY_WRITTEN
@@ -81,6 +82,13 @@ from assocmem.workers.app.requests import (
     Note,
     Rating,
     ReadRequest,
+)
+from assocmem.workers.app.transfer import (
+    ExportFilter,
+    Imported,
+    already_there,
+    exported,
+    parsed,
 )
 from assocmem.workers.errors import InvalidRequest, UnknownMemory
 from assocmem.workers.jobs.erasure import KINDS as ERASABLE
@@ -311,6 +319,36 @@ class Application(MemoryQueries):
     def _erase(self, principal: Principal, subject: Subject, job_id: str) -> JobInfo:
         enqueue_erasure(self.runtime, principal.tenant, subject, job_id)
         return job_info(self.runtime, job_id)
+
+    def export(self, principal: Principal, where: ExportFilter) -> Iterator[bytes]:
+        """The tenant's events that `where` passes, as JSON lines (an admin's)."""
+        require(principal, ADMIN)
+        return exported(self.runtime.log, principal.tenant, where)
+
+    def import_events(self, principal: Principal, lines: list[object]) -> Imported:
+        """Append exported lines (workers/app/transfer.py): at their own positions where
+        they all come after the log's end, else anew; never twice (an admin's)."""
+        require(principal, ADMIN)
+        tenant, log = principal.tenant, self.runtime.log
+        events = parsed(lines, tenant)
+        last = log.last_position(tenant)
+        if last is None or last < events[0][0]:
+            live = self.live(tenant)
+            with live.appending():
+                kept = log.append_at(tenant, [(p, encode_event(e)) for p, e in events])
+            if kept:
+                live.refresh()
+                return Imported(len(events), len(events), 0, True, str(events[-1][0]))
+        there = already_there(log, tenant, events)
+        fresh = [
+            dataclasses.replace(event, key=f"import-{position}", position=None)
+            for (position, event), held in zip(events, there, strict=True)
+            if not held
+        ]
+        appended = self._append(principal, fresh, limited=False) if fresh else []
+        new = [a for a in appended if not a.is_duplicate]
+        last_new = str(max(a.position for a in new)) if new else None
+        return Imported(len(events), len(new), len(events) - len(new), False, last_new)
 
     def job(self, principal: Principal, job_id: str) -> JobInfo:
         """A job of the caller's tenant. Before it is said to have finished, the state this

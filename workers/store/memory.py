@@ -68,6 +68,16 @@ class InMemoryEventLog:
             self._changed.notify_all()
         return appended
 
+    def append_at(self, tenant: str, entries: list[Entry]) -> bool:
+        with self._changed:
+            log = self._logs.setdefault(tenant, [])
+            if log and entries[0][0] <= log[-1][0]:
+                return False
+            log.extend(entries)
+            self.want_fold(tenant)
+            self._changed.notify_all()
+        return True
+
     def append_raw(self, tenant: str, raw: bytes) -> Position:
         with self._changed:
             position = self._add(tenant, raw)

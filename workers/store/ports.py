@@ -71,6 +71,12 @@ class EventLog(Protocol):
         same step. An event whose idempotency key was seen before is not stored again."""
         ...
 
+    def append_at(self, tenant: str, entries: list[Entry]) -> bool:
+        """Append entries at the positions they name (ascending), atomically, if every one
+        comes after the log's end (an import keeping its source's positions); False, with
+        nothing appended, otherwise."""
+        ...
+
     def append_raw(self, tenant: str, raw: bytes) -> Position:
         """Append an entry as given, unchecked (tests, repairs): the fold must survive it."""
         ...

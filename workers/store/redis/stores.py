@@ -86,6 +86,7 @@ class RedisEventLog:
         self._generation = int(time.time()) // idempotency_ttl
         """Of the seen keys' buckets: Redis's clock decides, and corrects this one."""
         self._append = _script(client, "append.lua")
+        self._append_at = _script(client, "append_at.lua")
         self._clear_flag = client.register_script(CLEAR_FLAG)
         self._archive = RedisArchive(client)
         self._rewriter = RedisRewriter(client, self._archive)
@@ -141,6 +142,14 @@ class RedisEventLog:
             pipe.sadd(tenants_key(), tenant)
             pipe.evalsha(self._append.sha, len(keys), *keys, *args)
             return pipe.execute()[1]  # type: ignore[no-any-return]
+
+    def append_at(self, tenant: str, entries: list[Entry]) -> bool:
+        args: list[str | bytes] = []
+        for position, raw in entries:
+            args += [str(position), raw]
+        with translated(f"append to the log of {tenant!r}"):
+            self._client.sadd(tenants_key(), tenant)
+            return bool(self._append_at(keys=[log_key(tenant), fold_wanted_key(tenant)], args=args))
 
     def append_raw(self, tenant: str, raw: bytes) -> Position:
         with translated(f"append to the log of {tenant!r}"):
