@@ -11,6 +11,7 @@ install: $(VENV)/.installed
 # strict editable mode links each module into build/, so import-linter sees the real package tree
 $(VENV)/.installed: $(SOURCES)
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "assocmem needs Python 3.11 or newer")'
+	@echo "installing assocmem and its dependencies into $(VENV): a few minutes the first time, seconds after"
 	@$(PYTHON) -m venv $(VENV) || { echo "python3 -m venv failed: on Debian/Ubuntu, apt-get install python3-venv"; exit 1; }
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[test,integrations]' --config-settings editable_mode=strict
@@ -19,6 +20,7 @@ $(VENV)/.installed: $(SOURCES)
 	@# set, every process would otherwise compile our modules again at each start
 	$(BIN)/python -m compileall -q build
 	@touch $@
+	@echo "installed: $(BIN)/assocmem"
 
 run: install
 	$(BIN)/assocmem up

@@ -53,6 +53,8 @@ def audit_link(
 
         plot_link(response, plot)
     emit(ctx, response, render.link_audit)
+    if plot is not None:
+        click.echo(f"wrote the plot of the link's weight to {plot.resolve()}", err=as_json)
 
 
 @audit.command("memory", epilog="Example: assocmem audit memory 1700000000000-0")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import os
 import socket
 import sys
@@ -120,7 +119,7 @@ def cron() -> None:
 @click.option("--port", type=int, envvar="ASSOCMEM_PORT", default=8765, show_default=True)
 def serve(host: str, port: int) -> None:
     """Run the HTTP API alone (OpenAPI docs at /docs). Needs REDIS_URL."""
-    configure_logging(logging.WARNING)
+    configure_logging()  # its start, the states it loads, its warnings; no line per request
     stacks_on_sigusr1()
     settings = load_settings(os.environ, host=host, port=port)
     collect_young_less_often()  # before the pause below: the preload may outlast it

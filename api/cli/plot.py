@@ -12,6 +12,7 @@ def plot_link(audit: dict[str, Any], path: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")  # no screen: draw into a file
+    import matplotlib.dates as mdates
     import matplotlib.pyplot as plt
 
     times, written, taught, weights = steps(audit["changes"])
@@ -21,7 +22,10 @@ def plot_link(audit: dict[str, Any], path: Path) -> None:
     axes.set_title(f"{audit['source']} -- {audit['target']}")
     axes.set_ylabel("weight")
     axes.legend(loc="upper left")
-    figure.autofmt_xdate()
+    locator = mdates.AutoDateLocator()
+    axes.xaxis.set_major_locator(locator)
+    axes.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
+    axes.set_xlabel("UTC")
     figure.savefig(path)
     plt.close(figure)
 

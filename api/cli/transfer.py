@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,7 @@ BATCH = 1000
     show_default=True,
     help="File to write the JSON lines to (- for standard output).",
 )
-@common
+@functools.partial(common, scoped=False)
 @click.pass_context
 def export(
     ctx: click.Context,
@@ -57,7 +58,7 @@ def export(
 
 @click.command("import", epilog="Example: assocmem import alice.jsonl")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, allow_dash=True))
-@common
+@functools.partial(common, scoped=False)
 @click.pass_context
 def import_(ctx: click.Context, file: str, url: str | None, as_json: bool) -> None:
     """Append the events of an export: into an empty tenant at their own positions (the

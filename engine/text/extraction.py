@@ -27,9 +27,10 @@ import Stemmer
 from assocmem.engine.concept import MAX_CONCEPT_LENGTH, normalise_concept, normalise_concepts
 from assocmem.engine.text.word_table import WordTable
 
-EXTRACTOR_VERSION = "tfidf-3"
+EXTRACTOR_VERSION = "tfidf-4"
 """Stored in each event, so a replay can tell which extractor made its concepts. Since
-tfidf-3, a named one-word concept takes the form extraction gives that word."""
+tfidf-3, a named one-word concept takes the form extraction gives that word; since tfidf-4,
+"via", "uses" and 时, 新, 前, 出, 问题 are stop words."""
 LONG_TEXT = 80
 """Characters above which text is ranked into tiers instead of all-core."""
 CORE_SHARE, IMPORTANT_SHARE = 0.2, 0.4
@@ -56,10 +57,11 @@ ENGLISH_STOP_WORDS = frozenset(
     other our ours ourselves out over own same she should so some such than that the their
     theirs them themselves then there these they this those through to too under until up
     very was we were what when where which while who whom why will with would you your yours
-    yourself yourselves let lets get got use used using make made may might must shall""".split()
+    yourself yourselves let lets get got use used uses using make made may might must shall
+    via""".split()
 )
 CHINESE_STOP_WORDS = frozenset(
-    "的 了 和 是 在 也 有 就 不 都 而 及 与 着 或 一个 没有 我们 你们 他们 她们 这 那 之 为 以 于 上 下 中 对 把 被 让 从 到 但 并 等 什么 哪个 哪些 怎么 如何 为什么 多少 哪里 哪儿 谁 吗 呢 吧 啊 之后 之前 然后 以后 已经 可以 因为 所以 如果 还是 就是 这个 那个 进行 用 我 你 他 她 它 个 们 很 还 又 会 能 要 由 将 其 此 该 所 若 则 即 且 呀 哦 嗯".split()
+    "的 了 和 是 在 也 有 就 不 都 而 及 与 着 或 一个 没有 我们 你们 他们 她们 这 那 之 为 以 于 上 下 中 对 把 被 让 从 到 但 并 等 什么 哪个 哪些 怎么 如何 为什么 多少 哪里 哪儿 谁 吗 呢 吧 啊 之后 之前 然后 以后 已经 可以 因为 所以 如果 还是 就是 这个 那个 进行 用 我 你 他 她 它 个 们 很 还 又 会 能 要 由 将 其 此 该 所 若 则 即 且 呀 哦 嗯 时 新 前 出 问题".split()
 )
 RARE_IDF = 8.0
 """IDF of a word the frequency tables do not know (identifiers, names): rare, so telling."""

@@ -250,5 +250,9 @@ def test_cli_writes_metadata_and_filters_reads_and_listings_by_it(tmp_path: Path
         assert "billing timeout at night" in listed and "noon" not in listed
         refused = cli("read", "billing", "--filter", "priority", url=up.url, check=False)
         assert refused.returncode == 2 and "is not KEY=VALUE" in refused.stderr
+        # the API's log says it started (it writes no line per request)
+        assert (
+            "Application startup complete" in (tmp_path / "data" / "logs" / "api.log").read_text()
+        )
     finally:
         up.stop()

@@ -37,9 +37,13 @@ def test_a_link_audit_lists_its_events_a_replay_verifies_and_a_diff_shows_the_ta
         shown = cli("audit", "link", "a", "b", "--plot", str(plot), url=up.url).stdout
         assert "a -- b  weight 3 (written 2, taught 1; 67% of it written)" in shown
         assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and plot.stat().st_size > 5000
+        assert f"wrote the plot of the link's weight to {plot.resolve()}" in shown
         svg = tmp_path / "a-b.svg"
         cli("audit", "link", "a", "b", "--plot", str(svg), url=up.url)
-        assert svg.read_text().lstrip().startswith("<?xml") and "<svg" in svg.read_text()
+        drawn = svg.read_text()
+        assert drawn.lstrip().startswith("<?xml") and "<svg" in drawn
+        # the time axis reads as times of day and a date, not "53:45.000000"
+        assert ".000000" not in drawn and time.strftime("%Y", time.gmtime()) in drawn
         memory = cli_json("audit", "memory", ids[2], url=up.url)
         assert [e["type"] for e in memory["events"]] == ["memory.written", "feedback.given"]
         assert cli("replay", "--verify", url=up.url).returncode == 0

@@ -460,3 +460,12 @@ def test_a_memory_written_with_an_expiry_is_read_until_then_and_no_longer(
             api.get_memory(soon["id"])
         with pytest.raises(BadRequest, match="expires_at .* is not in the future"):
             api.write("already gone", expires_at=time.time() - 10)
+
+
+def test_a_note_with_no_content_words_is_refused_as_unfindable(settings: Settings) -> None:
+    with serving(settings) as url, Client(url, api_key=operator_key(settings)) as api:
+        with pytest.raises(BadRequest, match="text 'the' has no content words"):
+            api.write("the")
+        with pytest.raises(BadRequest, match=r"items\[1\]\.text 'of it' has no content words"):
+            api.write_many([{"text": "billing timeout"}, {"text": "of it"}])
+        assert api.write("the", concepts=["billing"])["concepts"] == ["billing"]

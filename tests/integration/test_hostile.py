@@ -157,7 +157,8 @@ def test_a_key_used_again_with_another_body_is_a_409_and_with_the_same_body_the_
     assert {**again.json(), "duplicate": False} == first.json()
     assert other.status_code == 409 and "key 'k-1'" in other.json()["detail"]
     batch = http.post(
-        "/v1/memories/batch", json={"items": [{"text": "new"}, {"text": "other", "key": "k-1"}]}
+        "/v1/memories/batch",
+        json={"items": [{"text": "new rollout"}, {"text": "other rollout", "key": "k-1"}]},
     )
     assert batch.status_code == 409
     assert runtime.log.length("default") == 1  # nothing of the refused batch

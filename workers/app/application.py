@@ -660,6 +660,11 @@ class Application(MemoryQueries):
     def _note_event(
         self, principal: Principal, note: Note, where: str, extraction: Extraction
     ) -> Event:
+        if not extraction.concepts:  # it could never be found
+            raise InvalidRequest(
+                f"{where}text {quoted(note.text)} has no content words: expected words that name"
+                " a topic, or concepts"
+            )
         data = checked_payload(
             where,
             lambda: MEMORY_WRITTEN.payload(

@@ -219,3 +219,11 @@ def test_jieba_loads_its_dictionary_for_the_first_chinese_text_not_before() -> N
         [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=120
     )
     assert done.stdout.splitlines() == ["False", "('数据库', '连接', '超时')", "True"]
+
+
+def test_filler_words_are_no_concepts() -> None:
+    assert not {"via", "use"} & set(
+        extract_concepts("the proxy forwards requests via nginx and uses TLS")
+    )
+    chinese = set(extract_concepts("这个问题出现时，新的版本前面的接口出错"))
+    assert not {"时", "新", "前", "出", "问题"} & chinese
