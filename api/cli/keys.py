@@ -3,6 +3,7 @@ key of a deployment without `up`."""
 
 from __future__ import annotations
 
+import functools
 import os
 from typing import Any
 
@@ -44,7 +45,14 @@ def _line(key: dict[str, Any]) -> str:
     help=f"Comma-separated, of {', '.join(PERMISSIONS)}.",
 )
 @click.option("--operator", is_flag=True, help="May manage every tenant's keys.")
-@common
+@click.option(
+    "--user",
+    help="Pin the key to this user: its requests are about that user and see that user's"
+    " memories and the shared ones only, whatever they send (not with admin).",
+)
+@click.option("--session", help="Pin the key to this session.")
+@click.option("--namespace", help="Pin the key to this namespace.")
+@functools.partial(common, scoped=False)
 @click.pass_context
 def create(
     ctx: click.Context,
@@ -52,6 +60,9 @@ def create(
     tenant: str | None,
     permissions: str,
     operator: bool,
+    user: str | None,
+    session: str | None,
+    namespace: str | None,
     url: str | None,
     as_json: bool,
 ) -> None:
@@ -59,7 +70,9 @@ def create(
     an operator key for another tenant."""
     remember(ctx, url, as_json)
     with client_of(ctx) as client:
-        made = client.create_key(agent, tenant, split(permissions) or [], operator)
+        made = client.create_key(
+            agent, tenant, split(permissions) or [], operator, user, session, namespace
+        )
     emit(ctx, made, lambda k: f"{k['key']}\n{_line(k)}\nshown once: store it now")
 
 

@@ -411,9 +411,15 @@ class Calls(Generic[R]):
         tenant: str | None = None,
         permissions: list[str] | None = None,
         operator: bool = False,
+        user: str | None = None,
+        session: str | None = None,
+        namespace: str | None = None,
     ) -> R:
+        """A key for `agent`; `user`, `session`, `namespace` pin it to that scope (its
+        requests act as it whatever their headers say)."""
         body = {"agent": agent, "operator": operator}
         body |= given({"tenant": tenant, "permissions": permissions})
+        body |= given({"user": user, "session": session, "namespace": namespace})
         return self._send(Call("POST", "/v1/keys", body))
 
     def keys(self) -> R:

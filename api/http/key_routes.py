@@ -34,6 +34,17 @@ class KeyIn(Strict):
     operator: bool = Field(
         False, description="May manage the keys of every tenant (an operator key only)."
     )
+    user: str | None = Field(
+        None,
+        max_length=128,
+        description="Pin the key to this user: every request with it is about that user, and"
+        " sees that user's memories and the shared ones only (a header naming another is a"
+        " 403). A pinned key is no admin.",
+    )
+    session: str | None = Field(None, max_length=128, description="Pin the key to this session.")
+    namespace: str | None = Field(
+        None, max_length=128, description="Pin the key to this namespace."
+    )
 
 
 class KeyOut(BaseModel):
@@ -43,6 +54,9 @@ class KeyOut(BaseModel):
     permissions: list[str]
     operator: bool
     created: float
+    user: str | None = None
+    session: str | None = None
+    namespace: str | None = None
 
 
 class CreatedKeyOut(KeyOut):
@@ -68,14 +82,17 @@ def key_view(key: ApiKey) -> dict[str, Any]:
         "permissions": list(key.permissions),
         "operator": key.operator,
         "created": key.created,
-    }
+    } | {k: v for k, v in zip(("user", "session", "namespace"), key.pins, strict=True) if v}
 
 
 def create_key(body: KeyIn, request: Request, caller: Caller) -> dict[str, Any]:
     """Create a key bound to a tenant, an agent and permissions; the answer carries its secret
     (`key`), which is never shown again."""
     tenant = body.tenant if body.tenant is not None else caller.tenant
-    key, secret = _keys(request).create(caller, tenant, body.agent, body.permissions, body.operator)
+    pins = (body.user, body.session, body.namespace)
+    key, secret = _keys(request).create(
+        caller, tenant, body.agent, body.permissions, body.operator, pins
+    )
     return {**key_view(key), "key": secret}
 
 

@@ -66,8 +66,25 @@ async def principal_of(
         raise HTTPException(401, "the API key is unknown or revoked", CHALLENGE)
     application.limits.take_request(principal)
     if user or session or namespace:  # scopes come with the request; tenant and agent never do
-        principal = dataclasses.replace(principal, user=user, session=session, namespace=namespace)
+        principal = _narrowed(principal, (user, session, namespace))
     return principal
+
+
+def _narrowed(principal: Principal, asked: tuple[str | None, ...]) -> Principal:
+    """The principal as the request's headers name its scope, where its key is not pinned:
+    a pinned part stays the key's, and a header naming another is a 403."""
+    pinned = (principal.user, principal.session, principal.namespace)
+    names = ("user", "session", "namespace")
+    for name, pin, wanted in zip(names, pinned, asked, strict=True):
+        if pin is not None and wanted is not None and wanted != pin:
+            raise HTTPException(
+                403,
+                f"the API key is pinned to {name} {pin!r}: it cannot act as {name} {wanted!r}",
+            )
+    user, session, namespace = (
+        pin if pin is not None else wanted for pin, wanted in zip(pinned, asked, strict=True)
+    )
+    return dataclasses.replace(principal, user=user, session=session, namespace=namespace)
 
 
 Caller = Annotated[Principal, Depends(principal_of)]

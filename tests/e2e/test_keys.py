@@ -38,6 +38,20 @@ def test_keys_from_the_cli_keep_tenants_apart_and_a_revoked_key_out(tmp_path: Pa
         cli("keys", "revoke", made["id"], url=up.url)
         code, out = as_key(made["key"], "read", "--concepts", "billing", url=up.url)
         assert code != 0 and "unknown or revoked" in out
+        pinned = cli_json(
+            "keys",
+            "create",
+            "--agent",
+            "alices",
+            "--permissions",
+            "read,write",
+            "--user",
+            "alice",
+            url=up.url,
+        )
+        assert pinned["user"] == "alice"
+        code, out = as_key(pinned["key"], "read", "billing", "--user", "bob", url=up.url)
+        assert code != 0 and "pinned to user 'alice'" in out
         code, out = as_key("amk_nothing", "state", url=up.url)
         assert code != 0 and "unknown or revoked" in out
     finally:

@@ -469,3 +469,29 @@ def test_a_note_with_no_content_words_is_refused_as_unfindable(settings: Setting
         with pytest.raises(BadRequest, match=r"items\[1\]\.text 'of it' has no content words"):
             api.write_many([{"text": "billing timeout"}, {"text": "of it"}])
         assert api.write("the", concepts=["billing"])["concepts"] == ["billing"]
+
+
+def test_a_key_pinned_to_a_user_acts_as_that_user_whatever_its_headers_say(
+    settings: Settings,
+) -> None:
+    with serving(settings) as url, Client(url, api_key=operator_key(settings)) as admin:
+        made = admin.create_key("alices-agent", permissions=["read", "write"], user="alice")
+        assert made["user"] == "alice"
+        assert [k.get("user") for k in admin.keys()["keys"] if k["id"] == made["id"]] == ["alice"]
+        admin.write("the shared billing runbook")
+        with Client(url, api_key=admin.api_key, scope={"user": "bob"}) as as_bob:
+            as_bob.write("bob's billing password hint")
+        with Client(url, api_key=made["key"]) as alice:
+            mine = alice.write("alice's billing notes")
+            assert alice.get_memory(mine["id"])["user"] == "alice"  # no header: the pin
+            seen = {i["text"] for i in alice.read("billing")["items"]}
+            assert seen == {"the shared billing runbook", "alice's billing notes"}
+        with Client(url, api_key=made["key"], scope={"user": "bob"}) as widening:
+            with pytest.raises(Forbidden, match="pinned to user 'alice'"):
+                widening.read("billing")
+        with Client(url, api_key=made["key"], scope={"session": "s1"}) as narrowed:
+            kept = narrowed.write("alice's billing notes of session one")
+            found = narrowed.get_memory(kept["id"])
+            assert (found["user"], found["session"]) == ("alice", "s1")
+        with pytest.raises(BadRequest, match="cannot be admin or operator"):
+            admin.create_key("root-of-alice", permissions=["read", "admin"], user="alice")

@@ -15,7 +15,13 @@ from assocmem.engine.principal import ADMIN, PERMISSIONS, Principal
 from assocmem.workers.app.permissions import require
 from assocmem.workers.errors import InvalidRequest, LastOperatorKey, NotAllowed
 from assocmem.workers.runtime.services import Runtime
-from assocmem.workers.store.redis.api_keys import ApiKey, checked_key, digest, new_secret
+from assocmem.workers.store.redis.api_keys import (
+    ApiKey,
+    checked_key,
+    checked_pins,
+    digest,
+    new_secret,
+)
 
 AUTH_CACHE_SECONDS = 0.5
 """How long one process trusts a key check: a revocation reaches every replica within it."""
@@ -37,14 +43,17 @@ class KeyCommands:
         agent: str,
         permissions: list[str] | tuple[str, ...],
         operator: bool = False,
+        pins: tuple[str | None, str | None, str | None] = (None, None, None),
     ) -> tuple[ApiKey, str]:
-        """A new key and its secret, which is shown this once."""
+        """A new key and its secret, which is shown this once; `pins`: the user, session and
+        namespace it is pinned to (None: not pinned)."""
         require(principal, ADMIN)
         if operator and not principal.operator:
             raise NotAllowed("only an operator key creates operator keys")
         self._check_manages(principal, tenant)
         tenant, agent, permissions = checked_key(tenant, agent, permissions)
-        return self._create(tenant, agent, permissions, operator)
+        checked_pins(pins, permissions, operator)
+        return self._create(tenant, agent, permissions, operator, pins)
 
     def all(self, principal: Principal) -> list[ApiKey]:
         """The tenant's keys (every tenant's for an operator), oldest first; never a secret."""
@@ -99,10 +108,15 @@ class KeyCommands:
         return self._create(tenant, OPERATOR_AGENT, PERMISSIONS, operator=True)[1]
 
     def _create(
-        self, tenant: str, agent: str, permissions: tuple[str, ...], operator: bool
+        self,
+        tenant: str,
+        agent: str,
+        permissions: tuple[str, ...],
+        operator: bool,
+        pins: tuple[str | None, str | None, str | None] = (None, None, None),
     ) -> tuple[ApiKey, str]:
         key_id, secret = new_secret()
-        key = ApiKey(key_id, tenant, agent, permissions, operator, self.clock())
+        key = ApiKey(key_id, tenant, agent, permissions, operator, self.clock(), *pins)
         self.runtime.keys.add(key, digest(secret))
         return key, secret
 

@@ -21,6 +21,8 @@ from assocmem.workers.store.redis.keys import api_key_ids_key, api_key_key, chec
 
 SECRET_PREFIX = "amk"
 _AGENT = re.compile(r"^[A-Za-z0-9_.:@-]{1,100}$")
+SCOPE = re.compile(r"[\w.:@+-]{1,128}")
+"""A user, session or namespace, as the X-Assocmem-* headers name them (whole values)."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -32,15 +34,27 @@ class ApiKey:
     permissions: tuple[str, ...]
     operator: bool
     created: float
+    user: str | None = None
+    """The scope the key is pinned to (None: any the request names): a request with it acts
+    as that user (session, namespace) whatever its headers say; they may narrow it only."""
+    session: str | None = None
+    namespace: str | None = None
 
     def principal(self) -> Principal:
         return Principal(
             self.tenant,
             self.agent,
+            user=self.user,
             permissions=frozenset(self.permissions),
             operator=self.operator,
             key=self.id,
+            session=self.session,
+            namespace=self.namespace,
         )
+
+    @property
+    def pins(self) -> tuple[str | None, str | None, str | None]:
+        return (self.user, self.session, self.namespace)
 
 
 def new_secret() -> tuple[str, str]:
@@ -72,6 +86,23 @@ def checked_key(
             f" {', '.join(PERMISSIONS)}"
         )
     return tenant, agent, tuple(p for p in PERMISSIONS if p in permissions)
+
+
+def checked_pins(
+    pins: tuple[str | None, str | None, str | None], permissions: tuple[str, ...], operator: bool
+) -> None:
+    """A key pinned to a scope names it as a header would, and cannot manage the tenant: an
+    admin sees and erases every scope, which no boundary survives."""
+    for name, value in zip(("user", "session", "namespace"), pins, strict=True):
+        if value is not None and not SCOPE.fullmatch(value):
+            raise InvalidRequest(
+                f"{name} {value!r} is invalid: expected 1 to 128 letters, digits or .:@+-_"
+            )
+    if any(pins) and (operator or "admin" in permissions):
+        raise InvalidRequest(
+            "a key pinned to a user, session or namespace cannot be admin or operator: those"
+            " see and erase every scope"
+        )
 
 
 class KeyStore(Protocol):
