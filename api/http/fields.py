@@ -13,7 +13,7 @@ import re
 from datetime import datetime
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, Field
+from pydantic import AfterValidator, BeforeValidator, Field
 from pydantic_core import PydanticCustomError
 
 from assocmem.engine.concept import MAX_CONCEPT_LENGTH
@@ -59,7 +59,16 @@ def _in_range(low: float, high: float | None) -> Any:
 
 def ranged_int(low: int, high: int | None) -> Any:
     schema = {"minimum": low} | ({"maximum": high} if high is not None else {})
-    return Annotated[int, _in_range(low, high), Field(json_schema_extra=schema)]
+    return Annotated[
+        int, BeforeValidator(_whole), _in_range(low, high), Field(json_schema_extra=schema)
+    ]
+
+
+def _whole(value: object) -> object:
+    """5.0 is the integer 5, as JSON Schema counts it; 5.5 stays a float, and is refused."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
 
 
 def ranged_float(low: float, high: float | None) -> Any:

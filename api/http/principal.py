@@ -61,8 +61,11 @@ async def principal_of(
             401, "no API key: send `Authorization: Bearer <key>` (assocmem keys create)", CHALLENGE
         )
     application = request.app.state.application
+    peer = request.client.host if request.client is not None else "unknown"
+    application.limits.refuse_failing_peer(peer)
     principal = application.keys.authenticate(secret)
     if principal is None:
+        application.limits.count_failed_key(peer)
         raise HTTPException(401, "the API key is unknown or revoked", CHALLENGE)
     application.limits.take_request(principal)
     if user or session or namespace:  # scopes come with the request; tenant and agent never do

@@ -11,7 +11,7 @@ from pathlib import Path
 from assocmem.workers.runtime.redis_server import free_port
 
 BANNER = "assocmem serving "
-UNLIMITED = {"ASSOCMEM_KEY_REQUESTS": "0", "ASSOCMEM_KEY_EVENTS": "0"}
+UNLIMITED = {"ASSOCMEM_KEY_REQUESTS": "0", "ASSOCMEM_KEY_EVENTS": "0", "ASSOCMEM_KEY_FAILURES": "0"}
 """The environment of a benchmark's pipeline: its rates are measured, not limited per key."""
 DEFAULT_START_TIMEOUT = 90.0
 """Seconds `up` may take to print its URL."""

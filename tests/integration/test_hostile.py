@@ -9,10 +9,13 @@ from collections.abc import Iterator
 import orjson
 import pytest
 from fastapi.testclient import TestClient
+from limits.storage import MemoryStorage
 
 from assocmem.api.http.app import create_app
+from assocmem.workers.errors import RateLimited
 from assocmem.workers.runtime.services import Runtime
 from assocmem.workers.runtime.settings import Settings
+from assocmem.workers.store.redis.rate_limits import RateLimits
 from tests.api_keys import bearer, operator_key
 
 
@@ -46,7 +49,7 @@ def test_a_time_that_is_no_finite_number_is_refused_not_acknowledged(
         ({"text": "x", "ts": False}, "ts"),
         ({"text": "x", "importance": True}, "importance"),
         ({"text": "x", "importance": "3"}, "importance"),
-        ({"text": "x", "importance": 4.0}, "importance"),
+        ({"text": "x", "importance": 4.5}, "importance"),  # 4.0 is the integer 4
         ({"text": 5}, "text"),
     ],
 )
@@ -222,3 +225,36 @@ def test_a_nul_character_or_a_blank_concept_is_refused_not_stored(
     refused = http.post("/v1/memories", json=body)
     assert refused.status_code == 422 and said in refused.json()["detail"]
     assert http.get("/v1/memories").json()["memories"] == []
+
+
+def test_a_peer_that_sends_unknown_keys_is_refused_for_a_while_and_others_are_not(
+    settings: Settings,
+) -> None:
+    few = dataclasses.replace(settings, key_failures=3)
+    with TestClient(create_app(few)) as http:
+        wrong = {"authorization": "Bearer amk_000000000000_not-a-key"}
+        codes = [
+            http.post("/v1/read", json={"concepts": ["a"]}, headers=wrong).status_code
+            for _ in range(4)
+        ]
+        assert codes == [401, 401, 401, 429]
+        refused = http.post("/v1/read", json={"concepts": ["a"]}, headers=bearer(operator_key(few)))
+        assert refused.status_code == 429 and int(refused.headers["retry-after"]) >= 1
+        assert "unknown API keys in a minute" in refused.json()["detail"]
+    limits = RateLimits(few, MemoryStorage())
+    for _ in range(3):
+        limits.count_failed_key("203.0.113.7")
+    with pytest.raises(RateLimited):
+        limits.refuse_failing_peer("203.0.113.7")
+    limits.refuse_failing_peer("198.51.100.2")  # another peer is never slowed
+
+
+def test_a_whole_number_written_with_a_point_is_the_integer_json_schema_says_it_is(
+    http: TestClient,
+) -> None:
+    assert (
+        http.post("/v1/memories", json={"text": "billing runbook", "importance": 5.0}).status_code
+        == 202
+    )
+    refused = http.post("/v1/memories", json={"text": "billing runbook", "importance": 4.5})
+    assert refused.status_code == 422 and "importance" in refused.text

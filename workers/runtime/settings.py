@@ -71,6 +71,10 @@ DEFAULT_KEY_REQUESTS = 500
 DEFAULT_KEY_EVENTS = 25_000
 """Events per second one API key may append, across every replica (0: no limit); at least
 a full batch (1,000), so a batch always fits."""
+DEFAULT_KEY_FAILURES = 30
+"""Requests with an unknown or revoked key one peer (address) may send in a minute, across
+every replica, before its requests are refused with a 429 for the rest of it (0: no limit):
+guessing keys costs time, and a valid key from another peer is never slowed."""
 DEFAULT_EXTRACTION_HELPERS = max(0, min(4, (os.cpu_count() or 1) - 1))
 """Processes an API process sends parts of a large batch's concept extraction to: one fewer
 than the cores, at most 4 (0: every text is extracted in the API process)."""
@@ -163,6 +167,7 @@ class Settings:
     retention_days: float = DEFAULT_RETENTION_DAYS
     key_requests: int = DEFAULT_KEY_REQUESTS
     key_events: int = DEFAULT_KEY_EVENTS
+    key_failures: int = DEFAULT_KEY_FAILURES
     extraction_helpers: int = DEFAULT_EXTRACTION_HELPERS
 
     def hosts(self) -> tuple[str, ...]:
@@ -236,6 +241,7 @@ def load_settings(env: Mapping[str, str], **overrides: Any) -> Settings:
         "retention_days": _read(env, "ASSOCMEM_RETENTION_DAYS", DEFAULT_RETENTION_DAYS, _days),
         "key_requests": _read(env, "ASSOCMEM_KEY_REQUESTS", DEFAULT_KEY_REQUESTS, _rate(1)),
         "key_events": _read(env, "ASSOCMEM_KEY_EVENTS", DEFAULT_KEY_EVENTS, _rate(1000)),
+        "key_failures": _read(env, "ASSOCMEM_KEY_FAILURES", DEFAULT_KEY_FAILURES, _rate(1)),
         "extraction_helpers": _read(
             env, "ASSOCMEM_EXTRACTION_HELPERS", DEFAULT_EXTRACTION_HELPERS, _whole
         ),
