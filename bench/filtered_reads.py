@@ -25,12 +25,12 @@ from typing import Any
 
 from skeleton import load_corpus, written_event
 
-from assocmem.engine.events.envelope import Event
 from assocmem.engine.events.fold import fold_from_zero
 from assocmem.engine.recall.filter_index import filter_index
-from assocmem.engine.recall.filters import holds, parse_filters
+from assocmem.engine.recall.filters import parse_filters, passed
 from assocmem.engine.recall.question import read_query
 from assocmem.engine.recall.recall import recall
+from assocmem.engine.state.state import State
 
 
 def main() -> None:
@@ -73,7 +73,7 @@ def main() -> None:
         "fix = true": {"fix": True},
         f"OR: author = {common}, year = {recent}": {"OR": [{"author": common}, {"year": recent}]},
     }
-    passing = {label: count_passing(events, spec) for label, spec in filters.items()}
+    passing = {label: count_passing(state, spec) for label, spec in filters.items()}
 
     now = datetime.fromtimestamp(max(row["ts"] for row in rows), UTC)
     chooser = random.Random(args.seed)
@@ -113,15 +113,10 @@ def _timed(read: Callable[[], object]) -> float:
     return time.perf_counter() - start
 
 
-def count_passing(events: list[Event], spec: dict[str, Any]) -> int:
+def count_passing(state: State, spec: dict[str, Any]) -> int:
     parsed = parse_filters(spec)
     assert parsed is not None
-    count = 0
-    for event in events:
-        metadata = event.data["metadata"]
-        held = [c.key in metadata and holds(metadata[c.key], c) for c in parsed.conditions]
-        count += any(held) if parsed.any_of else all(held)
-    return count
+    return int(passed(state, parsed).sum())
 
 
 if __name__ == "__main__":

@@ -206,32 +206,3 @@ def _compare(values: np.ndarray, condition: Condition) -> np.ndarray:
         "lte": np.less_equal,
     }
     return operations[op](values, float(value))  # type: ignore[no-any-return]
-
-
-def holds(value: object, condition: Condition) -> bool:
-    """Whether one stored value passes one condition (JSON's equality: true is not 1)."""
-    op, wanted = condition.op, condition.value
-    if op in ("in", "nin"):
-        inside = any(_same(value, w) for w in wanted)  # type: ignore[union-attr]
-        return inside if op == "in" else not inside
-    if op == "eq":
-        return _same(value, wanted)
-    if op == "ne":
-        return not _same(value, wanted)
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return False
-    number = float(wanted)  # type: ignore[arg-type]
-    return {
-        "gt": value > number,
-        "gte": value >= number,
-        "lt": value < number,
-        "lte": value <= number,
-    }[op]
-
-
-def _same(value: object, wanted: object) -> bool:
-    return (
-        isinstance(value, bool) == isinstance(wanted, bool)
-        and (isinstance(value, str) == isinstance(wanted, str))
-        and value == wanted
-    )
