@@ -73,6 +73,7 @@ def main() -> None:
         "fix = true": {"fix": True},
         f"OR: author = {common}, year = {recent}": {"OR": [{"author": common}, {"year": recent}]},
     }
+    indexing = _timed(lambda: filter_index(state))
     passing = {label: count_passing(state, spec) for label, spec in filters.items()}
 
     now = datetime.fromtimestamp(max(row["ts"] for row in rows), UTC)
@@ -84,7 +85,6 @@ def main() -> None:
         if query is not None:
             questions.append(query)
 
-    indexing = _timed(lambda: filter_index(state))
     print(f"indexing the metadata and fields of {len(rows):,} memories: {indexing * 1e3:.0f} ms")
     print(f"\n{args.reads} questions at depth {args.depth} (subject lines of random commits)")
     print(f"{'filter':<48} {'pass':>7} {'p50 off':>9} {'p50 on':>9} {'ratio p50':>10}")
