@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import sys
@@ -114,6 +115,17 @@ def cron() -> None:
         runtime.close()
 
 
+def open_files_to_the_hard_limit() -> None:
+    """Raise the soft limit of open files to the hard one: many a system's default (1,024)
+    is a few hundred idle sockets from refusing every new connection."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY or soft < hard:
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+
+
 @click.command(epilog="Example: REDIS_URL=redis://127.0.0.1:6379/0 assocmem serve --port 8765")
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", type=int, envvar="ASSOCMEM_PORT", default=8765, show_default=True)
@@ -121,6 +133,7 @@ def serve(host: str, port: int) -> None:
     """Run the HTTP API alone (OpenAPI docs at /docs). Needs REDIS_URL."""
     configure_logging()  # its start, the states it loads, its warnings; no line per request
     stacks_on_sigusr1()
+    open_files_to_the_hard_limit()  # idle sockets cost a descriptor each
     settings = load_settings(os.environ, host=host, port=port)
     collect_young_less_often()  # before the pause below: the preload may outlast it
     # The imports and the app make objects that live as long as the process: collections
@@ -144,7 +157,7 @@ def serve(host: str, port: int) -> None:
         log_config=None,  # ours (configure_logging): JSON lines with the request id
         access_log=False,
         http=deadline_protocol(settings.header_timeout, settings.body_timeout),
-        limit_concurrency=settings.max_connections,
+        # no limit_concurrency: it counts idle sockets too (api/http/in_flight.py caps requests)
     )
     inherited = os.environ.get(LISTEN_FD)  # `up`'s socket, else our own
     sockets = [socket.socket(fileno=int(inherited))] if inherited else None

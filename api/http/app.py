@@ -34,6 +34,7 @@ from assocmem.api.http import (
 from assocmem.api.http import query_params as q
 from assocmem.api.http import response_schemas as out
 from assocmem.api.http.guard import Guard
+from assocmem.api.http.in_flight import InFlight
 from assocmem.api.http.json_body import OrjsonRoute
 from assocmem.api.http.metrics import Metrics
 from assocmem.api.http.principal import Caller
@@ -177,6 +178,7 @@ def create_app(
         responses={200: {"content": {CONTENT_TYPE_LATEST: {"schema": {"type": "string"}}}}},
     )
     problems.install(app)
+    app.add_middleware(InFlight, limit=settings.max_connections)
     app.add_middleware(Guard, allowed_hosts=settings.hosts(), max_body=settings.max_body)
     app.add_middleware(CountRefusals)
     app.add_middleware(RequestIds)

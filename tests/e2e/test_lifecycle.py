@@ -345,3 +345,36 @@ def test_a_restart_serves_its_own_state_whatever_snapshot_copy_lies_in_its_direc
         finally:
             again.stop()
         assert copy.read_bytes() == own
+
+
+def test_a_thousand_idle_sockets_do_not_lock_a_keyed_read_out(tmp_path: Path) -> None:
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 1200:
+        pytest.skip(f"this process may open {hard} files: 1,000 sockets need more")
+    resource.setrlimit(
+        resource.RLIMIT_NOFILE,
+        (max(soft, 1200 if hard == resource.RLIM_INFINITY else min(hard, 4096)), hard),
+    )
+    up = Pipeline(tmp_path / "data")
+    idle: list[socket.socket] = []
+    try:
+        cli("write", "the billing job timed out", url=up.url)
+        host, port = up.url.removeprefix("http://").split(":")
+        for _ in range(1000):
+            idle.append(socket.create_connection((host, int(port)), timeout=5))
+        answer = urllib3.PoolManager().request(
+            "POST",
+            f"{up.url}/v1/read",
+            json={"concepts": ["billing"]},
+            headers={"Authorization": f"Bearer {up.key}"},
+            retries=False,  # a 503 would be retried until the header timeout freed sockets
+        )
+        assert answer.status == 200, answer.data
+        assert [i["text"] for i in answer.json()["items"]] == ["the billing job timed out"]
+    finally:
+        for sock in idle:
+            sock.close()
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+        up.stop()

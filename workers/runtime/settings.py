@@ -62,7 +62,8 @@ DEFAULT_HEADER_TIMEOUT = 10.0
 DEFAULT_BODY_TIMEOUT = 30.0
 """Seconds a request may take to send its body once its headers are in."""
 DEFAULT_MAX_CONNECTIONS = 200
-"""Connections (and requests in flight) one API process serves at once; more get 503."""
+"""Requests in flight one API process answers at once; more get 503. Idle connections do
+not count (api/http/in_flight.py)."""
 DEFAULT_READ_TIMEOUT = 10.0
 """Seconds a read or a chain may take before the API answers 503 (the work goes on in its
 thread, the connection is freed)."""
