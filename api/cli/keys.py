@@ -10,6 +10,8 @@ from typing import Any
 import click
 
 from assocmem.api.cli.common import client_of, common, emit, remember, split
+from assocmem.api.client.local import KEY_FILE, local_home, read_key_file
+from assocmem.api.ops.run_file import write_key_file
 from assocmem.engine.principal import AGENT_PERMISSIONS, PERMISSIONS
 from assocmem.workers.runtime.settings import load_settings
 
@@ -97,6 +99,31 @@ def revoke(ctx: click.Context, key_id: str, url: str | None, as_json: bool) -> N
     with client_of(ctx) as client:
         gone = client.revoke_key(key_id)
     emit(ctx, gone, lambda k: f"revoked {_line(k)}")
+
+
+@keys.command("rotate", epilog="Example: assocmem keys rotate 3f9a0c1d2e4b")
+@click.argument("key_id")
+@common
+@click.pass_context
+def rotate(ctx: click.Context, key_id: str, url: str | None, as_json: bool) -> None:
+    """Replace a key by a new one with the same tenant, agent, permissions and pins, and
+    print the new secret once; the old one is refused from then on. The new key is made
+    before the old is revoked, so the last operator key rotates safely. Rotating the key the
+    local `up` keeps (ASSOCMEM_HOME/api-key) writes the new one there."""
+    remember(ctx, url, as_json)
+    with client_of(ctx) as client:
+        made = client.rotate_key(key_id)
+        used = client.api_key
+    home = local_home()
+    kept = read_key_file(home) if home.exists() else None
+    if kept is not None and kept == used and f"_{key_id}_" in kept:
+        write_key_file(home, made["key"])
+        click.echo(f"the key in {home / KEY_FILE} is the new one", err=True)
+    emit(
+        ctx,
+        made,
+        lambda k: f"{k['key']}\n{_line(k)}\nshown once: store it now (the old key is revoked)",
+    )
 
 
 @keys.command(

@@ -425,5 +425,10 @@ class Calls(Generic[R]):
     def keys(self) -> R:
         return self._send(Call("GET", "/v1/keys"))
 
+    def rotate_key(self, key_id: str) -> R:
+        """A new key in place of `key_id` (same tenant, agent, permissions, pins), made
+        before the old one is revoked; the answer's `key` is the new secret."""
+        return self._send(Call("POST", f"/v1/keys/{_quoted(key_id)}/rotate"))
+
     def revoke_key(self, key_id: str) -> R:
         return self._send(Call("DELETE", f"/v1/keys/{_quoted(key_id)}"))

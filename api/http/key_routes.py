@@ -101,6 +101,14 @@ def list_keys(request: Request, caller: Caller) -> dict[str, Any]:
     return {"keys": [key_view(k) for k in _keys(request).all(caller)]}
 
 
+def rotate_key(key_id: KeyId, request: Request, caller: Caller) -> dict[str, Any]:
+    """Replace a key by a new one with the same tenant, agent, permissions and pins: the new
+    one exists before the old one is revoked (so the last operator key rotates safely); the
+    answer carries the new secret (`key`), shown this once."""
+    key, secret = _keys(request).rotate(caller, key_id)
+    return {**key_view(key), "key": secret}
+
+
 def revoke_key(key_id: KeyId, request: Request, caller: Caller) -> dict[str, Any]:
     """Revoke a key: every replica refuses it within a second."""
     return key_view(_keys(request).revoke(caller, key_id))
@@ -110,4 +118,5 @@ ROUTES = [
     ("/v1/keys", create_key, "POST", 201, CreatedKeyOut),
     ("/v1/keys", list_keys, "GET", 200, KeysOut),
     ("/v1/keys/{key_id}", revoke_key, "DELETE", 200, KeyOut),
+    ("/v1/keys/{key_id}/rotate", rotate_key, "POST", 201, CreatedKeyOut),
 ]

@@ -4,8 +4,11 @@ refused."""
 
 from __future__ import annotations
 
+import json
 import os
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 from assocmem.api.client.local import KEY_FILE
@@ -53,6 +56,37 @@ def test_keys_from_the_cli_keep_tenants_apart_and_a_revoked_key_out(tmp_path: Pa
         code, out = as_key(pinned["key"], "read", "billing", "--user", "bob", url=up.url)
         assert code != 0 and "pinned to user 'alice'" in out
         code, out = as_key("amk_nothing", "state", url=up.url)
+        assert code != 0 and "unknown or revoked" in out
+    finally:
+        up.stop()
+
+
+def test_rotating_the_last_operator_key_replaces_it_in_the_local_key_file(tmp_path: Path) -> None:
+    up = Pipeline(tmp_path / "data")
+    try:
+        key_file = up.home / KEY_FILE
+        old = key_file.read_text().strip()
+        env = {k: v for k, v in os.environ.items() if k != "ASSOCMEM_API_KEY"}
+        env |= {"ASSOCMEM_URL": up.url, "ASSOCMEM_HOME": str(up.home)}
+
+        def local(*args: str) -> subprocess.CompletedProcess[str]:
+            return subprocess.run(
+                [sys.executable, "-m", "assocmem.api.cli", *args],
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
+
+        (operator,) = [k for k in json.loads(local("keys", "list", "--json").stdout)["keys"]]
+        rotated = local("keys", "rotate", operator["id"], "--json")
+        assert rotated.returncode == 0, rotated.stderr
+        made = json.loads(rotated.stdout)
+        assert made["operator"] and made["id"] != operator["id"]
+        assert key_file.read_text().strip() == made["key"] != old
+        assert stat.S_IMODE(os.stat(key_file).st_mode) == 0o600
+        assert local("state", "--json").returncode == 0  # the CLI goes on with the new key
+        code, out = as_key(old, "state", url=up.url)
         assert code != 0 and "unknown or revoked" in out
     finally:
         up.stop()

@@ -62,6 +62,24 @@ class KeyCommands:
             k for k in self.runtime.keys.all() if principal.operator or k.tenant == principal.tenant
         ]
 
+    def rotate(self, principal: Principal, key_id: str) -> tuple[ApiKey, str]:
+        """A new key with everything of `key_id` but its secret, made before the old one is
+        revoked: so rotating the last operator key never leaves the pipeline without one."""
+        require(principal, ADMIN)
+        found = [k for k in self.all(principal) if k.id == key_id]
+        if not found:
+            raise InvalidRequest(
+                f"key {key_id!r} is unknown: expected an id `assocmem keys list` shows"
+            )
+        old = found[0]
+        if old.operator and not principal.operator:
+            raise NotAllowed("only an operator key rotates operator keys")
+        made = self._create(old.tenant, old.agent, old.permissions, old.operator, old.pins)
+        self.runtime.keys.remove(key_id)
+        with self._lock:
+            self._checked.clear()
+        return made
+
     def revoke(self, principal: Principal, key_id: str) -> ApiKey:
         require(principal, ADMIN)
         found = [k for k in self.all(principal) if k.id == key_id]
