@@ -19,7 +19,6 @@ FIELD_NAMES = ("agent", "kind", "user", "session", "namespace")
 """Fields indexed like metadata keys, under FIELD + name."""
 FIELD = "\0"
 """No metadata key starts with it (a key is printable text)."""
-EXPIRES = FIELD + "expires_at"
 
 ValueKey = tuple[str, object]
 """A value as JSON tells values apart: ("s", text), ("b", flag) or ("n", number as float)."""
@@ -66,8 +65,6 @@ class FilterIndex:
                     continue
                 for key, value in (meta.get("metadata") or {}).items():
                     self._rows[key][value_key(value)].append(row)
-                if "expires_at" in meta:
-                    self._rows[EXPIRES][value_key(meta["expires_at"])].append(row)
         self.size = size
         self._joined.clear()
         self._numbers.clear()
@@ -112,14 +109,6 @@ class FilterIndex:
 
 def _array(rows: array[int]) -> np.ndarray:
     return np.frombuffer(rows, dtype=np.int64).copy()  # the array grows on: no view of it
-
-
-def expired(state: State, now: float) -> np.ndarray:
-    """Per row of the state, whether its memory expired at or before `now`."""
-    rows, at = filter_index(state).numbers(EXPIRES)
-    found = np.zeros(len(state.rows), dtype=bool)
-    found[rows[at <= now]] = True
-    return found
 
 
 def filter_index(state: State) -> FilterIndex:

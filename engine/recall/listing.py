@@ -13,7 +13,7 @@ import json
 
 import numpy as np
 
-from assocmem.engine.recall.filter_index import expired
+from assocmem.engine.recall.expiry import expired
 from assocmem.engine.recall.filters import Filters, matching
 from assocmem.engine.state.state import State
 from assocmem.engine.state.visibility import Visibility, visible
@@ -65,7 +65,7 @@ def listed(
             keep &= ts < where.until
         keep &= state.alive.values[rows] if not where.superseded else state.present(rows)
         if where.expired_before is not None:
-            keep &= ~expired(state, where.expired_before)[rows]
+            keep &= ~expired(state, where.expired_before, rows)
         candidates = rows[keep]
         if len(candidates):
             found += _named(state, where, candidates)[: limit - len(found)]

@@ -30,7 +30,7 @@ from assocmem.engine.recall.chains import Chain, chain_along, chains_between, lo
 from assocmem.engine.recall.context import ANCHORS, Neighbour, neighbours
 from assocmem.engine.recall.dominance import bounded
 from assocmem.engine.recall.evidence import CHAIN, DIRECT, FUZZY, LINK, NONE, TIME, Evidence
-from assocmem.engine.recall.filter_index import expired
+from assocmem.engine.recall.expiry import expired
 from assocmem.engine.recall.filters import Filters, matching
 from assocmem.engine.recall.links import LinkWeights, Row, links_of
 from assocmem.engine.recall.match import Match, resolve
@@ -242,7 +242,7 @@ def recall(state: State, query: Query) -> Recall:
     if query.filters is not None:
         keep &= matching(state, query.filters, candidates)
     if query.expired_before is not None:
-        keep &= ~expired(state, query.expired_before)[candidates]
+        keep &= ~expired(state, query.expired_before, candidates)
     rows, full, direct, cover = candidates[keep], full[keep], direct[keep], cover[keep]
     relevance = bounded(full, direct, cover)
     near = contenders(relevance, query.limit)
@@ -308,7 +308,7 @@ def _with_context(
         if query.filters is not None:
             keep &= matching(state, query.filters, rows)
         if query.expired_before is not None:
-            keep &= ~expired(state, query.expired_before)[rows]
+            keep &= ~expired(state, query.expired_before, rows)
         return keep
 
     scored = dict(best)

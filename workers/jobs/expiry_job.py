@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from assocmem.engine.recall.filter_index import expired
+from assocmem.engine.recall.expiry import expired
 from assocmem.workers.job_progress import Report, job_progress
 from assocmem.workers.jobs.erasure import MEMORY, Subject, erase
 from assocmem.workers.jobs.job_list import enqueue_once
@@ -41,7 +41,7 @@ def expire(
     say("reading the state", 0.0)
     now = clock()
     state = rebuild(runtime.log, runtime.snapshots, tenant, Rebuild())
-    rows = np.flatnonzero(expired(state, now))
+    rows = np.flatnonzero(expired(state, now, np.arange(len(state.rows), dtype=np.int64)))
     ids = [state.rows.id_of(int(row)) for row in rows]
     if not ids:
         say("done", 1.0)
