@@ -35,7 +35,7 @@ from assocmem.api.http import query_params as q
 from assocmem.api.http import response_schemas as out
 from assocmem.api.http.guard import Guard
 from assocmem.api.http.in_flight import InFlight
-from assocmem.api.http.json_body import OrjsonRoute
+from assocmem.api.http.json_body import CheckedJsonRoute
 from assocmem.api.http.metrics import Metrics
 from assocmem.api.http.principal import Caller
 from assocmem.api.http.refusals import CountRefusals
@@ -146,7 +146,7 @@ def create_app(
         lifespan=lifespan,
         default_response_class=OrjsonResponse,
     )
-    app.router.route_class = OrjsonRoute
+    app.router.route_class = CheckedJsonRoute
     for path, endpoint, method, status, model in [
         *_ROUTES,
         *memory_routes.ROUTES,

@@ -4,16 +4,17 @@ is in api/http/response_schemas.py, which the clients read without the server's 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Annotated, Any
 
-import orjson
 from fastapi import Query, Request
 from fastapi.exceptions import RequestValidationError
 from starlette.convertors import Convertor, register_url_convertor
 
 from assocmem.api.http import query_params as q
 from assocmem.api.http import response_schemas as out
+from assocmem.api.http.json_body import parse_body
 from assocmem.api.http.principal import Caller
 from assocmem.api.http.responses import job_view, memory_view, written_view
 from assocmem.api.http.schemas import NoteIn
@@ -107,8 +108,8 @@ def _filters(text: str | None) -> Filters | None:
     if text is None:
         return None
     try:
-        spec = orjson.loads(text)
-    except orjson.JSONDecodeError as exc:
+        spec = parse_body(text.encode())
+    except json.JSONDecodeError as exc:
         raise InvalidQuery(f"filters is not JSON: {exc}") from exc
     return parse_filters(spec)
 

@@ -9,6 +9,7 @@ import re
 import signal
 import socket
 import stat
+import subprocess
 import threading
 import time
 from pathlib import Path
@@ -19,7 +20,7 @@ import urllib3
 from rq import Queue
 from rq.serializers import JSONSerializer
 
-from assocmem.api.ops.run_file import read_run_file
+from assocmem.api.ops.run_file import lock_home, read_run_file
 from assocmem.api.ops.supervisor import SNAPSHOT_CACHE
 from assocmem.engine.events.fold import fold_from_zero
 from assocmem.engine.position import Position
@@ -135,6 +136,27 @@ def test_up_on_a_port_another_program_holds_exits_at_once_naming_the_port(
         assert failed.returncode == 1
         assert f"port {port} on 127.0.0.1 is in use by another program" in failed.stderr
         assert _pipeline_pids(home) == []
+
+
+def test_up_on_a_directory_an_old_child_still_holds_exits_at_once(tmp_path: Path) -> None:
+    """A child of a killed `up` (a worker finishing a job, say) still holds the data
+    directory: a second `up` says so and exits, rather than starting a second Redis on
+    the same files once the child lets go."""
+    home = tmp_path / "data"
+    home.mkdir(mode=0o700)
+    lock = lock_home(home)
+    assert lock is not None
+    old_child = subprocess.Popen(["sleep", "60"], pass_fds=(lock,))
+    os.close(lock)  # only the "child" holds it now, as after its `up` died
+    try:
+        # were it to wait for the child instead, it would serve after 60 s, not exit 1
+        second = cli("up", "--data", str(home), "--port", "0", url="", check=False)
+        assert second.returncode == 1
+        assert f"a pipeline already runs from {home} (starting or stopping)" in second.stderr
+        assert _pipeline_pids(home) == [] and read_run_file(home) is None
+    finally:
+        old_child.kill()
+        old_child.wait()
 
 
 def test_a_request_made_while_the_api_restarts_waits_for_it_instead_of_being_refused(

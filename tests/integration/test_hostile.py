@@ -202,6 +202,24 @@ def test_json_nested_too_deep_is_a_4xx_not_a_500(http: TestClient, depth: int) -
     assert 400 <= refused.status_code < 500, refused.text  # type: ignore[attr-defined]
 
 
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"text": "billing failed", "text": "all is well"}',
+        b'{"text": "billing failed", "metadata": {"k": "1", "k": "2"}}',
+    ],
+)
+def test_a_key_given_twice_is_refused_not_settled_silently(http: TestClient, body: bytes) -> None:
+    """Both parsers kept the last of the two, so the note stored was not what the sender
+    may have meant; the 422 names the key."""
+    refused = raw(http, "/v1/memories", body)
+    assert refused.status_code == 422  # type: ignore[attr-defined]
+    assert "is given twice in one object" in refused.json()["detail"]  # type: ignore[attr-defined]
+    assert http.get("/v1/memories").json()["memories"] == []
+    listing = http.get("/v1/memories", params={"filters": '{"agent": "a", "agent": "b"}'})
+    assert listing.status_code == 422 and "'agent' is given twice" in listing.json()["detail"]
+
+
 @pytest.mark.parametrize("job_id", ["p.v", "a:b", "..", "x" * 100])
 def test_requeue_of_a_job_id_rq_cannot_name_is_a_4xx_not_a_500(
     http: TestClient, job_id: str
