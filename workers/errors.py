@@ -2,6 +2,7 @@
 
 StoreError                  root: something went wrong talking to Redis or its data
  +-- StoreUnavailable       Redis cannot be reached
+ |    +-- DiskLow            too little room left on the disk the stores write to
  +-- RedisLaunchError       the embedded redis-server could not be started
  +-- SettingError           a setting has a bad value
 ApplicationError            root: a command or query cannot be carried out as asked
@@ -24,6 +25,13 @@ class StoreError(Exception):
 
 class StoreUnavailable(StoreError):
     """Redis cannot be reached."""
+
+
+class DiskLow(StoreUnavailable):
+    """Free space on a disk the pipeline writes to is below ASSOCMEM_MIN_FREE_MB: writes wait
+    for room (a 507), reads go on. The message names the directory and the bytes left."""
+
+    retry_after = 30
 
 
 class RedisLaunchError(StoreError):

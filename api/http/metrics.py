@@ -1,7 +1,8 @@
 """Prometheus metrics of one API process, at /metrics (an operator key: the labels name every
 tenant). Counted here: requests refused by reason, read latency by depth. Read from the
 application when scraped: events appended by type, and from the stores: each tenant's log,
-fold lag (events and seconds), snapshot age and size, dead letters, and failed jobs."""
+fold lag (events and seconds), snapshot age and size, dead letters, and failed jobs; and
+free space on the disks written to."""
 
 from __future__ import annotations
 
@@ -78,6 +79,9 @@ class _PipelineCollector(Collector):
                     families[name].add_metric([stats.tenant], value)
         for queue, count in sorted(failed_jobs(runtime).items()):
             families["failed_jobs"].add_metric([queue], count)
+        for room in runtime.disk.rooms():
+            families["disk_free"].add_metric([str(room.path)], room.free)
+        families["writes_refused"].add_metric([], int(runtime.disk.shortage() is not None))
         yield from families.values()
 
 
@@ -93,5 +97,14 @@ def _families() -> dict[str, Any]:
         families[name] = GaugeMetricFamily(f"assocmem_{name}", text, labels=["tenant"])
     families["failed_jobs"] = GaugeMetricFamily(
         "assocmem_failed_jobs", "Jobs failed for good, by queue.", labels=["queue"]
+    )
+    families["disk_free"] = GaugeMetricFamily(
+        "assocmem_disk_free_bytes",
+        "Free bytes on the disk of each directory the pipeline writes to.",
+        labels=["path"],
+    )
+    families["writes_refused"] = GaugeMetricFamily(
+        "assocmem_disk_writes_refused",
+        "1 while a disk is below ASSOCMEM_MIN_FREE_MB and appends get a 507, else 0.",
     )
     return families

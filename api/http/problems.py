@@ -19,6 +19,7 @@ from assocmem.api.errors import READ_TIMED_OUT
 from assocmem.engine.errors import EngineError, quoted
 from assocmem.workers.errors import (
     ApplicationError,
+    DiskLow,
     KeyConflict,
     LastOperatorKey,
     NotAllowed,
@@ -89,6 +90,7 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(ReadTimedOut, _read_timed_out)
     app.add_exception_handler(ApplicationError, _application_error)
     app.add_exception_handler(EngineError, _application_error)
+    app.add_exception_handler(DiskLow, _disk_low)
     app.add_exception_handler(StoreUnavailable, _store_unavailable)
     app.add_exception_handler(StoreError, _store_error)
     app.add_exception_handler(redis.RedisError, _redis_error)
@@ -160,6 +162,12 @@ async def _store_unavailable(request: Request, exc: Exception) -> Response:
     return problem(503, "Store unavailable", str(exc), {"Retry-After": "1"})
 
 
+async def _disk_low(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, DiskLow)
+    headers = {"Retry-After": str(exc.retry_after)}
+    return problem(507, "Insufficient storage", str(exc), headers, code="disk_low")
+
+
 async def _store_error(request: Request, exc: Exception) -> Response:
     return problem(500, "Store error", str(exc))
 
@@ -212,6 +220,8 @@ ERRORS = {
     422: "Invalid request: the detail names the field and the value",
     429: "The API key is over its request or event rate: retry after Retry-After seconds",
     503: "Redis (the store) cannot be reached or refuses writes: retry after Retry-After seconds",
+    507: "A disk the pipeline writes to is short of room: writes wait (retry after"
+    " Retry-After seconds), reads go on",
 }
 
 

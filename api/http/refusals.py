@@ -18,6 +18,7 @@ REASONS = {
     429: "rate_limited",
     500: "server_error",
     503: "unavailable",
+    507: "disk_low",
 }
 
 

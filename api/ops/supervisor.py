@@ -40,6 +40,7 @@ from assocmem.workers.runtime.redis_server import (
     stored_password,
 )
 from assocmem.workers.runtime.settings import Settings
+from assocmem.workers.store.disk_space import DiskSpace
 from assocmem.workers.store.private_paths import private_directory
 
 if TYPE_CHECKING:
@@ -198,6 +199,19 @@ class EmbeddedRedis:
         self.server = self._start(self.server.port)
         return f"embedded redis-server exited with code {code}; restarted"
 
+    def disk_short(self, short: bool) -> None:
+        """While its disk is short of room, Redis syncs its AOF every second rather than at
+        every write: with `always`, an AOF write that fails makes Redis exit (the write is
+        applied and cannot be kept); with `everysec` it refuses writes (MISCONF) and writes
+        its buffer once there is room again. The API refuses appends long before that."""
+        if self.appendfsync != "always":
+            return
+        from redis import Redis, RedisError
+
+        client = Redis(port=self.server.port, password=self.password, socket_timeout=5.0)
+        with contextlib.suppress(RedisError), client:  # down: restart_if_dead says so
+            client.config_set("appendfsync", "everysec" if short else "always")
+
     def idle_rewrite(self, quiet: float) -> IdleRewrite | None:
         """Its AOF rewritten once it has stood still `quiet` seconds (0: never)."""
         if not quiet:
@@ -238,7 +252,7 @@ def run_pipeline(settings: Settings, workers: int = 1, echo: Callable[[str], Non
     try:
         port = listener.getsockname()[1]
         url = f"http://{settings.host}:{port}"
-        env = _child_env(settings, home, port)
+        env = _child_env(settings, home, port, own_redis=redis is not None)
         logs = private_directory(home / "logs")
         # The API imports (and decodes its copy of the snapshot) while Redis starts and loads
         # its data (seconds at a million events); it waits for the load before it reads.
@@ -308,7 +322,16 @@ def _listening_socket(host: str, port: int) -> socket.socket:
     return listener
 
 
-def _child_env(settings: Settings, home: Path, port: int) -> dict[str, str]:
+def _watched(settings: Settings, home: Path, redis: EmbeddedRedis | None) -> list[Path]:
+    """The directories whose disks the pipeline writes to: its Redis's, if its own, and the
+    snapshot copies' (as its children's settings name them)."""
+    env = _child_env(settings, home, 0, own_redis=redis is not None)
+    paths = [Path(p) for p in env["ASSOCMEM_DISK_PATHS"].split(os.pathsep) if p]
+    paths += [Path(env[n]) for n in ("ASSOCMEM_SNAPSHOT_CACHE", "ASSOCMEM_SNAPSHOT_RUNGS")]
+    return [p for p in dict.fromkeys(paths) if str(p) != "."]
+
+
+def _child_env(settings: Settings, home: Path, port: int, own_redis: bool) -> dict[str, str]:
     env = dict(os.environ)
     env.update(
         {
@@ -325,6 +348,9 @@ def _child_env(settings: Settings, home: Path, port: int) -> dict[str, str]:
     env.setdefault("ASSOCMEM_SNAPSHOT_CACHE", str(home / SNAPSHOT_CACHE))
     # Every process rebuilding as_of states starts from these too (set empty: none kept)
     env.setdefault("ASSOCMEM_SNAPSHOT_RUNGS", str(home / SNAPSHOT_RUNGS))
+    # Appends wait while these disks are short of room (workers/store/disk_space.py): its
+    # own Redis keeps its AOF in the data directory
+    env.setdefault("ASSOCMEM_DISK_PATHS", str(home) if own_redis else "")
     return env
 
 
@@ -383,10 +409,19 @@ def _watch(
     from redis import RedisError
 
     rewrite = redis.idle_rewrite(settings.aof_rewrite_quiet) if redis else None
+    disk = DiskSpace(_watched(settings, home, redis), settings.min_free_mb)
+    short: str | None = None
     while not stop.wait(0.5):
         restarted = [c.name for c in children if c.restart_if_dead()]
         said = redis.restart_if_dead() if redis else None
-        if rewrite is not None and not said:
+        now_short = disk.shortage()
+        if (now_short is None) != (short is None) or said:
+            if redis:
+                redis.disk_short(now_short is not None)
+            if (now_short is None) != (short is None):
+                echo(f"disk low: {now_short}" if now_short else "disk: room again, writes go on")
+        short = now_short
+        if rewrite is not None and not said and short is None:  # a rewrite needs room too
             with contextlib.suppress(RedisError):  # it is down: restart_if_dead says so
                 rewrite.check()
         if said:

@@ -49,6 +49,13 @@ delta of the base grows with every publish up to tens of MB before the next full
 snapshot."""
 PROGRESS_EVERY = 50_000
 """Events between progress lines of a long fold."""
+PUBLISH_ROOM = 5
+"""Bytes of disk a publish may take per byte of snapshot: its copy in Redis's AOF, the
+local copy of the newest one, and a rung kept unpacked (about 3.3 times)."""
+RUNG_ROOM = 4
+"""The same for a rung kept unpublished: the rung, unpacked, and some margin."""
+ROOM_RETRY = 30
+"""Seconds until a fold comes back to publish what the disk had no room for."""
 
 
 @dataclasses.dataclass(slots=True)
@@ -157,6 +164,12 @@ def fold_and_publish(runtime: Runtime, tenant: str, force: bool = False) -> dict
             runtime.log.set_fold_due(tenant, min(due, runtime.log.fold_due(tenant) or due))
         runtime.log.clear_fold_wanted(tenant, mark)
         return {"tenant": tenant, "published": False, "position": str(state.position)}
+    short = _no_room(runtime, tenant, expected)
+    if short is not None:  # the state stays folded here; the scheduler comes back later
+        log.warning("fold %s: not published, %s; trying in %d s", tenant, short, ROOM_RETRY)
+        runtime.log.set_fold_due(tenant, runtime.clock() + ROOM_RETRY)
+        runtime.log.clear_fold_wanted(tenant, mark)
+        return {"tenant": tenant, "published": False, "position": str(state.position)}
     began = runtime.clock()
     with collection_held():
         blob, base, kind = _snapshot_of(runtime, tenant, state)
@@ -249,7 +262,16 @@ def _keep_unpublished(runtime: Runtime, tenant: str, state: State, folded: int) 
         delta = _delta_of(runtime, tenant, state, RUNG_SHARE)
     if delta is not None:
         blob, base, _ = delta
-        runtime.snapshots.keep(tenant, blob, state.position, base, folded)
+        if runtime.disk.shortage(RUNG_ROOM * len(blob)) is None:  # else the next rung
+            runtime.snapshots.keep(tenant, blob, state.position, base, folded)
+
+
+def _no_room(runtime: Runtime, tenant: str, latest: Position | None) -> str | None:
+    """Why a snapshot cannot be published now for want of disk, or None. It is measured
+    against the latest one's size before it is encoded: at a million memories encoding one
+    takes seconds, and a fold comes back every ROOM_RETRY while the disk stays short."""
+    size = runtime.snapshots.size(tenant, latest) if latest is not None else 0
+    return runtime.disk.shortage(PUBLISH_ROOM * size)
 
 
 def current_fold(runtime: Runtime, tenant: str) -> State | None:

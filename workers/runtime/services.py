@@ -15,6 +15,8 @@ from rq.serializers import JSONSerializer
 
 from assocmem.workers.runtime.settings import Settings
 from assocmem.workers.state.snapshot_cache import cached_store
+from assocmem.workers.store.disk_guard import with_disk_guard
+from assocmem.workers.store.disk_space import DiskSpace
 from assocmem.workers.store.memory import InMemoryEventLog, InMemorySnapshotStore
 from assocmem.workers.store.ports import EventLog, SnapshotStore
 from assocmem.workers.store.redis.api_keys import InMemoryKeyStore, KeyStore, RedisKeyStore
@@ -41,6 +43,8 @@ class Runtime:
     """The API keys (only their digests)."""
     rates: Storage = dataclasses.field(default_factory=MemoryStorage)
     """Where the per-key rate counters live (workers/store/redis/rate_limits.py)."""
+    disk: DiskSpace = dataclasses.field(default_factory=lambda: DiskSpace((), 0))
+    """Room on the disks written to: appends and snapshots wait while it is short."""
 
     @classmethod
     def connect(cls, settings: Settings) -> Runtime:
@@ -50,6 +54,7 @@ class Runtime:
             )
         data = redis.Redis.from_url(settings.redis_url, health_check_interval=30)
         queue = redis.Redis.from_url(settings.resolved_queue_url(), health_check_interval=30)
+        disk = DiskSpace(settings.watched_paths(), settings.min_free_mb)
         event_log = RedisEventLog(data, settings.idempotency_ttl)
         snapshots = with_rungs(
             RedisSnapshotStore(data, settings.ladder()),
@@ -60,7 +65,7 @@ class Runtime:
         )
         return cls(
             settings,
-            event_log,
+            with_disk_guard(event_log, disk),
             cached_store(snapshots, settings.snapshot_cache, settings.tenant),
             queue,
             closers=[data.close, queue.close],
@@ -68,6 +73,7 @@ class Runtime:
             rates=RedisStorage(
                 settings.redis_url, connection_pool=data.connection_pool, key_prefix=RATES_PREFIX
             ),
+            disk=disk,
         )
 
     @classmethod

@@ -76,6 +76,10 @@ DEFAULT_KEY_FAILURES = 30
 """Requests with an unknown or revoked key one peer (address) may send in a minute, across
 every replica, before its requests are refused with a 429 for the rest of it (0: no limit):
 guessing keys costs time, and a valid key from another peer is never slowed."""
+DEFAULT_MIN_FREE_MB = 500
+"""Free space (MB) below which writes are refused on every watched disk: above the size of
+a snapshot at a million memories (258 MB), so a publish that passed the check cannot fill
+what is left (workers/store/disk_space.py)."""
 DEFAULT_EXTRACTION_HELPERS = max(0, min(4, (os.cpu_count() or 1) - 1))
 """Processes an API process sends parts of a large batch's concept extraction to: one fewer
 than the cores, at most 4 (0: every text is extracted in the API process)."""
@@ -170,6 +174,16 @@ class Settings:
     key_events: int = DEFAULT_KEY_EVENTS
     key_failures: int = DEFAULT_KEY_FAILURES
     extraction_helpers: int = DEFAULT_EXTRACTION_HELPERS
+    min_free_mb: int = DEFAULT_MIN_FREE_MB
+    """Writes are refused while a watched disk has less free (0: never)."""
+    disk_paths: tuple[Path, ...] = ()
+    """Directories whose disks are watched besides the snapshot copies' (`up`: its data
+    directory, where its Redis keeps the AOF)."""
+
+    def watched_paths(self) -> tuple[Path, ...]:
+        """Every directory whose disk must keep `min_free_mb` free for writes to go on."""
+        named = (*self.disk_paths, self.snapshot_rungs, self.snapshot_cache)
+        return tuple(dict.fromkeys(p for p in named if p is not None))
 
     def hosts(self) -> tuple[str, ...]:
         """Every Host header the API answers: the bound address, loopback, the configured ones."""
@@ -245,6 +259,10 @@ def load_settings(env: Mapping[str, str], **overrides: Any) -> Settings:
         "key_failures": _read(env, "ASSOCMEM_KEY_FAILURES", DEFAULT_KEY_FAILURES, _rate(1)),
         "extraction_helpers": _read(
             env, "ASSOCMEM_EXTRACTION_HELPERS", DEFAULT_EXTRACTION_HELPERS, _whole
+        ),
+        "min_free_mb": _read(env, "ASSOCMEM_MIN_FREE_MB", DEFAULT_MIN_FREE_MB, _whole),
+        "disk_paths": tuple(
+            Path(p) for p in env.get("ASSOCMEM_DISK_PATHS", "").split(os.pathsep) if p.strip()
         ),
     }
     values.update({k: v for k, v in overrides.items() if v is not None})

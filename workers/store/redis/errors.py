@@ -13,7 +13,7 @@ from contextlib import contextmanager
 
 import redis
 
-from assocmem.workers.errors import StoreError, StoreUnavailable
+from assocmem.workers.errors import DiskLow, StoreError, StoreUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +69,10 @@ class Outage:
             then = f"; trying again in {retry:.1f} s" if retry is not None else ""
             log.error("%s failed%s", self.who, then, exc_info=exc)
         elif not self.down:
-            log.warning("%s: Redis is unavailable (%s); trying until it answers", self.who, exc)
+            if isinstance(exc, DiskLow):
+                log.warning("%s: %s", self.who, exc)
+            else:
+                log.warning("%s: Redis is unavailable (%s); trying until it answers", self.who, exc)
             self.down = True
 
     def passed(self) -> None:
