@@ -33,6 +33,7 @@ from assocmem.api.http import (
 )
 from assocmem.api.http import query_params as q
 from assocmem.api.http import response_schemas as out
+from assocmem.api.http.fields import CONCEPT_SCHEMA
 from assocmem.api.http.guard import Guard
 from assocmem.api.http.in_flight import InFlight
 from assocmem.api.http.json_body import CheckedJsonRoute
@@ -401,7 +402,10 @@ def graph(
     caller: Caller,
     concepts: Annotated[
         list[Annotated[str, Query(max_length=100)]],
-        Query(description="1 to 20 seed concepts", json_schema_extra={"maxItems": 20}),
+        Query(
+            description="1 to 20 seed concepts",
+            json_schema_extra={"minItems": 1, "maxItems": 20, "items": CONCEPT_SCHEMA},
+        ),
     ],
     hops: Annotated[
         int,
@@ -419,7 +423,7 @@ def state(
     request: Request,
     caller: Caller,
     as_of: Annotated[
-        str | None, Query(max_length=64, description="A position or an ISO time")
+        str | None, Query(min_length=1, max_length=64, description="A position or an ISO time")
     ] = None,
     without_feedback: bool = False,
 ) -> dict[str, Any]:

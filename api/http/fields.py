@@ -106,19 +106,25 @@ def _point(value: str) -> str:
 PointText = Annotated[
     str,
     AfterValidator(_point),
-    Field(max_length=64, examples=["1700000000000-0", "2026-11-30T12:00:00Z"]),
+    Field(min_length=1, max_length=64, examples=["1700000000000-0", "2026-11-30T12:00:00Z"]),
 ]
 """A position, or an ISO time standing for the last position at or before it."""
+
+NOT_BLANK = "^[^\\x00]*[^\\s\\x00][^\\x00]*$"
+"""Some character but a space, and no NUL: what `_not_blank` and `_valid_unicode` say."""
+CONCEPT_SCHEMA = {
+    "type": "string",
+    "minLength": 1,
+    "maxLength": MAX_CONCEPT_LENGTH,
+    "pattern": NOT_BLANK,
+}
+"""The JSON schema of a `Concept`, for a parameter FastAPI declares without it."""
 
 Concept = Annotated[
     str,
     AfterValidator(_valid_unicode),
     AfterValidator(_not_blank),
-    Field(
-        min_length=1,
-        max_length=MAX_CONCEPT_LENGTH,
-        json_schema_extra={"pattern": "^[^\\x00]*[^\\s\\x00][^\\x00]*$"},
-    ),
+    Field(min_length=1, max_length=MAX_CONCEPT_LENGTH, json_schema_extra={"pattern": NOT_BLANK}),
 ]
 """A concept as a caller names it: some word in it (extraction normalises the rest)."""
 Label = text(MAX_LABEL_LENGTH)

@@ -25,10 +25,13 @@ MAX_LISTED = 100_000
 apart differ in millions of links, and a producer gone wrong leaves as many dead letters."""
 
 Concept = Annotated[str, Query(min_length=1, max_length=MAX_CONCEPT_LENGTH)]
-Point = Annotated[str, Query(max_length=64, description="A stream position or an ISO time")]
+Point = Annotated[
+    str, Query(min_length=1, max_length=64, description="A stream position or an ISO time")
+]
 Moment = Annotated[
     str,
     Query(
+        min_length=1,
         max_length=64,
         description="A stream position, an ISO time, or a time expression ('yesterday',"
         " '上周': the end of the time it names, now at the latest)",

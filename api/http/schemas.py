@@ -261,11 +261,15 @@ class ConsolidateIn(Strict):
 class ForgetIn(Strict):
     """Exactly one subject: every event it carries is erased from the tenant's history."""
 
-    user: str | None = Field(None, min_length=1, max_length=128)
-    agent: str | None = Field(None, min_length=1, max_length=100)
-    session: str | None = Field(None, min_length=1, max_length=128)
-    namespace: str | None = Field(None, min_length=1, max_length=128)
-    tenant: str | None = Field(
+    # `str` with a None default: the document says a subject is a string, never null, and
+    # that exactly one is named (a JSON schema can say it: one property of these five)
+    model_config = ConfigDict(json_schema_extra={"minProperties": 1, "maxProperties": 1})
+
+    user: str = Field(None, min_length=1, max_length=128)  # type: ignore[assignment]
+    agent: str = Field(None, min_length=1, max_length=100)  # type: ignore[assignment]
+    session: str = Field(None, min_length=1, max_length=128)  # type: ignore[assignment]
+    namespace: str = Field(None, min_length=1, max_length=128)  # type: ignore[assignment]
+    tenant: str = Field(  # type: ignore[assignment]
         None, min_length=1, max_length=64, description="The whole tenant: its own name."
     )
 

@@ -10,6 +10,7 @@ from fastapi.responses import StreamingResponse
 from pydantic import Field
 
 from assocmem.api.http import response_schemas as out
+from assocmem.api.http.fields import POSITION_PATTERN
 from assocmem.api.http.principal import Caller
 from assocmem.api.http.schemas import Strict
 from assocmem.workers.app.transfer import MAX_IMPORTED, ExportFilter, since_point
@@ -18,11 +19,24 @@ NDJSON = "application/x-ndjson"
 _Name = Annotated[str | None, Query(min_length=1, max_length=200)]
 
 
+EXPORTED_LINE = {
+    "type": "object",
+    "required": ["position", "event"],
+    "properties": {
+        "position": {"type": "string", "pattern": POSITION_PATTERN},
+        "event": {"type": "object", "required": ["type"]},
+    },
+}
+"""What the document says of a line (the event's own fields are checked as they are
+appended: each type has its own)."""
+
+
 class ImportIn(Strict):
     events: list[dict[str, Any]] = Field(
         min_length=1,
         max_length=MAX_IMPORTED,
         description="Lines of an export, in its order: each {position, event}.",
+        json_schema_extra={"items": EXPORTED_LINE},
     )
 
 
@@ -35,6 +49,7 @@ def export_events(
     since: Annotated[
         str | None,
         Query(
+            min_length=1,
             max_length=64,
             description="Events at or after this stream position or ISO time only",
         ),

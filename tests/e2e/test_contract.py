@@ -19,17 +19,19 @@ SEED = "7"
 EXAMPLES = "25"
 
 
-def schemathesis(url: str, *options: str) -> subprocess.CompletedProcess[str]:
+ALL_BUT_POSITIVE = ("--checks", "all", "--exclude-checks", "positive_data_acceptance")
+
+
+def schemathesis(
+    url: str, *options: str, checks: tuple[str, ...] = ALL_BUT_POSITIVE
+) -> subprocess.CompletedProcess[str]:
     st = shutil.which("st", path=str(Path(sys.executable).parent)) or "st"
     return subprocess.run(
         [
             st,
             "run",
             f"{url}/openapi.json",
-            "--checks",
-            "all",
-            "--exclude-checks",
-            "positive_data_acceptance",
+            *checks,
             "--max-examples",
             EXAMPLES,
             "--seed",
@@ -64,6 +66,35 @@ def nothing_to_negate(url: str) -> list[str]:
     return names
 
 
+TEXT_WITH_WORDS = "text must hold a content word (a stop word alone is refused)"
+POINT = "a position, or an ISO time of a real calendar day"
+SCHEMA_CANNOT_SAY = {
+    "GET /v1/activities": "tz must be an IANA zone",
+    "GET /v1/activities/summary": "tz must be an IANA zone",
+    "GET /v1/audit/link": "source and target must be two concepts, not one",
+    "POST /v1/audit/link/jobs": "source and target must be two concepts, not one",
+    "GET /v1/diff": POINT,
+    "GET /v1/export": POINT,
+    "GET /v1/replay": POINT,
+    "GET /v1/state": POINT,
+    "POST /v1/replay/jobs": POINT,
+    "POST /v1/read": f"{TEXT_WITH_WORDS}; as_of is {POINT}",
+    "GET /v1/memories": "filters is JSON inside a parameter",
+    "POST /v1/chain": TEXT_WITH_WORDS,
+    "POST /v1/memories": f"{TEXT_WITH_WORDS}; expires_at must be in the future",
+    "POST /v1/memories/batch": TEXT_WITH_WORDS,
+    "POST /v1/events/batch": TEXT_WITH_WORDS,
+    "POST /v1/feedback": TEXT_WITH_WORDS,
+    "POST /v1/documents": "text must hold a sentence of two concepts",
+    "PATCH /v1/memories/{memory_id}": TEXT_WITH_WORDS,
+    "POST /v1/import": "each line's event has the fields of its own type",
+    "POST /v1/jobs/{job_id}/requeue": "the id must be of a job that failed (the queue's state)",
+    "POST /v1/keys/{key_id}/rotate": "a valid rotation of the run's own key ends the run",
+}
+"""Operations whose valid inputs a JSON schema cannot tell apart from invalid ones: the
+positive check (any input the document allows is accepted) runs on every other one."""
+
+
 @pytest.mark.slow
 def test_the_live_api_keeps_its_document_and_refuses_invalid_requests_untouched(
     tmp_path: Path,
@@ -89,6 +120,13 @@ def test_the_live_api_keeps_its_document_and_refuses_invalid_requests_untouched(
         assert (after["position"], after["hash"]) == (before["position"], before["hash"])
         every = schemathesis(up.url, *key)
         assert every.returncode == 0, every.stdout[-4000:]
+        # last: a valid DELETE of a key may be of a key the runs above made, never of the
+        # last operator key (a 409), so the run's own key lives through it
+        unsayable = [f"--exclude-name={name}" for name in SCHEMA_CANNOT_SAY]
+        positive = ("--checks", "positive_data_acceptance")
+        accepted = schemathesis(up.url, *key, "--mode", "positive", *unsayable, checks=positive)
+        assert accepted.returncode == 0, accepted.stdout[-4000:]
+        assert "Tested: 22" in accepted.stdout, "every other operation was tried"
     finally:
         up.stop()
     assert "Traceback" not in (up.home / "logs" / "api.log").read_text()
