@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from assocmem.api.errors import ApiError
+from assocmem.api.ops.disk_reserve import RESERVE_FILE, DiskReserve, reserve_bytes
 from assocmem.api.ops.run_file import (
     KEY_FILE,
     RunInfo,
@@ -31,6 +32,7 @@ from assocmem.api.ops.run_file import (
     remove_run_file,
     write_run_file,
 )
+from assocmem.workers.errors import RedisLaunchError
 from assocmem.workers.jobs.predecessor import predecessor_env
 from assocmem.workers.runtime.child_process import LISTEN_FD, dies_with_parent
 from assocmem.workers.runtime.redis_server import (
@@ -54,6 +56,8 @@ REDIS_RESTARTS = 3
 """Crashes of the embedded Redis within REDIS_RESTART_WINDOW that `up` restarts; one more
 and it gives up."""
 REDIS_RESTART_WINDOW = 60.0
+SHORT_RETRY = 5.0
+"""Seconds between two starts of a Redis that exits on a full disk."""
 QUICK_EXIT = 10.0
 """A child that exits by itself (not killed by a signal) this soon after its start is
 restarted after a delay that doubles with each such exit in a row, up to RESTART_DELAY_MAX:
@@ -169,6 +173,12 @@ class EmbeddedRedis:
         self.lock = lock
         self.password = stored_password(self.data_dir)
         self.crashes: list[float] = []
+        self.disk = DiskSpace([home], settings.min_free_mb)
+        self.reserve = DiskReserve(home / RESERVE_FILE, reserve_bytes(settings.min_free_mb))
+        self.short = self.disk.shortage() is not None
+        if not self.short:
+            self.reserve.keep()
+        self.next_try = 0.0
         # Not waited for here: `up` starts the API meanwhile (run_pipeline)
         self.server = self._start(None, until="spawned")
 
@@ -178,25 +188,44 @@ class EmbeddedRedis:
         return start_redis(
             self.data_dir,
             port=port,
-            appendfsync=self.appendfsync,
+            appendfsync="everysec" if self.short else self.appendfsync,
             password=self.password,
             keep_fds=(self.lock,),
             until=until,
         )
 
     def restart_if_dead(self) -> str | None:
-        """None while it runs; a line saying it was restarted; ApiError when it keeps dying."""
+        """None while it runs; a line saying it was restarted; ApiError when it keeps dying
+        on a disk with room. On a full disk it is restarted on the room kept back for it
+        (api/ops/disk_reserve.py), and tried again every SHORT_RETRY seconds, never given
+        up on: writes wait for room, and reads go on once it is back."""
         code = self.server.process.poll()
         if code is None:
             return None
         now = time.monotonic()
-        self.crashes = [t for t in self.crashes if now - t < REDIS_RESTART_WINDOW] + [now]
-        if len(self.crashes) > REDIS_RESTARTS:
-            raise ApiError(
-                f"the embedded redis-server exited {len(self.crashes)} times within"
-                f" {REDIS_RESTART_WINDOW:.0f} s (last code {code}); see {self.data_dir / 'redis.log'}"
-            )
-        self.server = self._start(self.server.port)
+        self.short = self.disk.shortage() is not None
+        if self.short:
+            if now < self.next_try:
+                return None
+            self.next_try = now + SHORT_RETRY
+            released = self.reserve.release()
+        else:
+            self.crashes = [t for t in self.crashes if now - t < REDIS_RESTART_WINDOW] + [now]
+            if len(self.crashes) > REDIS_RESTARTS:
+                raise ApiError(
+                    f"the embedded redis-server exited {len(self.crashes)} times within"
+                    f" {REDIS_RESTART_WINDOW:.0f} s (last code {code});"
+                    f" see {self.data_dir / 'redis.log'}"
+                )
+        try:
+            self.server = self._start(self.server.port)
+        except (OSError, RedisLaunchError) as exc:
+            if not self.short:
+                raise
+            return f"embedded redis-server exited on a full disk and cannot start yet: {exc}"
+        if self.short:
+            room = "on the room kept back for it" if released else "on what room there is"
+            return f"embedded redis-server exited on a full disk (code {code}); restarted {room}"
         return f"embedded redis-server exited with code {code}; restarted"
 
     def disk_short(self, short: bool) -> None:
@@ -204,6 +233,9 @@ class EmbeddedRedis:
         every write: with `always`, an AOF write that fails makes Redis exit (the write is
         applied and cannot be kept); with `everysec` it refuses writes (MISCONF) and writes
         its buffer once there is room again. The API refuses appends long before that."""
+        self.short = short
+        if not short:
+            self.reserve.keep()
         if self.appendfsync != "always":
             return
         from redis import Redis, RedisError

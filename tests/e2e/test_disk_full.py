@@ -3,6 +3,7 @@ go on, writes get a 507 naming the disk until there is room, and then all goes o
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import time
@@ -87,8 +88,9 @@ def _same_redis(up: Pipeline, pid: int | None) -> bool:
     return pid is not None and info is not None and info.redis_pid == pid and is_alive(pid)
 
 
-def _read_texts(up: Pipeline) -> list[str]:
-    found = _call(up, "POST", "/v1/read", {"concepts": ["billing"], "record_access": False})
+def _read_texts(up: Pipeline, limit: int = 10) -> list[str]:
+    body = {"concepts": ["billing"], "record_access": False, "limit": limit}
+    found = _call(up, "POST", "/v1/read", body)
     assert found.status == 200, found.data
     return sorted(i["text"] for i in found.json()["items"])
 
@@ -156,5 +158,52 @@ def test_a_full_disk_refuses_writes_while_reads_go_on_and_redis_lives(small_disk
             m["id"] for m in _call(up, "GET", "/v1/memories").json()["memories"]
         }
         assert up.process.poll() is None and _same_redis(up, redis_pid)
+    finally:
+        up.stop()
+
+
+def test_a_disk_filled_in_one_go_costs_no_acknowledged_write_and_up_lives(
+    small_disk: Path,
+) -> None:
+    """A copy of a big file fills the disk before any check sees it: Redis (syncing at
+    every write) exits at its next write, and `up` starts it again on the room it kept
+    back rather than giving up; reads are answered again, and once the file is gone writes
+    go on, every acknowledged one there."""
+    up = Pipeline(small_disk / "data", {"ASSOCMEM_MIN_FREE_MB": str(MIN_FREE_MB)})
+    try:
+        notes = [f"billing note {n}" for n in range(20)]
+        for text in notes:
+            assert _call(up, "POST", "/v1/memories", {"text": text}).status == 202
+        assert (small_disk / "data" / "disk-reserve").stat().st_size == MIN_FREE_MB * MB // 2
+        first_redis = up.info.redis_pid
+        _fill(small_disk / "ballast", leave=0)
+        for _ in range(30):  # counted by the rate limits: Redis meets the full disk
+            with contextlib.suppress(urllib3.exceptions.HTTPError):
+                _call(up, "GET", "/v1/health")
+            time.sleep(0.1)
+
+        def read_answers() -> bool:
+            try:
+                return len(_read_texts(up, limit=50)) == len(notes)
+            except (AssertionError, urllib3.exceptions.HTTPError):
+                return False
+
+        _wait(read_answers, 30, "reads answered on the full disk")
+        assert up.process.poll() is None, "up lives on"
+        restarted = read_run_file(up.home)
+        assert restarted is not None and restarted.redis_pid != first_redis, "Redis exited"
+        assert not (small_disk / "data" / "disk-reserve").exists(), "its room was given to it"
+        refused = _call(up, "POST", "/v1/memories", {"text": "billing while full"})
+        assert refused.status in (503, 507), refused.data
+
+        (small_disk / "ballast").unlink()
+        _wait(
+            lambda: _call(up, "POST", "/v1/memories", {"text": "billing after"}).status == 202,
+            30,
+            "writes back",
+        )
+        listed = _call(up, "GET", "/v1/memories?limit=100").json()["memories"]
+        assert set(notes) <= {m["text"] for m in listed}, "every acknowledged write kept"
+        _wait(lambda: (small_disk / "data" / "disk-reserve").exists(), 10, "the reserve made again")
     finally:
         up.stop()
