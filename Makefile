@@ -2,7 +2,7 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-SOURCES := $(shell find engine workers api -name '*.py' -o -name '*.lua' -o -name '*.c') pyproject.toml setup.py
+SOURCES := $(shell find engine workers api -name '*.py' -o -name '*.lua' -o -name '*.c' -o -path '*/ui/*') pyproject.toml setup.py
 
 .PHONY: install run test test-fast lint bench clean
 

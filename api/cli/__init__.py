@@ -3,7 +3,8 @@
 One module per command group, as rq splits its CLI: pipeline (up, serve, worker, cron),
 memory (write, read, chain, get, feedback, importance), activity (log, activities, summary),
 documents (ingest), audit (graph, state), history (audit link and memory, replay, diff,
-dead-letters, jobs), maintenance (consolidate, archive), keys and the MCP server.
+dead-letters, jobs), maintenance (consolidate, archive), keys, the MCP server and the
+web page (ui).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ CLIENT_MODULES = (
     "transfer",
     "keys",
     "mcp",
+    "web",
 )
 """The modules whose commands talk to the API: every command defined at the top of one
 is a command of `assocmem`, found when it is first asked for."""

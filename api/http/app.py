@@ -30,6 +30,7 @@ from assocmem.api.http import (
     problems,
     responses,
     transfer_routes,
+    ui_routes,
 )
 from assocmem.api.http import query_params as q
 from assocmem.api.http import response_schemas as out
@@ -178,6 +179,7 @@ def create_app(
         response_class=Response,
         responses={200: {"content": {CONTENT_TYPE_LATEST: {"schema": {"type": "string"}}}}},
     )
+    ui_routes.install(app, app.version)
     problems.install(app)
     app.add_middleware(InFlight, limit=settings.max_connections)
     app.add_middleware(Guard, allowed_hosts=settings.hosts(), max_body=settings.max_body)
