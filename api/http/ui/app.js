@@ -533,7 +533,7 @@ async function render() {
   view().replaceChildren(h("p", { class: "muted", role: "status" }, "Loading…"));
   try {
     await route[1](location.pathname.match(route[0]), new URLSearchParams(location.search));
-    view().setAttribute("data-ready", "");
+    view().setAttribute("data-ready", Math.round(performance.now()));  // ms since navigation: bench/ui_pages.py
   } catch (error) {
     failure(error);
   }
