@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
+
 from assocmem.engine.errors import InvalidQuery
 from assocmem.engine.position import Position
 from assocmem.engine.state.link_rule import link_weight
@@ -68,12 +70,27 @@ def neighbourhood(
 
 
 def _strongest(state: State, i: int, limit: int) -> list[int]:
-    """The `limit` neighbours of `i` with the highest weight (count + learned), by name on ties."""
+    """The `limit` neighbours of `i` with the highest weight (count + learned), by name on ties.
+
+    Only the neighbours at or above the `limit`-th weight are sorted in Python: a hub of a
+    50,000-note history has thousands, and sorting them all took 0.3 s of a 2-hop graph."""
     targets, counts = state.counts.row(i)
-    weights = dict(zip(targets.tolist(), counts.tolist(), strict=True))
-    learned = state.learned.get(i, {})
-    for j in learned:
-        weights.setdefault(j, 0)
-    strength = {j: link_weight(float(c), learned.get(j, 0.0)) for j, c in weights.items()}
-    ranked = sorted(strength, key=lambda j: (-strength[j], state.concepts[j]))
-    return ranked[:limit]
+    targets, counts = targets.astype(np.int64), counts.astype(np.float64)
+    learned_row = state.learned.get(i, {})
+    learned = np.zeros(len(targets))
+    if learned_row:
+        at = {int(t): n for n, t in enumerate(targets)}
+        extra = [j for j in learned_row if j not in at]
+        targets = np.concatenate([targets, np.array(extra, dtype=np.int64)])
+        counts = np.concatenate([counts, np.zeros(len(extra))])
+        learned = np.array([learned_row.get(int(j), 0.0) for j in targets])
+    strength = link_weight(counts, learned)
+    if len(targets) > limit:
+        threshold = np.partition(strength, len(strength) - limit)[len(strength) - limit]
+        kept = strength >= threshold
+        targets, strength = targets[kept], strength[kept]
+    ranked = sorted(
+        zip(strength.tolist(), targets.tolist(), strict=True),
+        key=lambda sj: (-sj[0], state.concepts[sj[1]]),
+    )
+    return [j for _, j in ranked[:limit]]

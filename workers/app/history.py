@@ -24,7 +24,7 @@ from assocmem.engine.history.audit import (
 )
 from assocmem.engine.history.link_diff import LinkDifference, link_difference, links_of
 from assocmem.engine.history.link_index import LinkIndex, link_index, rated_positions
-from assocmem.engine.position import ZERO, Position
+from assocmem.engine.position import ZERO, Position, just_before
 from assocmem.engine.principal import ADMIN, Principal
 from assocmem.engine.snapshot.codec import content_hash
 from assocmem.engine.state.state import State
@@ -235,7 +235,14 @@ class History:
         return link_history(_reporting(events, folded), *names, rated)
 
     def memory(self, principal: Principal, memory_id: str) -> list[MemoryEvent]:
-        events = events_of(self.runtime.log, principal.tenant, keep=memory_filter(memory_id))
+        # nothing touches a memory before its write, whose position is its id
+        try:
+            written = Position.parse(memory_id)
+        except ValueError:
+            written = ZERO
+        after = just_before(written) if written > ZERO else ZERO
+        keep = memory_filter(memory_id)
+        events = events_of(self.runtime.log, principal.tenant, keep=keep, after=after)
         found = memory_history(events, memory_id)
         if not found:
             raise UnknownMemory(f"id {memory_id!r} is unknown: expected the id of a written memory")

@@ -51,10 +51,11 @@ def events_of(
     tenant: str,
     upto: Position | None = None,
     keep: Callable[[Position, bytes], bool] | None = None,
+    after: Position = ZERO,
 ) -> Iterator[Event]:
-    """Every event of the log that decodes, in order, up to `upto`; with `keep`, only the
-    entries it keeps (by position and bytes) are decoded."""
-    for chunk in iter_entries(log_, tenant, ZERO, upto):
+    """Every event of the log after `after` that decodes, in order, up to `upto`; with
+    `keep`, only the entries it keeps (by position and bytes) are decoded."""
+    for chunk in iter_entries(log_, tenant, after, upto):
         kept = chunk if keep is None else (e for e in chunk if keep(*e))
         yield from each_decoded(kept, frozenset(), [])
 
