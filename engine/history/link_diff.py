@@ -81,7 +81,7 @@ def link_difference(before: Links, after: Links, limit: int | None) -> LinkDiffe
     """Every link whose written count or learned delta differs between the two points;
     each kind listed biggest change of weight first, at most `limit` of it (None: all)."""
     names, labels, old = _in_names_of(before, after)
-    keys = np.union1d(old.keys, after.keys)
+    keys = _union(old.keys, after.keys)
     c0, l0 = _at(old, keys)
     c1, l1 = _at(after, keys)
     moved = (c0 != c1) | (l0 != l1)
@@ -130,12 +130,22 @@ def _keyed(
     taught: np.ndarray,
     deltas: np.ndarray,
 ) -> Links:
-    keys = np.union1d(written, taught)
+    keys = _union(written, taught)
     merged_counts = np.zeros(len(keys), dtype=np.int64)
     merged_counts[np.searchsorted(keys, written)] = counts
     learned = np.zeros(len(keys), dtype=np.float64)
     learned[np.searchsorted(keys, taught)] = deltas
     return Links(names, labels, keys, merged_counts, learned)
+
+
+def _union(first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """The ascending distinct keys of both (each already ascending, or nearly). np.union1d
+    hashed them (numpy 2.4): 1 s per call at 50,000 notes, 3.1 of a diff's 3.8 s; a
+    stable sort of keys in order is a merge."""
+    keys = np.sort(np.concatenate((first, second)), kind="stable")
+    if len(keys) > 1:
+        keys = keys[np.concatenate(([True], keys[1:] != keys[:-1]))]
+    return keys
 
 
 def _at(links: Links, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
