@@ -48,6 +48,23 @@ def audit_link(
     return link_audit_record(_application(request).audit_link(caller, source, target))
 
 
+def audit_link_ppmi(
+    request: Request, caller: Caller, source: Concept, target: Concept
+) -> dict[str, Any]:
+    """The link's PPMI over time: at up to six snapshots kept along the log and in the
+    served state (it moves with every event, so it is sampled where whole states are
+    kept; each sample loads one)."""
+    samples = _application(request).link_ppmi(caller, source, target)
+    return {
+        "source": source,
+        "target": target,
+        "samples": [
+            {"position": str(s.position), "ts": s.position.ms / 1000, "ppmi": round(s.ppmi, 6)}
+            for s in samples
+        ],
+    }
+
+
 def audit_memory(request: Request, caller: Caller, memory_id: str) -> dict[str, Any]:
     """A memory's write, accesses, ratings, importance changes and supersession."""
     return views.memory_audit_view(memory_id, _application(request).audit_memory(caller, memory_id))
@@ -109,6 +126,7 @@ def audit_link_job(body: AuditLinkJobIn, request: Request, caller: Caller) -> di
 
 ROUTES = [
     ("/v1/audit/link", audit_link, "GET", 200, out.LinkAuditOut),
+    ("/v1/audit/link/ppmi", audit_link_ppmi, "GET", 200, out.LinkPpmiOut),
     ("/v1/audit/memory/{memory_id}", audit_memory, "GET", 200, out.MemoryAuditOut),
     ("/v1/audit/link/jobs", audit_link_job, "POST", 202, out.Job),
     ("/v1/replay", replay, "GET", 200, out.VerificationOut),

@@ -279,6 +279,21 @@ class LinkAuditOut(BaseModel):
     changes: list[LinkChange]
 
 
+class PpmiSample(BaseModel):
+    position: str
+    ts: float = Field(description="Unix seconds of the position")
+    ppmi: float
+
+
+class LinkPpmiOut(BaseModel):
+    source: str
+    target: str
+    samples: list[PpmiSample] = Field(
+        description="PPMI of the written counts at snapshots kept along the log, oldest first,"
+        " and in the served state last"
+    )
+
+
 class MemoryEvent(BaseModel):
     position: str
     ts: float

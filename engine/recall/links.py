@@ -110,6 +110,18 @@ class LinkWeights:
         return Row(targets[order], strength[order], ppmi[order], counts[order], learned[order])
 
 
+def pair_ppmi(state: State, source: str, target: str) -> float:
+    """PPMI of the written counts of the link source -- target (concept keys) in `state`:
+    0 where either concept or the link is missing."""
+    i, j = state.concept_index.get(source), state.concept_index.get(target)
+    if i is None or j is None or i == j:
+        return 0.0
+    count = float(state.counts.count(i, j))
+    if not count:
+        return 0.0
+    return float(links_of(state).ppmi(i, np.array([j]), np.array([count]))[0])
+
+
 def links_of(state: State) -> LinkWeights:
     cached = state.derived.get(state.links_key)
     if not isinstance(cached, LinkWeights) or cached.version != _version(state):

@@ -73,6 +73,7 @@ SCHEMA_CANNOT_SAY = {
     "GET /v1/activities/summary": "tz must be an IANA zone",
     "GET /v1/audit/link": "source and target must be two concepts, not one",
     "POST /v1/audit/link/jobs": "source and target must be two concepts, not one",
+    "GET /v1/audit/link/ppmi": "source and target must be two concepts, not one",
     "GET /v1/diff": POINT,
     "GET /v1/export": POINT,
     "GET /v1/replay": POINT,

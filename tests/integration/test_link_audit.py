@@ -14,8 +14,11 @@ from assocmem.engine.history.audit import link_history
 from assocmem.engine.history.link_index import link_index
 from assocmem.engine.position import ZERO
 from assocmem.engine.principal import Principal
+from assocmem.workers.app.application import Application
 from assocmem.workers.app.history import History
+from assocmem.workers.app.requests import Note, ReadRequest
 from assocmem.workers.errors import UnknownConcept
+from assocmem.workers.jobs.fold_job import fold_and_publish
 from assocmem.workers.runtime.services import Runtime
 from assocmem.workers.runtime.settings import Settings
 from assocmem.workers.state.rebuild import events_of
@@ -134,3 +137,28 @@ def test_a_link_audit_of_a_concept_no_event_named_says_so_with_the_nearest_known
         history.link(PRINCIPAL, "qqq", "zzz")
     log_.append("default", [note(["timout", "jitter"])])  # named after the state at hand
     assert [c.written for c in history.link(PRINCIPAL, "timout", "jitter").changes] == [1]
+
+
+def test_a_link_s_ppmi_is_sampled_at_kept_snapshots_and_ends_where_a_read_says() -> None:
+    """PPMI moves with every write of either concept or any other: the audit reads it at
+    the snapshots kept along the log, and last in the served state, where it is the
+    figure a read's `via` shows for the same link."""
+    clock = Clock()
+    runtime = Runtime.in_memory(Settings(snapshot_every=1), clock)
+    app = Application(runtime, clock)
+    who = Principal("default", "agent")
+    app.write(who, [Note("a b", concepts=["a", "b"])])
+    fold_and_publish(runtime, "default", force=True)
+    clock.advance(1)
+    app.write(who, [Note("a b again", concepts=["a", "b"]), Note("b c", concepts=["b", "c"])])
+    fold_and_publish(runtime, "default", force=True)
+    clock.advance(1)
+    app.write(who, [Note(f"c note {n}", concepts=["c", f"d{n}"]) for n in range(6)])
+    samples = app.link_ppmi(who, "a", "b")
+    assert len(samples) == 3, "two snapshots kept, then the served state"
+    assert [s.position for s in samples] == sorted(s.position for s in samples)
+    assert samples[0].ppmi < samples[1].ppmi < samples[-1].ppmi, "other concepts' notes raise it"
+    read = app.read(who, ReadRequest(concepts=["a"], depth="standard"))
+    via = [v for item in read.recall.items for v in item.via if v.concept == "b"]
+    assert via and via[0].ppmi == pytest.approx(samples[-1].ppmi, abs=1e-6)
+    assert app.link_ppmi(who, "a", "nothing")[-1].ppmi == 0.0

@@ -36,7 +36,7 @@ from assocmem.engine.principal import ADMIN, FEEDBACK, READ, WRITE, Principal
 from assocmem.engine.recall.chains import find_chains
 from assocmem.engine.recall.filters import parse_filters
 from assocmem.engine.recall.graph import check_graph_request, neighbourhood
-from assocmem.engine.recall.links import links_of
+from assocmem.engine.recall.links import links_of, pair_ppmi
 from assocmem.engine.recall.prompt import MAX_BUDGET, MIN_BUDGET, prompt_text
 from assocmem.engine.recall.question import parse_question
 from assocmem.engine.recall.recall import Query, recall
@@ -99,6 +99,7 @@ from assocmem.workers.runtime.services import Runtime
 from assocmem.workers.state.heap import collection_held
 from assocmem.workers.state.live import LiveState
 from assocmem.workers.state.preload import StatePreload
+from assocmem.workers.state.rebuild import Rebuild, rebuild
 from assocmem.workers.state.rebuild_cache import RebuildCache
 from assocmem.workers.store.ports import Appended
 from assocmem.workers.store.redis.rate_limits import RateLimits
@@ -107,6 +108,8 @@ MAX_BATCH = 1000
 """Memories in one batch write."""
 UNITS_PER_EVENT = 2000
 """A long document is appended as several document.ingested events of this many units."""
+PPMI_SAMPLES = 6
+"""Kept snapshots a link's PPMI is read at, besides the served state (each one loaded)."""
 
 
 class Application(MemoryQueries):
@@ -502,6 +505,29 @@ class Application(MemoryQueries):
         """Every event that changed the link between two concepts, with the weight after."""
         require(principal, READ)
         return self.history.link(principal, source, target)
+
+    def link_ppmi(
+        self, principal: Principal, source: str, target: str, samples: int = PPMI_SAMPLES
+    ) -> list[results.PpmiAt]:
+        """PPMI of a link's written counts over time: at up to `samples` snapshots kept
+        along the log (evenly picked), and in the served state. PPMI moves with every
+        event that writes either concept or any other (the marginals), so it is sampled
+        where whole states are kept rather than at the link's own changes."""
+        require(principal, READ)
+        a, b = check_link_names(source, target)
+        visibility = self._visibility(principal)
+        tenant, log, snapshots = principal.tenant, self.runtime.log, self.runtime.snapshots
+        kept = snapshots.starts(tenant)
+        picked = [kept[round(n * (len(kept) - 1) / max(samples - 1, 1))] for n in range(samples)]
+        found = []
+        for position in dict.fromkeys(picked if kept else []):
+            state = rebuild(log, snapshots, tenant, Rebuild(position))
+            found.append(results.PpmiAt(position, pair_ppmi(links_view(state, visibility), a, b)))
+        with self._state(tenant) as state:
+            if not found or found[-1].position != state.position:
+                value = pair_ppmi(links_view(state, visibility), a, b)
+                found.append(results.PpmiAt(state.position, value))
+        return found
 
     def start_audit_link(self, principal: Principal, source: str, target: str) -> JobInfo:
         """Queue the audit of a link, for long logs; a concept no event ever named is an

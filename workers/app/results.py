@@ -16,6 +16,12 @@ from assocmem.engine.state.memory import Memory
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
+class PpmiAt:
+    position: Position
+    ppmi: float
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
 class Written:
     position: Position
     concepts: tuple[str, ...]

@@ -289,8 +289,9 @@ async function link(a, b) {
     ]),
     h("h2", {}, "Weight over time"),
     h("div", { class: "legend" }, h("span", { class: "l-weight" }, "weight"),
-      h("span", { class: "l-written" }, "written (count)"), h("span", { class: "l-taught" }, "taught (feedback)")),
-    chart(changes),
+      h("span", { class: "l-written" }, "written (count)"), h("span", { class: "l-taught" }, "taught (feedback)"),
+      h("span", { class: "l-ppmi" }, "PPMI (right scale; at kept snapshots)")),
+    h("div", { id: "link-chart" }, chart(changes, null)),
     h("h2", {}, "Every step"),
     table([["When"], ["Event"], ["Agent", "hide-narrow"], ["Written", "n"], ["Taught", "n"], ["Weight after", "n"]],
       changes.map((c, n) => [
@@ -299,6 +300,10 @@ async function link(a, b) {
         c.written ? `+${c.written}` : "", c.taught ? `${c.taught > 0 ? "+" : ""}${num(c.taught)}` : "",
         num(c.weight),
       ]), "No event ever changed this link."));
+  // PPMI loads whole states kept along the log: drawn once it comes, the rest is shown
+  api("GET", `/v1/audit/link/ppmi?${new URLSearchParams({ source: a, target: b })}`)
+    .then((found) => document.getElementById("link-chart")?.replaceChildren(chart(changes, found.samples)))
+    .catch(() => {});
 }
 
 function stepHref(change, before) {
@@ -307,10 +312,11 @@ function stepHref(change, before) {
   return `/ui/diff?${new URLSearchParams({ from, to: change.position })}`;
 }
 
-function chart(changes) {
+function chart(changes, ppmi) {
   if (!changes.length) return h("p", { class: "muted" }, "Nothing to draw.");
-  const W = drawingWidth(), H = W < 500 ? 240 : 300, L = 40, R = 16, T = 14, B = 44;
-  let t0 = changes[0].ts, t1 = changes[changes.length - 1].ts;
+  const W = drawingWidth(), H = W < 500 ? 240 : 300, L = 40, R = 40, T = 14, B = 44;
+  const times = [...changes.map((c) => c.ts), ...(ppmi || []).map((p) => p.ts)];
+  let t0 = Math.min(...times), t1 = Math.max(...times);
   if (t1 - t0 < 60) { t0 -= 30; t1 += 30; }
   const values = changes.flatMap((c) => [c.weight, c.count, c.learned]);
   const low = Math.min(0, ...values), high = Math.max(1, ...values) * 1.1;
@@ -322,6 +328,8 @@ function chart(changes) {
     return d + `H${x(t1)}`;
   };
   const yTicks = niceTicks(low, high, 5);
+  const ppmiHigh = Math.max(1, ...(ppmi || []).map((p) => p.ppmi)) * 1.1;
+  const py = (v) => T + (1 - v / ppmiHigh) * (H - T - B);
   const spaces = W < 500 ? 2 : 4;
   const xTicks = Array.from({ length: spaces + 1 }, (_, n) => t0 + ((t1 - t0) * n) / spaces);
   const spansDays = t1 - t0 > 86400;
@@ -339,6 +347,12 @@ function chart(changes) {
     s("path", { class: "weight", d: step((c) => c.weight) }),
     s("path", { class: "written", d: step((c) => c.count) }),
     s("path", { class: "taught", d: step((c) => c.learned) }),
+    ppmi ? [
+      niceTicks(0, ppmiHigh, 4).map((v) => s("text", { x: W - R + 6, y: py(v) + 4, class: "ppmi-tick" }, String(+v.toFixed(2)))),
+      s("polyline", { class: "ppmi", points: ppmi.map((p) => `${x(p.ts)},${py(p.ppmi)}`).join(" ") }),
+      ppmi.map((p) => s("circle", { class: "ppmi", cx: x(p.ts), cy: py(p.ppmi), r: 3.5 },
+        s("title", {}, `PPMI ${num(p.ppmi, 2)} at ${at(p.ts)} (${p.position})`))),
+    ] : [],
     changes.map((c, n) => s("a", { href: stepHref(c, changes[n - 1]) },
       s("circle", { cx: x(c.ts), cy: y(c.weight), r: 5, fill: c.taught ? "var(--taught)" : "var(--ink)" },
         s("title", {}, `${at(c.ts)}: ${c.type} by ${c.agent}, weight ${num(c.weight)}`)))));
