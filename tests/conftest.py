@@ -7,10 +7,13 @@ from pathlib import Path
 
 import pytest
 import redis
+from redis.cluster import RedisCluster
 
+from assocmem.workers.runtime.redis_cluster import LocalCluster, start_cluster
 from assocmem.workers.runtime.redis_server import RedisServer, serve_every_slot, start_redis
 from assocmem.workers.runtime.services import Runtime
 from assocmem.workers.runtime.settings import Settings
+from assocmem.workers.store.redis.connect import data_client
 
 
 @pytest.fixture(scope="session")
@@ -44,6 +47,27 @@ def cluster_node(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServ
     serve_every_slot(server)
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="session")
+def local_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
+    """Three masters with a replica each, as `assocmem up --cluster 3` starts them."""
+    cluster = start_cluster(
+        tmp_path_factory.mktemp("cluster3"), 3, 1, password="secret", appendfsync="everysec"
+    )
+    yield cluster
+    cluster.stop()
+
+
+@pytest.fixture
+def cluster3_url(local_cluster: LocalCluster, redis_url: str) -> Iterator[str]:
+    """The cluster's `redis+cluster://` URL, refused if it holds keys, flushed after."""
+    client = data_client(local_cluster.url)
+    if client.dbsize(target_nodes=RedisCluster.PRIMARIES):
+        pytest.fail("the local cluster is not empty")
+    yield local_cluster.url
+    client.flushdb(target_nodes=RedisCluster.PRIMARIES)
+    client.close()
 
 
 @pytest.fixture

@@ -15,8 +15,9 @@ from assocmem.workers.runtime.services import Runtime, use_runtime
 from assocmem.workers.runtime.settings import Settings
 
 KINDS = ("memory", "redis")
-CONTRACT_KINDS = (*KINDS, "cluster")
-"""The store contract runs on a one-node Redis Cluster too (the queue on the plain one)."""
+CONTRACT_KINDS = (*KINDS, "cluster", "cluster3")
+"""The store contract runs on a one-node Redis Cluster too (the queue on the plain one), and
+on three masters with a replica each, through redis-py's cluster client."""
 
 
 class Clock:
@@ -37,11 +38,12 @@ def make_runtime(request: pytest.FixtureRequest, kind: str, clock: Clock) -> Ite
         yield Runtime.in_memory(Settings(snapshot_every=1), clock)
         return
     settings: Settings = request.getfixturevalue("settings")
-    if kind == "cluster":
+    if kind in ("cluster", "cluster3"):
         settings = dataclasses.replace(
             settings,
-            redis_url=request.getfixturevalue("cluster_url"),
+            redis_url=request.getfixturevalue(f"{kind}_url"),
             queue_url=settings.resolved_queue_url(),
+            write_replicas=1 if kind == "cluster3" else 0,  # as `up --cluster` appends
         )
     runtime = Runtime.connect(settings)
     runtime.clock = clock

@@ -49,7 +49,17 @@ from assocmem.workers.state.heap import collect_young_less_often, collection_pau
     " a kill while the disk stalls may lose up to 2 s of writes) [env ASSOCMEM_APPENDFSYNC;"
     " default: always].",
 )
-def up(home: Path, port: int, workers: int, appendfsync: str | None) -> None:
+@click.option(
+    "--cluster",
+    "masters",
+    type=click.IntRange(3, 9),
+    envvar="ASSOCMEM_CLUSTER",
+    default=None,
+    help="Keep the data in a local Redis Cluster of this many masters, a replica each, on"
+    " loopback (the same redis-server binaries), to try what a cluster does; the queues stay"
+    " in the embedded Redis [env ASSOCMEM_CLUSTER].",
+)
+def up(home: Path, port: int, workers: int, appendfsync: str | None, masters: int | None) -> None:
     """Run the whole pipeline: Redis (embedded unless REDIS_URL is set), API and workers.
 
     Prints the URL it serves when ready; Ctrl-C stops everything. A later `up`
@@ -59,7 +69,10 @@ def up(home: Path, port: int, workers: int, appendfsync: str | None) -> None:
 
     settings = load_settings(os.environ, home=home, port=port, appendfsync=appendfsync)
     run_pipeline(
-        settings, workers, echo=lambda line: click.echo(line, err=False) or sys.stdout.flush()
+        settings,
+        workers,
+        echo=lambda line: click.echo(line, err=False) or sys.stdout.flush(),
+        cluster_masters=masters or 0,
     )
 
 

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import redis
-
 from assocmem.api.client.local import read_key_file
 from assocmem.api.ops.run_file import write_key_file
 from assocmem.workers.runtime.settings import Settings
 from assocmem.workers.store.redis.api_keys import RedisKeyStore, digest
+from assocmem.workers.store.redis.connect import data_client
 
 
 def ensure_operator_key(settings: Settings, home: Path) -> bool:
@@ -18,7 +17,7 @@ def ensure_operator_key(settings: Settings, home: Path) -> bool:
     was made."""
     assert settings.redis_url, "`up` gives its Redis"
     known = read_key_file(home)
-    with redis.Redis.from_url(settings.redis_url) as client:
+    with data_client(settings.redis_url) as client:
         if known is not None and RedisKeyStore(client).find(digest(known)) is not None:
             return False
     # The key commands bring the runtime and the engine (a quarter of a second, beside the

@@ -26,6 +26,8 @@ class RunInfo:
     redis_pid: int | None
     redis_url: str
     cron_pid: int | None = None
+    cluster_pids: list[int] = dataclasses.field(default_factory=list)
+    """The nodes of `up --cluster`'s local Redis Cluster."""
 
 
 def write_run_file(home: Path, info: RunInfo) -> None:

@@ -11,6 +11,7 @@ stops everything and exits non-zero with the reason.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import errno
 import os
 import signal
@@ -24,6 +25,7 @@ from typing import TYPE_CHECKING, Literal
 
 from assocmem.api.errors import ApiError
 from assocmem.api.ops.disk_reserve import RESERVE_FILE, DiskReserve, reserve_bytes
+from assocmem.api.ops.embedded_cluster import EmbeddedCluster
 from assocmem.api.ops.run_file import (
     KEY_FILE,
     RunInfo,
@@ -41,7 +43,7 @@ from assocmem.workers.runtime.redis_server import (
     start_redis,
     stored_password,
 )
-from assocmem.workers.runtime.settings import Settings
+from assocmem.workers.runtime.settings import Settings, with_database
 from assocmem.workers.store.disk_space import DiskSpace
 from assocmem.workers.store.private_paths import private_directory
 
@@ -259,7 +261,14 @@ class EmbeddedRedis:
         self.server.stop()
 
 
-def run_pipeline(settings: Settings, workers: int = 1, echo: Callable[[str], None] = print) -> None:
+def run_pipeline(
+    settings: Settings,
+    workers: int = 1,
+    echo: Callable[[str], None] = print,
+    cluster_masters: int = 0,
+) -> None:
+    """`cluster_masters`: keep the data in a local Redis Cluster of that many masters, with a
+    replica each (api/ops/embedded_cluster.py); the embedded Redis keeps RQ's queues."""
     home = settings.home.resolve()
     home.mkdir(mode=0o700, parents=True, exist_ok=True)  # an existing one is left as it is
     lock = lock_home(home)
@@ -272,13 +281,28 @@ def run_pipeline(settings: Settings, workers: int = 1, echo: Callable[[str], Non
     stop = StopRequest()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stop.set())
+    if cluster_masters and settings.redis_url:
+        raise ApiError("--cluster starts a Redis Cluster of its own: unset REDIS_URL", 2)
     listener = _listening_socket(settings.host, settings.port)
+    redis: EmbeddedRedis | None = None
+    cluster: EmbeddedCluster | None = None
     try:
         redis = EmbeddedRedis(home, settings, lock) if not settings.redis_url else None
+        if redis and cluster_masters:
+            echo(f"starting a local Redis Cluster: {cluster_masters} masters, a replica each")
+            cluster = EmbeddedCluster(home, cluster_masters, settings.appendfsync, lock)
     except BaseException:
+        if redis:
+            redis.stop()
         listener.close()
         raise
-    if redis:
+    if cluster and redis:
+        queue = with_database(redis.server.url, 1)
+        # a write is acknowledged once a replica has it: a failover loses none
+        settings = dataclasses.replace(
+            settings, redis_url=cluster.url, queue_url=queue, write_replicas=1
+        )
+    elif redis:
         settings = settings.with_redis(redis.server.url)
     children: list[Child] = []
     try:
@@ -321,12 +345,14 @@ def run_pipeline(settings: Settings, workers: int = 1, echo: Callable[[str], Non
             for i in range(workers)
         ]
         children.append(Child("cron", ["cron"], env, logs / "cron.log", (lock,)))
-        _record(home, url, children, redis, settings)
+        _record(home, url, children, redis, settings, cluster)
         echo(f"assocmem serving {url}  (data: {home}, logs: {logs}; Ctrl-C stops)")
-        _watch(home, url, children, redis, settings, stop, echo)
+        _watch(home, url, children, redis, settings, stop, echo, cluster)
     finally:
         for child in reversed(children):
             child.stop()
+        if cluster:
+            cluster.stop()
         if redis:
             redis.stop()
         listener.close()
@@ -372,6 +398,7 @@ def _child_env(settings: Settings, home: Path, port: int, own_redis: bool) -> di
             "ASSOCMEM_TENANT": settings.tenant,
             "ASSOCMEM_PORT": str(port),
             "ASSOCMEM_FOLD_INTERVAL": str(settings.fold_interval),
+            "ASSOCMEM_WRITE_REPLICAS": str(settings.write_replicas),
         }
     )
     if settings.queue_url:
@@ -416,6 +443,7 @@ def _record(
     children: list[Child],
     redis: EmbeddedRedis | None,
     settings: Settings,
+    cluster: EmbeddedCluster | None = None,
 ) -> None:
     info = RunInfo(
         url=url,
@@ -425,6 +453,7 @@ def _record(
         cron_pid=children[-1].process.pid,
         redis_pid=redis.server.pid if redis else None,
         redis_url=settings.redis_url or "",
+        cluster_pids=cluster.pids if cluster else [],
     )
     write_run_file(home, info)
 
@@ -437,6 +466,7 @@ def _watch(
     settings: Settings,
     stop: StopRequest,
     echo: Callable[[str], None],
+    cluster: EmbeddedCluster | None = None,
 ) -> None:
     from redis import RedisError
 
@@ -446,6 +476,10 @@ def _watch(
     while not stop.wait(0.5):
         restarted = [c.name for c in children if c.restart_if_dead()]
         said = redis.restart_if_dead() if redis else None
+        said_of_nodes = cluster.restart_if_dead() if cluster else None
+        if said_of_nodes:
+            echo(said_of_nodes)
+            _record(home, url, children, redis, settings, cluster)
         now_short = disk.shortage()
         if (now_short is None) != (short is None) or said:
             if redis:
@@ -461,4 +495,4 @@ def _watch(
         if restarted:
             echo(f"restarted {', '.join(restarted)} (see {home / 'logs'})")
         if said or restarted:
-            _record(home, url, children, redis, settings)
+            _record(home, url, children, redis, settings, cluster)

@@ -93,6 +93,8 @@ class RedisServer:
                 self.process.wait()
 
 
+CLUSTER_NODE_TIMEOUT_MS = 3000
+"""How long a silent cluster node is waited for before its replica takes over."""
 CLUSTER_SLOTS = 16_384
 """Hash slots of a Redis Cluster, each served by one master."""
 
@@ -183,7 +185,13 @@ def _config_text(
 ) -> str:
     secret = [f'requirepass "{password}"', f'masterauth "{password}"'] if password else []
     if cluster:
-        secret += ["cluster-enabled yes", "cluster-config-file nodes.conf"]
+        # A master silent this long is failed over to its replica: Redis's default (15 s)
+        # is a long time without writes for the slots it served
+        secret += [
+            "cluster-enabled yes",
+            "cluster-config-file nodes.conf",
+            f"cluster-node-timeout {CLUSTER_NODE_TIMEOUT_MS}",
+        ]
     return "\n".join(
         [
             *secret,
@@ -261,6 +269,8 @@ def wait_while_loading(url: str, timeout: float = LOAD_TIMEOUT) -> None:
     loading, up to `timeout` seconds."""
     import redis
 
+    if url.split("://", 1)[0].endswith("+cluster"):  # a cluster's nodes are each waited for
+        return
     client = redis.Redis.from_url(url, socket_connect_timeout=0.5, socket_timeout=5.0)
     deadline = time.monotonic() + timeout
     try:

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 import redis
-from limits.storage import MemoryStorage, RedisStorage, Storage
+from limits.storage import MemoryStorage, RedisClusterStorage, RedisStorage, Storage
 from rq import Queue
 from rq.serializers import JSONSerializer
 
@@ -20,6 +20,7 @@ from assocmem.workers.store.disk_space import DiskSpace
 from assocmem.workers.store.memory import InMemoryEventLog, InMemorySnapshotStore
 from assocmem.workers.store.ports import EventLog, SnapshotStore
 from assocmem.workers.store.redis.api_keys import InMemoryKeyStore, KeyStore, RedisKeyStore
+from assocmem.workers.store.redis.connect import DataClient, data_client, is_cluster_url
 from assocmem.workers.store.redis.keys import FOLD_QUEUE, QUEUES, RATES_PREFIX
 from assocmem.workers.store.redis.stores import RedisEventLog, RedisSnapshotStore
 from assocmem.workers.store.snapshot_rungs import with_rungs
@@ -52,10 +53,10 @@ class Runtime:
             raise ValueError(
                 "settings.redis_url is not set: start the embedded Redis or set REDIS_URL"
             )
-        data = redis.Redis.from_url(settings.redis_url, health_check_interval=30)
+        data = data_client(settings.redis_url, health_check_interval=30)
         queue = redis.Redis.from_url(settings.resolved_queue_url(), health_check_interval=30)
         disk = DiskSpace(settings.watched_paths(), settings.min_free_mb)
-        event_log = RedisEventLog(data, settings.idempotency_ttl)
+        event_log = RedisEventLog(data, settings.idempotency_ttl, settings.write_replicas)
         snapshots = with_rungs(
             RedisSnapshotStore(data, settings.ladder()),
             settings.snapshot_rungs,
@@ -70,9 +71,7 @@ class Runtime:
             queue,
             closers=[data.close, queue.close],
             keys=RedisKeyStore(data),
-            rates=RedisStorage(
-                settings.redis_url, connection_pool=data.connection_pool, key_prefix=RATES_PREFIX
-            ),
+            rates=_rate_storage(settings.redis_url, data),
             disk=disk,
         )
 
@@ -98,6 +97,13 @@ class Runtime:
     def close(self) -> None:
         for close in self.closers:
             close()
+
+
+def _rate_storage(url: str, data: DataClient) -> Storage:
+    """The per-key rate counters, in the data Redis (a cluster spreads them by key)."""
+    if is_cluster_url(url):
+        return RedisClusterStorage(url, key_prefix=RATES_PREFIX)
+    return RedisStorage(url, connection_pool=data.connection_pool, key_prefix=RATES_PREFIX)
 
 
 _current: Runtime | None = None

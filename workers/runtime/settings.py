@@ -174,6 +174,8 @@ class Settings:
     key_events: int = DEFAULT_KEY_EVENTS
     key_failures: int = DEFAULT_KEY_FAILURES
     extraction_helpers: int = DEFAULT_EXTRACTION_HELPERS
+    write_replicas: int = 0
+    """Replicas an append must reach before it is acknowledged (WAIT; `up --cluster`: 1)."""
     min_free_mb: int = DEFAULT_MIN_FREE_MB
     """Writes are refused while a watched disk has less free (0: never)."""
     disk_paths: tuple[Path, ...] = ()
@@ -206,7 +208,13 @@ class Settings:
             return self.queue_url
         if not self.redis_url:
             raise SettingError("REDIS_URL is not set and no embedded Redis is running")
-        return _with_database(self.redis_url, 1)
+        if self.redis_url.split("://", 1)[0].endswith("+cluster"):
+            raise SettingError(
+                f"REDIS_URL {self.redis_url.split('@')[-1]!r} is a Redis Cluster and"
+                " ASSOCMEM_QUEUE_URL is not set: RQ's queues need one Redis of their own"
+                " (a plain redis:// URL)"
+            )
+        return with_database(self.redis_url, 1)
 
 
 def load_settings(env: Mapping[str, str], **overrides: Any) -> Settings:
@@ -261,6 +269,7 @@ def load_settings(env: Mapping[str, str], **overrides: Any) -> Settings:
             env, "ASSOCMEM_EXTRACTION_HELPERS", DEFAULT_EXTRACTION_HELPERS, _whole
         ),
         "min_free_mb": _read(env, "ASSOCMEM_MIN_FREE_MB", DEFAULT_MIN_FREE_MB, _whole),
+        "write_replicas": _read(env, "ASSOCMEM_WRITE_REPLICAS", 0, _whole),
         "disk_paths": tuple(
             Path(p) for p in env.get("ASSOCMEM_DISK_PATHS", "").split(os.pathsep) if p.strip()
         ),
@@ -418,7 +427,8 @@ def _rate(least: int) -> Callable[[str], int]:
     return parse
 
 
-def _with_database(url: str, database: int) -> str:
+def with_database(url: str, database: int) -> str:
+    """`url` naming database `database` of its Redis."""
     base, _, last = url.rstrip("/").rpartition("/")
     if base.count("/") >= 2 and last.isdigit():
         return f"{base}/{database}"

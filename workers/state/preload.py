@@ -15,12 +15,11 @@ from __future__ import annotations
 import logging
 import threading
 
-import redis
-
 from assocmem.workers.runtime.redis_server import wait_while_loading
 from assocmem.workers.runtime.settings import Settings
 from assocmem.workers.state.live import Loaded, latest_loaded
 from assocmem.workers.state.snapshot_cache import SnapshotCache
+from assocmem.workers.store.redis.connect import data_client
 from assocmem.workers.store.redis.stores import RedisEventLog, RedisSnapshotStore
 
 log = logging.getLogger(__name__)
@@ -48,7 +47,7 @@ class StatePreload:
         try:
             early = cache.decoded() if cache else None  # snapshot_cache.py
             wait_while_loading(url)  # `up` starts the API while Redis loads its data
-            with redis.Redis.from_url(url) as client:
+            with data_client(url) as client:
                 store = RedisSnapshotStore(client, self._settings.ladder())
                 log_ = RedisEventLog(client)
                 self._loaded = latest_loaded(log_, store, self.tenant, cache, early)

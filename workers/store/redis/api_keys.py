@@ -16,6 +16,7 @@ import redis
 
 from assocmem.engine.principal import PERMISSIONS, Principal
 from assocmem.workers.errors import InvalidRequest
+from assocmem.workers.store.redis.connect import get_many, is_cluster
 from assocmem.workers.store.redis.errors import translated
 from assocmem.workers.store.redis.keys import api_key_ids_key, api_key_key, check_tenant
 
@@ -122,7 +123,9 @@ class RedisKeyStore:
         self._client = client
 
     def add(self, key: ApiKey, digest: str) -> None:
-        with translated("store an API key"), self._client.pipeline() as pipe:
+        # a key's record and the id index are in two slots: on a cluster, two writes
+        together = not is_cluster(self._client)
+        with translated("store an API key"), self._client.pipeline(transaction=together) as pipe:
             pipe.set(api_key_key(digest), orjson.dumps(dataclasses.asdict(key)))
             pipe.hset(api_key_ids_key(), key.id, digest)
             pipe.execute()
@@ -135,7 +138,7 @@ class RedisKeyStore:
     def all(self) -> list[ApiKey]:
         with translated("list the API keys"):
             digests = self._client.hvals(api_key_ids_key())
-            raws = self._client.mget([api_key_key(d.decode()) for d in digests]) if digests else []
+            raws = get_many(self._client, [api_key_key(d.decode()) for d in digests])
         return sorted((_decoded(r) for r in raws if r), key=lambda k: k.created)
 
     def remove(self, key_id: str) -> ApiKey | None:
@@ -144,7 +147,7 @@ class RedisKeyStore:
             if found is None:
                 return None
             raw = self._client.get(api_key_key(found.decode()))
-            with self._client.pipeline() as pipe:
+            with self._client.pipeline(transaction=not is_cluster(self._client)) as pipe:
                 pipe.delete(api_key_key(found.decode()))
                 pipe.hdel(api_key_ids_key(), key_id)
                 pipe.execute()

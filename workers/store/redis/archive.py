@@ -87,7 +87,7 @@ class RedisArchive:
                 blobs[archive_segment_key(tenant, str(again.first))] = blob
                 records.append(again.record())
         if removed:
-            with self._client.pipeline() as pipe:
+            with self._client.pipeline(transaction=True) as pipe:
                 pipe.delete(*stale)
                 for key, blob in blobs.items():
                     pipe.set(key, blob)
@@ -114,7 +114,7 @@ class RedisArchive:
         """Record `entries` (the ones after `upto`, the last archived) as one segment."""
         segment, blob = encode_segment(entries)
         meta = archive_meta_key(tenant)
-        with self._client.pipeline() as pipe:
+        with self._client.pipeline(transaction=True) as pipe:
             try:
                 pipe.watch(meta, rewriting_key(tenant))
                 if pipe.exists(rewriting_key(tenant)):

@@ -55,6 +55,11 @@ def seen_keys_state_key(tenant: str) -> str:
     return f"{PREFIX}:{{{tenant}}}:seen_state"
 
 
+def acked_key(tenant: str) -> str:
+    """Counts the appends acknowledged after WAIT: each one's own write to the tenant's slot."""
+    return f"{PREFIX}:{{{tenant}}}:acked"
+
+
 def fold_wanted_key(tenant: str) -> str:
     return f"{PREFIX}:{{{tenant}}}:fold_wanted"
 

@@ -15,6 +15,7 @@ from assocmem.engine.position import Position
 from assocmem.workers.runtime.redis_server import aof_rewriting
 from assocmem.workers.store.ports import Entry
 from assocmem.workers.store.redis.archive import RedisArchive
+from assocmem.workers.store.redis.connect import keys_matching, node_clients
 from assocmem.workers.store.redis.keys import (
     dead_letter_key,
     epoch_key,
@@ -115,38 +116,38 @@ class RedisRewriter:
         return entries
 
     def compact(self) -> None:
-        """Have the AOF rewritten from the data as it is now, and wait for it. A rewrite
-        already running (Redis's own, or `up`'s once writes stop) forked before the deletes
-        this follows: its files would keep what they deleted, so it is waited for and the
-        rewrite asked again."""
-        if not int(self._client.info("persistence").get("aof_enabled", 0)):
-            return
-        deadline = time.monotonic() + AOF_WAIT
-        while True:
-            try:
-                self._client.bgrewriteaof()  # or scheduled after another child: forks later
-                break
-            except redis.ResponseError as exc:
-                if "already in progress" not in str(exc):
-                    raise
-            self._wait_for_rewrite(deadline)
-        self._wait_for_rewrite(deadline)
+        """Have the AOF rewritten from the data as it is now, and wait for it, on every node
+        (a cluster's replicas keep an AOF of their own too). A rewrite already running
+        (Redis's own, or `up`'s once writes stop) forked before the deletes this follows:
+        its files would keep what they deleted, so it is waited for and asked again."""
+        for client in node_clients(self._client):
+            _compact(client)
 
-    def _wait_for_rewrite(self, deadline: float) -> None:
-        while True:
-            if not aof_rewriting(self._client.info("persistence")):
-                return
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"the AOF rewrite took over {AOF_WAIT:.0f} s")
-            time.sleep(0.1)
+
+def _compact(client: redis.Redis) -> None:
+    if not int(client.info("persistence").get("aof_enabled", 0)):
+        return
+    deadline = time.monotonic() + AOF_WAIT
+    while True:
+        try:
+            client.bgrewriteaof()  # or scheduled after another child: forks later
+            break
+        except redis.ResponseError as exc:
+            if "already in progress" not in str(exc):
+                raise
+        _wait_for_rewrite(client, deadline)
+    _wait_for_rewrite(client, deadline)
+
+
+def _wait_for_rewrite(client: redis.Redis, deadline: float) -> None:
+    while True:
+        if not aof_rewriting(client.info("persistence")):
+            return
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"the AOF rewrite took over {AOF_WAIT:.0f} s")
+        time.sleep(0.1)
 
 
 def _scanned(client: redis.Redis, pattern: str) -> list[list[bytes]]:
     """The keys matching `pattern`, in batches (SCAN: Redis is never blocked for long)."""
-    batches, cursor = [], 0
-    while True:
-        cursor, keys = client.scan(cursor, match=pattern, count=COPY_BATCH)
-        if keys:
-            batches.append(keys)
-        if cursor == 0:
-            return batches
+    return keys_matching(client, pattern, COPY_BATCH)

@@ -20,7 +20,7 @@ from redis.commands.core import Script
 from assocmem.engine.events.envelope import Event, encode_event
 from assocmem.engine.events.fold import Rejection
 from assocmem.engine.position import Position
-from assocmem.workers.errors import StoreError
+from assocmem.workers.errors import StoreError, StoreUnavailable
 from assocmem.workers.store.archive import Segment, next_position
 from assocmem.workers.store.ports import (
     DEFAULT_BATCH,
@@ -34,8 +34,10 @@ from assocmem.workers.store.ports import (
     stray_entry,
 )
 from assocmem.workers.store.redis.archive import RedisArchive
+from assocmem.workers.store.redis.connect import get_many, node_of, refresh_topology, twin
 from assocmem.workers.store.redis.errors import translated
 from assocmem.workers.store.redis.keys import (
+    acked_key,
     archive_meta_key,
     dead_letter_key,
     epoch_key,
@@ -65,6 +67,8 @@ end
 """Clear a fold flag only if it still holds the mark the fold read."""
 
 
+MOVING = ("MOVED", "ASK", "CLUSTERDOWN", "TRYAGAIN")
+"""A cluster's answers while a slot changes hands (a failover): the write did not happen."""
 PUBLISH_ATTEMPTS = 5
 """Reads of the ladder a publish makes, should it change under each (an erasure's drop)."""
 
@@ -76,11 +80,21 @@ def _script(client: redis.Redis, name: str) -> Script:
 
 
 class RedisEventLog:
-    def __init__(self, client: redis.Redis, idempotency_ttl: int = 7 * 24 * 3600) -> None:
+    def __init__(
+        self,
+        client: redis.Redis,
+        idempotency_ttl: int = 7 * 24 * 3600,
+        replicas: int = 0,
+        replica_wait_ms: int = 2000,
+    ) -> None:
+        """`replicas`: an append is acknowledged only once that many replicas hold it (and
+        all before it): WAIT on the connection that wrote it, so a failover cannot lose it."""
         self._client = client
+        self._replicas = replicas
+        self._replica_wait_ms = replica_wait_ms
         # The log's reads: XRANGE replies as hiredis parses them, without redis-py making
         # a dict of each entry's fields (an eighth of an audit's time, before).
-        self._reader = redis.Redis(connection_pool=client.connection_pool)
+        self._reader = twin(client)
         self._reader.set_response_callback("XRANGE", _as_parsed)
         self._ttl = idempotency_ttl
         self._generation = int(time.time()) // idempotency_ttl
@@ -138,10 +152,40 @@ class RedisEventLog:
     ) -> list[Any]:
         # Registered first: a tenant with events is never missing from the registry, which
         # lives in a slot of its own (the script touches only the tenant's keys).
+        if self._replicas:
+            self._client.sadd(tenants_key(), tenant)
+            return self._replicated(tenant, keys, args)
         with self._client.pipeline(transaction=False) as pipe:
             pipe.sadd(tenants_key(), tenant)
             pipe.evalsha(self._append.sha, len(keys), *keys, *args)
             return pipe.execute()[1]  # type: ignore[no-any-return]
+
+    def _replicated(self, tenant: str, keys: list[str], args: list[str | bytes | int]) -> Any:
+        """The append, then WAIT on its very connection (WAIT counts the writes of its own
+        client). A write of the tenant's slot first: a batch already stored (a resend) writes
+        nothing, and its first attempt may not have reached a replica before its master died."""
+        node = node_of(self._client, log_key(tenant))
+        try:
+            with node.pipeline(transaction=False) as pipe:
+                pipe.evalsha(self._append.sha, len(keys), *keys, *args)
+                pipe.incr(acked_key(tenant))
+                pipe.execute_command("WAIT", self._replicas, self._replica_wait_ms)
+                rows, _, held = pipe.execute()
+        except (redis.ConnectionError, redis.TimeoutError):
+            refresh_topology(self._client)  # a failover: the next try finds the new master
+            raise
+        except redis.ResponseError as exc:
+            if not str(exc).startswith(MOVING):
+                raise
+            refresh_topology(self._client)
+            raise StoreUnavailable(f"the slot of {tenant!r} moves: {exc}; try again") from exc
+        if int(held) < self._replicas:
+            raise StoreUnavailable(
+                f"the append to {tenant!r} reached {held} of {self._replicas} replicas within"
+                f" {self._replica_wait_ms} ms: not acknowledged; send it again (an idempotency"
+                " key makes it count once)"
+            )
+        return rows
 
     def append_at(self, tenant: str, entries: list[Entry]) -> bool:
         args: list[str | bytes] = []
@@ -273,10 +317,9 @@ class RedisEventLog:
         if not tenants:
             return []
         with translated("read the fold flags"):
-            flags = self._client.pipeline(transaction=False)
-            flags.mget([fold_wanted_key(t) for t in tenants])
-            flags.mget([fold_due_key(t) for t in tenants])
-            wanted, due = flags.execute()
+            keys = [fold_wanted_key(t) for t in tenants] + [fold_due_key(t) for t in tenants]
+            found = get_many(self._client, keys)
+            wanted, due = found[: len(tenants)], found[len(tenants) :]
         return [
             tenant
             for tenant, mark, at in zip(tenants, wanted, due, strict=True)
@@ -368,8 +411,11 @@ def _stored_entries(rows: list[list[Any]]) -> list[Entry]:
     return entries
 
 
-def _field(fields: list[bytes]) -> bytes:
-    named = dict(zip(fields[::2], fields[1::2], strict=True))
+def _field(fields: list[bytes] | dict[bytes, bytes]) -> bytes:
+    # a cluster's node clients parse replies their own way: the fields come as a dict
+    named = (
+        fields if isinstance(fields, dict) else dict(zip(fields[::2], fields[1::2], strict=True))
+    )
     return named[b"e"] if b"e" in named else stray_entry(named)
 
 
