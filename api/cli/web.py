@@ -13,8 +13,8 @@ PAGES = "search, memories/ID, links/A/B, concepts/C, diff, operators"
 
 
 @click.command(
-    epilog="Examples:\n\n\b\n  assocmem ui\n  assocmem ui 'search?q=billing timeout'\n"
-    "  assocmem ui links/billing/timeout --print"
+    epilog="Example: assocmem ui 'search?q=billing timeout'\n\n"
+    "\b\nMore:\n  assocmem ui\n  assocmem ui links/billing/timeout --print"
 )
 @click.argument("page", default="search")
 @click.option(
