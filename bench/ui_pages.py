@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from urllib.parse import quote
 
-from recall import wait_until_served, write_all
+from recall import wait_for_snapshot, wait_until_served, write_all
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.support.ui import WebDriverWait
@@ -25,7 +25,14 @@ from skeleton import load_corpus
 
 from assocmem.api.client import Client
 from assocmem.api.client.local import read_key_file
+from assocmem.api.ops.run_file import read_run_file
 from assocmem.api.ops.spawn import UNLIMITED, banner_url, spawn_up
+
+
+def run_redis(home: str) -> str:
+    info = read_run_file(Path(home) / "data")
+    assert info is not None
+    return info.redis_url
 
 
 def browser() -> webdriver.Chrome:
@@ -92,7 +99,8 @@ def main() -> None:
                 written = write_all(client, rows, 500)
                 wait_until_served(client, written[-1]["position"])
                 addresses = pages(client, written, rows)
-            time.sleep(5)  # the workers' fold after the burst, not the page, takes the CPU
+            wait_for_snapshot(run_redis(home), written[-1]["position"])
+            time.sleep(5)  # the workers publish after the burst: the page is timed alone
             key = read_key_file(Path(home) / "data")
             load_ms(driver, f"{url}/ui/search#key={key}")  # logged in, script cached
             print(f"{args.notes:,} memories; ms from navigation to the answer drawn:")

@@ -222,9 +222,17 @@ def test_the_key_in_the_address_logs_in_and_never_shows_another_tenants_data(
         assert "No event named billing" in browser.text()  # none of this tenant's
         browser.open(f"{up.url}/ui/operators")
         assert "may not see it" in browser.text()
-        for page in ("/ui/search?q=billing", f"/ui/memories/{written['id']}", "/ui/operators"):
+        for page in (
+            "/ui/search?q=billing",
+            f"/ui/memories/{written['id']}",
+            "/ui/links/billing/secret",
+            "/ui/concepts/billing?hops=3",
+            f"/ui/diff?from=0-0&to={written['id']}",
+            "/ui/operators",
+        ):
             browser.open(f"{up.url}{page}")
             assert "secret of the default" not in browser.driver.page_source
+            assert "billing — secret" not in browser.text(), page
         browser.shot("other-tenant")
 
         browser.click("#logout")

@@ -162,3 +162,23 @@ def test_a_link_s_ppmi_is_sampled_at_kept_snapshots_and_ends_where_a_read_says()
     via = [v for item in read.recall.items for v in item.via if v.concept == "b"]
     assert via and via[0].ppmi == pytest.approx(samples[-1].ppmi, abs=1e-6)
     assert app.link_ppmi(who, "a", "nothing")[-1].ppmi == 0.0
+
+
+def test_a_diff_up_to_now_compares_with_the_served_state_as_a_rebuild_would() -> None:
+    """The web page's usual question, from some moment to now, takes the served state for
+    now instead of rebuilding it: the answer is the one a rebuild gives."""
+    clock = Clock()
+    runtime = Runtime.in_memory(Settings(snapshot_every=1), clock)
+    app = Application(runtime, clock)
+    who = Principal("default", "agent")
+    [first] = app.write(who, [Note("a b", concepts=["a", "b"])])
+    fold_and_publish(runtime, "default", force=True)
+    app.write(who, [Note("a c", concepts=["a", "c"]), Note("a b again", concepts=["a", "b"])])
+    last = runtime.log.last_position("default")
+    assert last is not None
+    served = app.diff(who, str(first.position), "99999999999999-0")
+    rebuilt = History(runtime).diff(who, first.position, last, None)
+    assert (served.first, served.second) == (rebuilt.first, rebuilt.second)
+    assert served.links == rebuilt.links
+    assert [(c.source, c.target) for c in served.links.appeared] == [("a", "c")]
+    assert [(c.source, c.target) for c in served.links.changed] == [("a", "b")]

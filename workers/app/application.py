@@ -30,6 +30,8 @@ from assocmem.engine.events.payload import check_text, check_time
 from assocmem.engine.events.subject_forgotten import SUBJECT_FORGOTTEN
 from assocmem.engine.history.activity import ActivityFilter, activities, summarise
 from assocmem.engine.history.audit import LinkHistory, MemoryEvent, with_taught_links
+from assocmem.engine.history.link_diff import Links, link_difference
+from assocmem.engine.history.link_diff import links_of as link_table
 from assocmem.engine.history.link_index import LinkIndex, link_index
 from assocmem.engine.position import MAX_PART, Position
 from assocmem.engine.principal import ADMIN, FEEDBACK, READ, WRITE, Principal
@@ -571,9 +573,15 @@ class Application(MemoryQueries):
         '上周'), which stands for the end of the time it names (now at the latest); `limit`:
         of each kind of change, the biggest this many (None: all)."""
         require(principal, READ)
-        return self.history.diff(
-            principal, self._moment(first, "first"), self._moment(second, "second"), limit
-        )
+        earlier, later = self._moment(first, "first"), self._moment(second, "second")
+        with self.live(principal.tenant).served() as now:
+            # the usual second moment is now: the served state, not a second rebuild
+            served = (now.position, _link_table(now)) if later >= now.position else None
+        if served is None or earlier > later:
+            return self.history.diff(principal, earlier, later, limit)
+        with self.rebuilds.state(principal.tenant, earlier, frozenset()) as then:
+            before = (then.position, _link_table(then))  # kept: the page asks again
+        return Difference(before[0], served[0], link_difference(before[1], served[1], limit))
 
     def _moment(self, text: str, field: str) -> Position:
         try:
@@ -782,3 +790,12 @@ class Application(MemoryQueries):
                 unknown = [i for i in unknown if i not in state.memories]
         if unknown:
             raise UnknownMemory(f"{field} {unknown} are unknown: expected ids of written memories")
+
+
+def _link_table(state: State) -> Links:
+    """Every link of `state` as a diff compares them, made once per version of the state."""
+    version = (state.counts.version, state.learned_version, len(state.concepts))
+    found = state.derived.get("link_table")
+    if not (isinstance(found, tuple) and found[0] == version):
+        found = state.derived["link_table"] = (version, link_table(state))
+    return found[1]  # type: ignore[no-any-return]
