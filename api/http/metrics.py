@@ -79,6 +79,8 @@ class _PipelineCollector(Collector):
                     families[name].add_metric([stats.tenant], value)
         for queue, count in sorted(failed_jobs(runtime).items()):
             families["failed_jobs"].add_metric([queue], count)
+        families["live_tenants"].add_metric([], self.application.live_tenants())
+        families["tenants_let_go"].add_metric([], self.application.evicted)
         for room in runtime.disk.rooms():
             families["disk_free"].add_metric([str(room.path)], room.free)
         families["writes_refused"].add_metric([], int(runtime.disk.shortage() is not None))
@@ -97,6 +99,13 @@ def _families() -> dict[str, Any]:
         families[name] = GaugeMetricFamily(f"assocmem_{name}", text, labels=["tenant"])
     families["failed_jobs"] = GaugeMetricFamily(
         "assocmem_failed_jobs", "Jobs failed for good, by queue.", labels=["queue"]
+    )
+    families["live_tenants"] = GaugeMetricFamily(
+        "assocmem_live_tenants", "Tenants whose live state this API process holds."
+    )
+    families["tenants_let_go"] = CounterMetricFamily(
+        "assocmem_tenant_states_let_go",
+        "Tenant states let go for ASSOCMEM_TENANT_STATE_MB, least recently used first.",
     )
     families["disk_free"] = GaugeMetricFamily(
         "assocmem_disk_free_bytes",

@@ -14,7 +14,7 @@ import contextlib
 import dataclasses
 import threading
 import time
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import Any
@@ -110,6 +110,9 @@ MAX_BATCH = 1000
 """Memories in one batch write."""
 UNITS_PER_EVENT = 2000
 """A long document is appended as several document.ingested events of this many units."""
+MB = 1024 * 1024
+BUDGET_EVERY = 1.0
+"""Seconds between two weighings of the tenant states held against their budget."""
 PPMI_SAMPLES = 6
 """Kept snapshots a link's PPMI is read at, besides the served state (each one loaded)."""
 
@@ -141,8 +144,13 @@ class Application(MemoryQueries):
         """Concepts of large batches, extracted across processes (`close` ends them)."""
         self._preload = preload
         """Its tenant's state, loading since before this was made (workers/state/preload.py)."""
-        self._live: dict[str, LiveState] = {}
+        self._live: OrderedDict[str, LiveState] = OrderedDict()
+        """Per tenant, least recently used first."""
         self._live_lock = threading.Lock()
+        self._live_budget = runtime.settings.tenant_state_mb * MB
+        self._budget_due = 0.0
+        self.evicted = 0
+        """Tenant states let go for the budget, since the start (the metrics say it)."""
         self._stop: threading.Event | None = None
         self.threads: list[threading.Thread] = []
 
@@ -159,6 +167,13 @@ class Application(MemoryQueries):
         """The tenant's live state, created (and kept fresh, once started) on first use."""
         live = self._live.get(tenant)
         if live is not None:
+            if self._live_budget:
+                with self._live_lock:  # the least recently used are let go first
+                    if tenant in self._live:
+                        self._live.move_to_end(tenant)
+                    # states grow as they load and fold: weighed again now and then
+                    if time.monotonic() >= self._budget_due:
+                        self._within_budget(keep=tenant)
             return live
         with self._live_lock:
             live = self._live.get(tenant)
@@ -172,7 +187,30 @@ class Application(MemoryQueries):
                 )
                 if self._stop is not None:
                     self._thread(live.keep_fresh, self._stop)
+                self._within_budget(keep=tenant)
             return live
+
+    def live_tenants(self) -> int:
+        return len(self._live)
+
+    def _within_budget(self, keep: str) -> None:
+        """Let the least recently used tenants' states go while the states held estimate
+        over ASSOCMEM_TENANT_STATE_MB; never the default tenant's, nor `keep`. (Under
+        `_live_lock`.) A tenant let go is loaded again at its next read, from its latest
+        snapshot and the log after it."""
+        if not self._live_budget:
+            return
+        self._budget_due = time.monotonic() + BUDGET_EVERY
+        held = sum(live.approx_bytes() for live in self._live.values())
+        for tenant in list(self._live):
+            if held <= self._live_budget:
+                return
+            if tenant in (keep, self.runtime.settings.tenant):
+                continue
+            gone = self._live.pop(tenant)
+            held -= gone.approx_bytes()
+            gone.close()
+            self.evicted += 1
 
     def is_ready(self, tenant: str) -> bool:
         """Whether the tenant's live state has been loaded and folded up to the log's end

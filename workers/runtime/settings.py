@@ -76,6 +76,9 @@ DEFAULT_KEY_FAILURES = 30
 """Requests with an unknown or revoked key one peer (address) may send in a minute, across
 every replica, before its requests are refused with a 429 for the rest of it (0: no limit):
 guessing keys costs time, and a valid key from another peer is never slowed."""
+DEFAULT_TENANT_STATE_MB = 4096
+"""A replica keeps the states of the tenants it served up to this (estimated at 1.5 GB per
+million memories, workers/state/live.py): about 2.7 million memories' worth."""
 DEFAULT_MIN_FREE_MB = 500
 """Free space (MB) below which writes are refused on every watched disk: above the size of
 a snapshot at a million memories (258 MB), so a publish that passed the check cannot fill
@@ -174,6 +177,9 @@ class Settings:
     key_events: int = DEFAULT_KEY_EVENTS
     key_failures: int = DEFAULT_KEY_FAILURES
     extraction_helpers: int = DEFAULT_EXTRACTION_HELPERS
+    tenant_state_mb: int = DEFAULT_TENANT_STATE_MB
+    """Memory the live states of tenants may hold in one process before the least recently
+    used are let go (0: no bound)."""
     write_replicas: int = 0
     """Replicas an append must reach before it is acknowledged (WAIT; `up --cluster`: 1)."""
     min_free_mb: int = DEFAULT_MIN_FREE_MB
@@ -270,6 +276,7 @@ def load_settings(env: Mapping[str, str], **overrides: Any) -> Settings:
         ),
         "min_free_mb": _read(env, "ASSOCMEM_MIN_FREE_MB", DEFAULT_MIN_FREE_MB, _whole),
         "write_replicas": _read(env, "ASSOCMEM_WRITE_REPLICAS", 0, _whole),
+        "tenant_state_mb": _read(env, "ASSOCMEM_TENANT_STATE_MB", DEFAULT_TENANT_STATE_MB, _whole),
         "disk_paths": tuple(
             Path(p) for p in env.get("ASSOCMEM_DISK_PATHS", "").split(os.pathsep) if p.strip()
         ),

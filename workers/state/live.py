@@ -24,6 +24,9 @@ log = logging.getLogger(__name__)
 Loaded = tuple[int, State]
 """The log's epoch, read before the snapshot, and the state of the snapshot."""
 
+BYTES_PER_MEMORY = 1500
+"""A live state's memory per memory it holds: about 1.5 GB at a million commit messages
+(bench/README.md); what the application's budget of tenant states counts."""
 TAIL_WAIT = 1.0
 """Seconds the background fold blocks on the stream for new entries before it checks `stop`."""
 RETRY_AFTER = 0.5
@@ -75,6 +78,18 @@ class LiveState:
         self._handed = threading.Condition(self._appended_lock)
         """Notified when an append of this process has handed its events over (`appending`)."""
         self.lock = threading.RLock()
+        self.closed = threading.Event()
+        """Set when the application lets the state go (`close`): its refresh loop ends."""
+
+    def close(self) -> None:
+        """Stop refreshing (a tenant the application let go, for its budget): the state is
+        freed once the refresh loop has ended, within TAIL_WAIT, and no reader holds it."""
+        self.closed.set()
+
+    def approx_bytes(self) -> int:
+        """The memory the state holds, estimated from its memories (BYTES_PER_MEMORY)."""
+        state = self._state
+        return len(state.memories) * BYTES_PER_MEMORY if state is not None else 0
 
     @property
     def served_position(self) -> Position | None:
@@ -201,7 +216,7 @@ class LiveState:
     def keep_fresh(self, stop: threading.Event, wait: float = TAIL_WAIT) -> None:
         """Fold every new entry as it arrives, until `stop` is set (run in a thread)."""
         outage = Outage(f"background refresh of {self._tenant}")
-        while not stop.is_set():
+        while not (stop.is_set() or self.closed.is_set()):
             try:
                 self.reload_if_rewritten()
                 self.refresh()
