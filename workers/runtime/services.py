@@ -63,6 +63,7 @@ class Runtime:
             settings.rung_events,
             settings.rungs_kept,
             event_log.epoch,
+            settings.disk_budget,
         )
         return cls(
             settings,

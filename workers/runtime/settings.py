@@ -32,6 +32,9 @@ second. Rungs further apart cost less disk and slower as-of reads (bench/as_of.p
 in bench/README.md)."""
 DEFAULT_RUNGS_KEPT = 128
 """The most kept per tenant, thinned evenly past it: a million events keeps all of them."""
+DEFAULT_DISK_BUDGET = 4 * 1024**3
+"""The rungs of every tenant together: a million commit messages kept 100 in 8.5 GB, thinned
+to about half as many within it (bench/README.md)."""
 DEFAULT_APPENDFSYNC = "always"
 """The embedded Redis fsyncs its AOF before it answers a write: an acknowledged event
 survives Redis's death (a `kill -9` of `up` takes Redis with it) and the machine's.
@@ -141,6 +144,9 @@ class Settings:
     rung_events: int = DEFAULT_RUNG_EVENTS
     """Events folded between two of them (0: none kept)."""
     rungs_kept: int = DEFAULT_RUNGS_KEPT
+    disk_budget: int = DEFAULT_DISK_BUDGET
+    """Bytes the snapshots kept on local disk (rungs) may take, every tenant's together;
+    past it they thin out evenly (0: no bound)."""
     """At most this many per tenant, thinned evenly over the log."""
     appendfsync: str = DEFAULT_APPENDFSYNC
     aof_rewrite_quiet: float = 60.0
@@ -233,6 +239,7 @@ def load_settings(env: Mapping[str, str], **overrides: Any) -> Settings:
         "snapshot_rungs": Path(rungs) if (rungs := env.get("ASSOCMEM_SNAPSHOT_RUNGS")) else None,
         "rung_events": _read(env, "ASSOCMEM_RUNG_EVENTS", DEFAULT_RUNG_EVENTS, _whole),
         "rungs_kept": _read(env, "ASSOCMEM_RUNGS_KEPT", DEFAULT_RUNGS_KEPT, _at_least_two),
+        "disk_budget": _read(env, "ASSOCMEM_DISK_BUDGET", DEFAULT_DISK_BUDGET, _size),
         "appendfsync": _read(env, "ASSOCMEM_APPENDFSYNC", DEFAULT_APPENDFSYNC, _appendfsync),
         "aof_rewrite_quiet": _read(env, "ASSOCMEM_AOF_REWRITE_QUIET", 60.0, _seconds),
         "port": _read(env, "ASSOCMEM_PORT", DEFAULT_PORT, _port),
@@ -440,6 +447,19 @@ def with_database(url: str, database: int) -> str:
     if base.count("/") >= 2 and last.isdigit():
         return f"{base}/{database}"
     return f"{url.rstrip('/')}/{database}"
+
+
+_UNITS = {"": 1024**2, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4}
+
+
+def _size(raw: str) -> int:
+    """Bytes from `4G`, `500M`, `500MB` or `0`; a bare number is megabytes."""
+    text = raw.strip().upper().removesuffix("B").removesuffix("I")
+    unit = text[-1:] if text[-1:] in _UNITS and not text[-1:].isdigit() else ""
+    number = float(text[: len(text) - len(unit)])
+    if number < 0:
+        raise ValueError("expected a size of 0 or more, such as 4G or 500M")
+    return int(number * _UNITS[unit])
 
 
 def _at_least_two(raw: str) -> int:

@@ -13,8 +13,10 @@ and a small delta's delta), each file once: `<directory>/<tenant>/<epoch>/<posit
 an index (`rungs.json`) of the rungs, the events each had folded, and each file's base.
 Whichever process publishes (a fold job) saves one, under a lock of the tenant's directory;
 any process given the same directory reads them (the API's `as_of` reads, the workers'
-replays and diffs). At most `kept` rungs: past that, the rung whose removal leaves the
-shortest run of events between its neighbours goes, so they thin out evenly over the log.
+replays and diffs). At most `kept` rungs, and all tenants' files within `budget` bytes
+(ASSOCMEM_DISK_BUDGET): past either, the rung whose removal leaves the shortest run of
+events between its neighbours goes, so they thin out evenly over the log (rather than
+oldest first, which would make as-of reads into the early log fold from zero).
 An erasure drops them all (`drop`), and the rungs of another epoch of the log (a history
 rewritten) are never read. The files hold what users wrote: the directory is its owner's.
 
@@ -70,9 +72,16 @@ class Rungs:
             at = self.bases.get(at)
         return chain
 
-    def thinned(self, kept: int) -> Rungs:
-        """At most `kept` rungs (the first and last stay): the one with the shortest run of
-        events between its neighbours goes, until few enough are left."""
+    def thinned(self, kept: int, fits: Callable[[Rungs], bool] = lambda rungs: True) -> Rungs:
+        """At most `kept` rungs (the first and last stay), and few enough that `fits` (a
+        disk budget): the one with the shortest run of events between its neighbours goes,
+        until both hold, so those left stay even over the log."""
+        thinned = self._fewer(kept)
+        while len(thinned.folded) > 2 and not fits(thinned):
+            thinned = thinned._fewer(len(thinned.folded) - 1)
+        return thinned
+
+    def _fewer(self, kept: int) -> Rungs:
         folded = dict(self.folded)
         while len(folded) > max(kept, 2):
             order = sorted(folded)
@@ -105,11 +114,18 @@ class RungStore:
     """Rungs of every tenant under `directory`, one every `stride` events folded."""
 
     def __init__(
-        self, directory: Path, stride: int, kept: int, epoch: Callable[[str], int]
+        self,
+        directory: Path,
+        stride: int,
+        kept: int,
+        epoch: Callable[[str], int],
+        budget: int = 0,
     ) -> None:
         self.directory = directory
         self.stride = stride
         self.kept = kept
+        self.budget = budget
+        """Bytes every tenant's rungs may take together (0: no bound)."""
         self._epoch = epoch
         """The tenant's epoch of the log now (EventLog.epoch)."""
 
@@ -170,8 +186,10 @@ class RungStore:
                 if published and _rebased(rungs, position, base):
                     bases = dict(rungs.bases)
                     self._save(tenant, here, position, blob, base, bases, store)
-                    rungs = Rungs(rungs.folded, bases)
+                    rungs = Rungs(rungs.folded, bases).thinned(self.kept, self._fits(here))
                     self._write(here, rungs)
+                    for gone in set(bases) - set(rungs.bases):  # new bases may not fit
+                        (here / str(gone)).unlink(missing_ok=True)
                 if not self._due(rungs, folded) or position in rungs.folded:
                     return
                 bases = dict(rungs.bases)
@@ -180,13 +198,27 @@ class RungStore:
                     self._save(tenant, here, position, blob, base, bases, store)
                     if _held(store, tenant, position, blob, base, published):
                         updated = Rungs({**rungs.folded, position: folded}, bases)
-                        updated = updated.thinned(self.kept)
+                        updated = updated.thinned(self.kept, self._fits(here))
                     self._write(here, updated)
                 finally:  # the files of no rung: those thinned out, or of one not saved
                     for gone in set(bases) - set(updated.bases):
                         (here / str(gone)).unlink(missing_ok=True)
         except (OSError, CorruptSnapshot) as exc:
             log.warning("cannot keep the snapshot at %s of %s as a rung: %s", position, tenant, exc)
+
+    def _fits(self, here: Path) -> Callable[[Rungs], bool]:
+        """Whether rungs of this tenant, beside every other tenant's files, keep within the
+        budget (the others are thinned as they save theirs)."""
+        if not self.budget:
+            return lambda rungs: True
+        others = _bytes_under(self.directory, but=here)
+        sizes = {f.name: f.stat().st_size for f in here.iterdir() if f.is_file()}
+
+        def fits(rungs: Rungs) -> bool:
+            used = sum(sizes.get(str(p), 0) for p in rungs.bases)
+            return others + used <= self.budget
+
+        return fits
 
     def _due(self, rungs: Rungs, folded: int) -> bool:
         if self.stride <= 0 or folded <= 0:
@@ -252,6 +284,18 @@ class RungStore:
 
     def _write(self, here: Path, rungs: Rungs) -> None:
         _write_file(here / INDEX, [rungs.encode()])
+
+
+def _bytes_under(directory: Path, but: Path) -> int:
+    """Bytes of the files under `directory`, those of `but` left out."""
+    total = 0
+    for root, _, files in os.walk(directory):
+        if Path(root) == but:
+            continue
+        for name in files:
+            with contextlib.suppress(FileNotFoundError):
+                total += (Path(root) / name).stat().st_size
+    return total
 
 
 def _rebased(rungs: Rungs, position: Position, base: Position | None) -> bool:
@@ -328,8 +372,10 @@ def with_rungs(
     stride: int,
     kept: int,
     epoch: Callable[[str], int],
+    budget: int = 0,
 ) -> SnapshotStore:
-    """`store`, its rebuilds also starting from rungs in `directory` if set (and a stride)."""
+    """`store`, its rebuilds also starting from rungs in `directory` if set (and a stride),
+    all of them within `budget` bytes (0: no bound)."""
     if directory is None or stride <= 0:
         return store
-    return RungSnapshotStore(store, RungStore(directory, stride, kept, epoch))
+    return RungSnapshotStore(store, RungStore(directory, stride, kept, epoch, budget))

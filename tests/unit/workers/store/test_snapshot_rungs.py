@@ -174,6 +174,41 @@ def test_past_the_most_kept_rungs_thin_out_evenly_keeping_the_first_and_the_last
     assert Rungs.decode(thinned.encode()) == thinned
 
 
+def test_within_a_disk_budget_rungs_thin_out_evenly_and_still_rebuild_exactly(
+    runtime: Runtime,
+) -> None:
+    """ASSOCMEM_DISK_BUDGET: every tenant's rung files together stay within it (but the
+    first and the last of each), thinned as by count; a rebuild from what is left is the
+    fold from zero."""
+    store = _rungs(runtime)
+    _fill(runtime, 20)
+    before = store.positions("default")
+    store.budget = sum(f.stat().st_size for f in _rung_files(store.directory))  # full now
+    written = _fill(runtime, 20)
+    kept = store.positions("default")
+    assert kept[0] == before[0] and kept[-1] > before[-1], "the first and the newest stay"
+    assert sum(f.stat().st_size for f in _rung_files(store.directory)) <= store.budget
+    upto = max(p for p in written if p < runtime.snapshots.positions("default")[0])
+    state = rebuild(runtime.log, runtime.snapshots, "default", Rebuild(upto))
+    zero = rebuild(runtime.log, runtime.snapshots, "default", Rebuild(upto, from_zero=True))
+    assert content_hash(state) == content_hash(zero)
+
+
+def _rung_files(directory: Path) -> list[Path]:
+    return [f for f in directory.rglob("*") if f.is_file() and f.name[0].isdigit()]
+
+
+def test_a_disk_budget_reads_as_people_write_it() -> None:
+    from assocmem.workers.runtime.settings import load_settings
+
+    assert load_settings({"ASSOCMEM_DISK_BUDGET": "3G"}).disk_budget == 3 * 1024**3
+    assert load_settings({"ASSOCMEM_DISK_BUDGET": "500MB"}).disk_budget == 500 * 1024**2
+    assert load_settings({"ASSOCMEM_DISK_BUDGET": "0"}).disk_budget == 0
+    assert load_settings({}).disk_budget == 4 * 1024**3
+    with pytest.raises(Exception, match="ASSOCMEM_DISK_BUDGET"):
+        load_settings({"ASSOCMEM_DISK_BUDGET": "lots"})
+
+
 def test_no_directory_or_no_stride_keeps_none(tmp_path: Path) -> None:
     from assocmem.workers.store.snapshot_rungs import with_rungs
 
