@@ -58,6 +58,15 @@ def test_the_walk_through_answers_the_same_on_a_cluster_and_after_a_restart(
     try:
         after = cli_json("state", url=again.url)
         assert (after["position"], after["hash"]) == (before["position"], before["hash"])
+        # an erasure on every node: the log, and each node's AOF (replicas' too) rewritten
+        cli("write", "zanzibar ledger of alice", "--user", "alice", url=again.url)
+        done = cli_json("forget", "--user", "alice", "--yes", url=again.url)
+        assert done["state"] == "finished" and done["result"]["memories"] == 1, done
+        found = cli_json("read", "--concepts", "zanzibar", "--user", "alice", url=again.url)
+        assert found["items"] == []
+        files = list((tmp_path / "data" / "cluster").rglob("appendonlydir/*"))
+        assert len({f.parent for f in files}) == 6
+        assert not [f for f in files if b"zanzibar" in f.read_bytes()], "no node keeps it"
     finally:
         again.stop()
 

@@ -6,6 +6,7 @@ a tenant's scripts and transactions stay on one node."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import redis
@@ -68,10 +69,47 @@ def keys_matching(client: DataClient, pattern: str, count: int) -> list[list[byt
 
 
 def node_clients(client: DataClient) -> list[redis.Redis]:
-    """A client of each server: the one, or every node of a cluster, replicas included."""
+    """A client of each server: the one, or every node of a cluster, replicas included
+    (the cluster client connects to replicas only when asked)."""
     if isinstance(client, RedisCluster):
-        return [n.redis_connection for n in client.get_nodes() if n.redis_connection is not None]
+        options = client.get_connection_kwargs()
+        known = {n.name: client.get_redis_connection(n) for n in client.get_nodes()}
+        for name, node in client.cluster_nodes().items():
+            if name not in known and "fail" not in node["flags"]:
+                host, port = name.rsplit(":", 1)
+                known[name] = redis.Redis(
+                    host=host,
+                    port=int(port),
+                    **{k: options[k] for k in TWIN_OPTIONS if k in options},
+                )
+        return list(known.values())
     return [client]
+
+
+def replicas_caught_up(client: DataClient, timeout: float = 30.0) -> bool:
+    """Wait until every replica has applied all its master has (INFO replication's
+    offsets), up to `timeout` seconds: before a replica rewrites its AOF after deletes,
+    or its files would keep what they deleted. Whether they all did."""
+    deadline = time.monotonic() + timeout
+    for node in node_clients(client):
+        while True:
+            info = node.info("replication")
+            if info.get("role") != "master":
+                break
+            offset = int(info.get("master_repl_offset", 0))
+            lagging = [
+                value
+                for key, value in info.items()
+                if key.startswith("slave")
+                and isinstance(value, dict)
+                and int(value.get("offset", 0)) < offset
+            ]
+            if not lagging:
+                break
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.05)
+    return True
 
 
 def get_many(client: DataClient, keys: list[str]) -> list[bytes | None]:

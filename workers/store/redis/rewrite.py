@@ -15,7 +15,7 @@ from assocmem.engine.position import Position
 from assocmem.workers.runtime.redis_server import aof_rewriting
 from assocmem.workers.store.ports import Entry
 from assocmem.workers.store.redis.archive import RedisArchive
-from assocmem.workers.store.redis.connect import keys_matching, node_clients
+from assocmem.workers.store.redis.connect import keys_matching, node_clients, replicas_caught_up
 from assocmem.workers.store.redis.keys import (
     dead_letter_key,
     epoch_key,
@@ -120,7 +120,10 @@ class RedisRewriter:
         (a cluster's replicas keep an AOF of their own too). A rewrite already running
         (Redis's own, or `up`'s once writes stop) forked before the deletes this follows:
         its files would keep what they deleted, so it is waited for and asked again."""
-        for client in node_clients(self._client):
+        clients = node_clients(self._client)
+        if len(clients) > 1 and not replicas_caught_up(self._client):
+            raise TimeoutError("the replicas did not catch up with the erasure's deletes")
+        for client in clients:
             _compact(client)
 
 
