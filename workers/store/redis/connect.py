@@ -27,7 +27,14 @@ def plain_url(url: str) -> str:
     return f"{CLUSTER_SCHEMES.get(scheme, scheme)}://{rest}"
 
 
+MAX_CONNECTIONS = 10_000
+"""Connections a process may open to its data Redis (per node of a cluster). redis-py's
+default of 100 refused every call of an API replica once about a hundred tenants' states
+each waited on their stream (bench/many_tenants.py); connections are made as needed."""
+
+
 def data_client(url: str, **options: Any) -> DataClient:
+    options.setdefault("max_connections", MAX_CONNECTIONS)
     if is_cluster_url(url):
         options.pop("health_check_interval", None)  # per node, set by the cluster client
         return RedisCluster.from_url(plain_url(url), **options)
@@ -38,7 +45,14 @@ def is_cluster(client: object) -> bool:
     return isinstance(client, RedisCluster)
 
 
-TWIN_OPTIONS = ("username", "password", "socket_timeout", "socket_connect_timeout", "ssl")
+TWIN_OPTIONS = (
+    "username",
+    "password",
+    "socket_timeout",
+    "socket_connect_timeout",
+    "ssl",
+    "max_connections",
+)
 
 
 def twin(client: DataClient) -> DataClient:
