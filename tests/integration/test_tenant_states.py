@@ -11,7 +11,7 @@ from assocmem.workers.app.application import Application
 from assocmem.workers.app.requests import Note, ReadRequest
 from assocmem.workers.runtime.services import Runtime
 from assocmem.workers.runtime.settings import Settings, load_settings
-from assocmem.workers.state.live import BYTES_PER_MEMORY
+from assocmem.workers.state.live import BYTES_PER_MEMORY, BYTES_PER_TENANT
 from tests.stores import Clock
 
 
@@ -23,7 +23,8 @@ def _texts(app: Application, who: Principal) -> list[str]:
 def test_the_least_recently_read_tenant_is_let_go_and_reads_the_same_after() -> None:
     clock = Clock()
     app = Application(Runtime.in_memory(Settings(), clock), clock)
-    app._live_budget = 5 * BYTES_PER_MEMORY  # two tenants of two memories, and a little
+    # two tenants of two memories, and a little
+    app._live_budget = 2 * BYTES_PER_TENANT + 5 * BYTES_PER_MEMORY
     tenants = {name: Principal(name, "agent") for name in ("default", "t1", "t2", "t3")}
     for name, who in tenants.items():
         app.write(who, [Note(f"billing of {name} {n}", concepts=["billing"]) for n in (1, 2)])

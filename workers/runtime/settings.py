@@ -80,8 +80,9 @@ DEFAULT_KEY_FAILURES = 30
 every replica, before its requests are refused with a 429 for the rest of it (0: no limit):
 guessing keys costs time, and a valid key from another peer is never slowed."""
 DEFAULT_TENANT_STATE_MB = 4096
-"""A replica keeps the states of the tenants it served up to this (estimated at 1.5 GB per
-million memories, workers/state/live.py): about 2.7 million memories' worth."""
+"""A replica keeps the states of the tenants it served up to this (estimated as
+workers/state/live.py says): about 800 tenants of 1,000 memories, or 2.5 million memories
+in one tenant."""
 DEFAULT_MIN_FREE_MB = 500
 """Free space (MB) below which writes are refused on every watched disk: above the size of
 a snapshot at a million memories (258 MB), so a publish that passed the check cannot fill

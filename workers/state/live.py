@@ -26,7 +26,11 @@ Loaded = tuple[int, State]
 
 BYTES_PER_MEMORY = 1500
 """A live state's memory per memory it holds: about 1.5 GB at a million commit messages
-(bench/README.md); what the application's budget of tenant states counts."""
+(bench/README.md); what the application's budget of tenant states counts, with
+BYTES_PER_TENANT."""
+BYTES_PER_TENANT = 3_500_000
+"""And per tenant, whatever its size: replicas grew by 4-6.5 MB per tenant of 1,000 commit
+messages they loaded (bench/many_tenants.py)."""
 TAIL_WAIT = 1.0
 """Seconds the background fold blocks on the stream for new entries before it checks `stop`."""
 RETRY_AFTER = 0.5
@@ -87,9 +91,11 @@ class LiveState:
         self.closed.set()
 
     def approx_bytes(self) -> int:
-        """The memory the state holds, estimated from its memories (BYTES_PER_MEMORY)."""
+        """The memory the state holds, estimated (BYTES_PER_TENANT, BYTES_PER_MEMORY)."""
         state = self._state
-        return len(state.memories) * BYTES_PER_MEMORY if state is not None else 0
+        if state is None:
+            return 0
+        return BYTES_PER_TENANT + len(state.memories) * BYTES_PER_MEMORY
 
     @property
     def served_position(self) -> Position | None:
