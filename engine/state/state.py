@@ -390,9 +390,15 @@ class State:
         self.deleted[row] = position
         self._touch_row(row)
         self.alive[row] = False
-        self.counts.remove_window(
-            self.rows.linked(row, LINKED_CONCEPTS), LINK_WINDOW, len(self.concepts)
-        )
+        linked = self.rows.linked(row, LINKED_CONCEPTS)
+        self.counts.remove_window(linked, LINK_WINDOW, len(self.concepts))
+        # feedback unlearns what was written, no more: with the count gone, so is what
+        # was unlearned of it (a link is never below nothing)
+        for i in sorted({int(c) for c in linked}):
+            for j, learned in sorted(self.learned.get(i, {}).items()):
+                floor = -float(self.counts.count(i, j))
+                if learned < floor:
+                    self.set_learned(i, j, floor, position)
         if self.rows.scope(row) != COMMON:
             self.derived.pop("scoped_counts", None)  # recounted without it
 

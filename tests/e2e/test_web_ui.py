@@ -149,14 +149,14 @@ def test_a_person_logs_in_searches_and_follows_what_the_agents_learned(
         browser.ready()
         browser.click("a.arrow[href='/ui/links/a/c']")
         assert browser.heading() == "a — c"
+        WebDriverWait(browser.driver, 20).until(
+            lambda d: d.find_elements(By.CSS_SELECTOR, "svg.link-chart polyline.ppmi")
+        )  # PPMI, drawn once its samples come: the chart is drawn again then
         chart = browser.driver.find_element(By.CSS_SELECTOR, "svg.link-chart")
         ticks = [t.text for t in chart.find_elements(By.CSS_SELECTOR, "text.tick")]
         assert re.fullmatch(r"\d{1,2} [A-Z][a-z]{2}, \d{2}:\d{2}", ticks[0]), ticks
         assert all(re.fullmatch(r"\d{2}:\d{2}:\d{2}", t) for t in ticks[1:]), ticks
         assert len(chart.find_elements(By.CSS_SELECTOR, "a circle")) == 1  # the one step
-        WebDriverWait(browser.driver, 20).until(
-            lambda d: d.find_elements(By.CSS_SELECTOR, "svg.link-chart polyline.ppmi")
-        )  # PPMI, drawn once its samples come
         step = browser.text("table")
         assert "feedback.given" in step and "+1" in step
         browser.shot("link-history")

@@ -10,7 +10,13 @@ from assocmem.engine.recall.listing import Filter, listed
 from assocmem.engine.recall.recall import Query, recall
 from assocmem.engine.snapshot.codec import content_hash, dump_state, load_state
 from assocmem.engine.state.visibility import Visibility
-from tests.unit.engine.make_events import acceptance_notes, consolidated, deleted, written
+from tests.unit.engine.make_events import (
+    acceptance_notes,
+    consolidated,
+    deleted,
+    feedback,
+    written,
+)
 
 EVERYONE = Visibility(everything=True)
 
@@ -50,3 +56,15 @@ def test_deletion_survives_a_snapshot_and_a_consolidation() -> None:
     written_now = after.counts.written().toarray()
     a, b = after.concept_index["a"], after.concept_index["b"]
     assert written_now[a, b] == 3  # the deleted note's pair is not recounted
+
+
+def test_what_feedback_unlearned_of_a_deleted_memory_s_link_goes_with_it() -> None:
+    """Hypothesis found it: a link written once and unlearned by an unhelpful rating was
+    left at -1 once the memory that wrote it was deleted, below nothing written."""
+    state = fold_from_zero(
+        [written(1, ["a", "b"]), feedback(2, ["1-0"], -1.0, ["a"]), deleted(3, "1-0")]
+    )
+    a, b = state.concept_index["a"], state.concept_index["b"]
+    assert state.counts.count(a, b) == 0
+    assert state.learned.get(a, {}).get(b, 0.0) == 0.0
+    assert content_hash(load_state(dump_state(state))) == content_hash(state)
