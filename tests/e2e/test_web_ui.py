@@ -16,12 +16,15 @@ import urllib3
 from tests.e2e.pipeline import Pipeline, cli, cli_json
 
 webdriver = pytest.importorskip("selenium.webdriver")
+from selenium.common.exceptions import StaleElementReferenceException  # noqa: E402
 from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
 from selenium.webdriver.remote.webdriver import WebDriver  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
+REDRAWN = (StaleElementReferenceException,)
+"""An element read while the page draws its next view: read again."""
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 DRIVER = shutil.which("chromedriver")
 
@@ -51,6 +54,11 @@ class Browser:
         self.ready()
 
     def text(self, selector: str = "#view") -> str:
+        for _ in range(5):  # a part drawn again as it is read (the link chart's PPMI)
+            try:
+                return self.driver.find_element(By.CSS_SELECTOR, selector).text
+            except StaleElementReferenceException:
+                continue
         return self.driver.find_element(By.CSS_SELECTOR, selector).text
 
     def heading(self) -> str:
@@ -118,14 +126,18 @@ def test_a_person_logs_in_searches_and_follows_what_the_agents_learned(
         assert browser.heading() == "Log in"
         key_field = browser.driver.find_element(By.ID, "key")
         key_field.send_keys("amk_000000000000_not-a-key", Keys.ENTER)  # the keyboard alone
-        WebDriverWait(browser.driver, 10).until(lambda d: "refused" in browser.text("#login-error"))
+        WebDriverWait(browser.driver, 10, ignored_exceptions=REDRAWN).until(
+            lambda d: "refused" in browser.text("#login-error")
+        )
         assert "This key is refused: the API key is unknown or revoked" in browser.text()
         browser.shot("wrong-key")
 
         key_field = browser.driver.find_element(By.ID, "key")
         key_field.clear()
         key_field.send_keys(up.key, Keys.ENTER)
-        WebDriverWait(browser.driver, 10).until(lambda d: browser.heading() == "Search")
+        WebDriverWait(browser.driver, 10, ignored_exceptions=REDRAWN).until(
+            lambda d: browser.heading() == "Search"
+        )
         browser.ready()
         concepts = browser.driver.find_element(By.NAME, "concepts")
         concepts.send_keys("a", Keys.ENTER)
@@ -149,7 +161,7 @@ def test_a_person_logs_in_searches_and_follows_what_the_agents_learned(
         browser.ready()
         browser.click("a.arrow[href='/ui/links/a/c']")
         assert browser.heading() == "a — c"
-        WebDriverWait(browser.driver, 20).until(
+        WebDriverWait(browser.driver, 20, ignored_exceptions=REDRAWN).until(
             lambda d: d.find_elements(By.CSS_SELECTOR, "svg.link-chart polyline.ppmi")
         )  # PPMI, drawn once its samples come: the chart is drawn again then
         chart = browser.driver.find_element(By.CSS_SELECTOR, "svg.link-chart")
