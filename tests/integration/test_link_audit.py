@@ -182,3 +182,29 @@ def test_a_diff_up_to_now_compares_with_the_served_state_as_a_rebuild_would() ->
     assert served.links == rebuilt.links
     assert [(c.source, c.target) for c in served.links.appeared] == [("a", "c")]
     assert [(c.source, c.target) for c in served.links.changed] == [("a", "b")]
+
+
+def test_a_link_s_ppmi_at_kept_snapshots_is_read_once_then_remembered(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each sample at a kept snapshot loads a whole state (about a second for six at
+    50,000 memories): the web page asks for them at each view of a link."""
+    import assocmem.workers.app.application as application_module
+
+    clock = Clock()
+    runtime = Runtime.in_memory(Settings(snapshot_every=1), clock)
+    app = Application(runtime, clock)
+    who = Principal("default", "agent")
+    for n in range(3):
+        app.write(who, [Note(f"a b {n}", concepts=["a", "b"]), Note(f"c {n}", concepts=["c"])])
+        fold_and_publish(runtime, "default", force=True)
+    loads = []
+    real = application_module.rebuild
+    monkeypatch.setattr(
+        application_module, "rebuild", lambda *args: loads.append(args) or real(*args)
+    )
+    first = app.link_ppmi(who, "a", "b")
+    assert loads, "the kept snapshots were loaded"
+    loaded = len(loads)
+    assert app.link_ppmi(who, "a", "b") == first
+    assert len(loads) == loaded, "not loaded again"

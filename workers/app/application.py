@@ -114,6 +114,8 @@ MB = 1024 * 1024
 BUDGET_EVERY = 1.0
 """Seconds between two weighings of the tenant states held against their budget."""
 PPMI_SAMPLES = 6
+PPMI_KEPT = 4096
+"""PPMI values at kept snapshots remembered (each a state load the next view saves)."""
 """Kept snapshots a link's PPMI is read at, besides the served state (each one loaded)."""
 
 
@@ -149,6 +151,8 @@ class Application(MemoryQueries):
         self._live_lock = threading.Lock()
         self._live_budget = runtime.settings.tenant_state_mb * MB
         self._budget_due = 0.0
+        self._ppmi_kept: OrderedDict[tuple[object, ...], float] = OrderedDict()
+        """A link's PPMI at a kept snapshot, by tenant, epoch, position and concepts."""
         self.evicted = 0
         """Tenant states let go for the budget, since the start (the metrics say it)."""
         self._stop: threading.Event | None = None
@@ -560,9 +564,20 @@ class Application(MemoryQueries):
         kept = snapshots.starts(tenant)
         picked = [kept[round(n * (len(kept) - 1) / max(samples - 1, 1))] for n in range(samples)]
         found = []
+        epoch = log.epoch(tenant)
         for position in dict.fromkeys(picked if kept else []):
-            state = rebuild(log, snapshots, tenant, Rebuild(position))
-            found.append(results.PpmiAt(position, pair_ppmi(links_view(state, visibility), a, b)))
+            # a kept snapshot never changes (an erasure raises the epoch): its value is
+            # kept for the next view of the link, for a reader who sees every scope
+            key = (tenant, epoch, position, a, b)
+            value = self._ppmi_kept.get(key) if visibility.everything else None
+            if value is None:
+                state = rebuild(log, snapshots, tenant, Rebuild(position))
+                value = pair_ppmi(links_view(state, visibility), a, b)
+                if visibility.everything:
+                    self._ppmi_kept[key] = value
+                    while len(self._ppmi_kept) > PPMI_KEPT:
+                        self._ppmi_kept.popitem(last=False)
+            found.append(results.PpmiAt(position, value))
         with self._state(tenant) as state:
             if not found or found[-1].position != state.position:
                 value = pair_ppmi(links_view(state, visibility), a, b)
