@@ -8,7 +8,7 @@ import numpy as np
 
 from assocmem.engine.errors import InvalidQuery
 from assocmem.engine.position import Position
-from assocmem.engine.state.link_rule import link_weight
+from assocmem.engine.state.link_rule import link_weight, row_links
 from assocmem.engine.state.state import State, pair
 
 MAX_SEEDS = 20
@@ -74,16 +74,7 @@ def _strongest(state: State, i: int, limit: int) -> list[int]:
 
     Only the neighbours at or above the `limit`-th weight are sorted in Python: a hub of a
     50,000-note history has thousands, and sorting them all took 0.3 s of a 2-hop graph."""
-    targets, counts = state.counts.row(i)
-    targets, counts = targets.astype(np.int64), counts.astype(np.float64)
-    learned_row = state.learned.get(i, {})
-    learned = np.zeros(len(targets))
-    if learned_row:
-        at = {int(t): n for n, t in enumerate(targets)}
-        extra = [j for j in learned_row if j not in at]
-        targets = np.concatenate([targets, np.array(extra, dtype=np.int64)])
-        counts = np.concatenate([counts, np.zeros(len(extra))])
-        learned = np.array([learned_row.get(int(j), 0.0) for j in targets])
+    targets, counts, learned = row_links(state.counts, state.learned, i)
     strength = link_weight(counts, learned)
     if len(targets) > limit:
         threshold = np.partition(strength, len(strength) - limit)[len(strength) - limit]

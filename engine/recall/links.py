@@ -18,7 +18,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from assocmem.engine.state.link_rule import is_followed
+from assocmem.engine.state.link_rule import is_followed, row_links
 from assocmem.engine.state.state import State
 
 CONTEXT_SMOOTHING = 0.75
@@ -81,16 +81,7 @@ class LinkWeights:
         return np.where(counts > 0, np.maximum(pmi, 0.0), 0.0)
 
     def _compute(self, i: int, floor: float) -> Row:
-        targets, counts = self.counts.row(i)
-        targets, counts = targets.astype(np.int64), counts.astype(np.float64)
-        learned_row = self.learned.get(i, {})
-        learned = np.zeros(len(targets))
-        if learned_row:
-            position = {int(t): n for n, t in enumerate(targets)}
-            extra = [j for j in learned_row if j not in position]
-            targets = np.concatenate([targets, np.array(extra, dtype=np.int64)])
-            counts = np.concatenate([counts, np.zeros(len(extra))])
-            learned = np.array([learned_row.get(int(j), 0.0) for j in targets])
+        targets, counts, learned = row_links(self.counts, self.learned, i)
         followed = is_followed(counts, learned, floor)
         targets, counts, learned = targets[followed], counts[followed], learned[followed]
         ppmi = self.ppmi(i, targets, counts)

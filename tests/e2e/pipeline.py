@@ -42,6 +42,30 @@ def cli_json(*args: str, url: str) -> Any:
     return json.loads(cli(*args, "--json", url=url).stdout)
 
 
+WALK_THROUGH = [
+    ("a b note one", "a,b"),
+    ("a b note two", "a,b"),
+    ("b c note", "b,c"),
+    ("c d note", "c,d"),
+    ("a e note", "a,e"),
+]
+"""The README's walk through: five notes; `walk_through` rates "b c note" for `a`."""
+
+
+def walk_through(url: str) -> dict[str, str]:
+    """The README's walk through against `url`: each note's id by its text, and the
+    position of the rating that teaches the link a-c (`feedback`)."""
+    ids = {
+        text: cli_json("write", text, "--concepts", concepts, url=url)["id"]
+        for text, concepts in WALK_THROUGH
+    }
+    taught = cli_json(
+        "feedback", "--ids", ids["b c note"], "--outcome", "1", "--concepts", "a", url=url
+    )
+    ids["feedback"] = taught["position"]
+    return ids
+
+
 class Pipeline:
     """`assocmem up` as a subprocess; `info` is its run file once it serves."""
 

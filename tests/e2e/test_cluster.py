@@ -19,7 +19,7 @@ import urllib3
 from assocmem.api.ops.run_file import read_run_file
 from assocmem.workers.store.redis.connect import data_client
 from assocmem.workers.store.redis.keys import log_key
-from tests.e2e.pipeline import Pipeline, cli, cli_json
+from tests.e2e.pipeline import Pipeline, cli, cli_json, walk_through
 
 CLUSTER = {"ASSOCMEM_CLUSTER": "3"}
 
@@ -32,20 +32,9 @@ def test_the_walk_through_answers_the_same_on_a_cluster_and_after_a_restart(
         info = read_run_file(up.home)
         assert info is not None and len(info.cluster_pids) == 6
         assert info.redis_url.startswith("redis+cluster://")
-        ids = {}
-        for text, concepts in [
-            ("a b note one", "a,b"),
-            ("a b note two", "a,b"),
-            ("b c note", "b,c"),
-            ("c d note", "c,d"),
-            ("a e note", "a,e"),
-        ]:
-            ids[text] = cli_json("write", text, "--concepts", concepts, url=up.url)["id"]
-        taught = cli_json(
-            "feedback", "--ids", ids["b c note"], "--outcome", "1", "--concepts", "a", url=up.url
-        )
+        ids = walk_through(up.url)
         read = cli(
-            "read", "--concepts", "a", "--no-record", "--after", taught["position"], url=up.url
+            "read", "--concepts", "a", "--no-record", "--after", ids["feedback"], url=up.url
         ).stdout
         assert "expanded: b (1.57282), c (1.18377)" in read
         assert f"association {ids['b c note']}  0.471  b c note" in read

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import urllib3
 
-from tests.e2e.pipeline import Pipeline, cli, cli_json
+from tests.e2e.pipeline import Pipeline, cli, cli_json, walk_through
 
 webdriver = pytest.importorskip("selenium.webdriver")
 from selenium.common.exceptions import StaleElementReferenceException  # noqa: E402
@@ -97,31 +97,13 @@ def browser(tmp_path: Path) -> Iterator[Browser]:
         driver.quit()
 
 
-def _walk_through(up: Pipeline) -> dict[str, str]:
-    """The README's walk through: five notes, and a rating that teaches the link a-c."""
-    ids = {}
-    for text, concepts in [
-        ("a b note one", "a,b"),
-        ("a b note two", "a,b"),
-        ("b c note", "b,c"),
-        ("c d note", "c,d"),
-        ("a e note", "a,e"),
-    ]:
-        ids[text] = cli_json("write", text, "--concepts", concepts, url=up.url)["id"]
-    taught = cli_json(
-        "feedback", "--ids", ids["b c note"], "--outcome", "1", "--concepts", "a", url=up.url
-    )
-    ids["feedback"] = taught["position"]
-    cli("read", "--concepts", "a", "--after", ids["feedback"], "--no-record", url=up.url)
-    return ids
-
-
 def test_a_person_logs_in_searches_and_follows_what_the_agents_learned(
     tmp_path: Path, browser: Browser
 ) -> None:
     up = Pipeline(tmp_path / "data")
     try:
-        ids = _walk_through(up)
+        ids = walk_through(up.url)
+        cli("read", "--concepts", "a", "--after", ids["feedback"], "--no-record", url=up.url)
         browser.open(f"{up.url}/ui")
         assert browser.heading() == "Log in"
         key_field = browser.driver.find_element(By.ID, "key")
