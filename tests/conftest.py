@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,6 +15,31 @@ from assocmem.workers.runtime.redis_server import RedisServer, serve_every_slot,
 from assocmem.workers.runtime.services import Runtime
 from assocmem.workers.runtime.settings import Settings
 from assocmem.workers.store.redis.connect import data_client
+from tests.e2e.pipeline import ON_CLUSTER
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--redis-cluster",
+        action="store_true",
+        help="run every pipeline of the end-to-end tests on `up --cluster 3` (a local Redis"
+        " Cluster of three masters and three replicas) instead of one embedded Redis; the"
+        " tests marked single_redis are skipped",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.getoption("--redis-cluster"):
+        os.environ[ON_CLUSTER] = "3"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not config.getoption("--redis-cluster"):
+        return
+    skip = pytest.mark.skip(reason="about the embedded single Redis (--redis-cluster given)")
+    for item in items:
+        if "single_redis" in item.keywords:
+            item.add_marker(skip)
 
 
 @pytest.fixture(scope="session")

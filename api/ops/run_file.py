@@ -28,6 +28,8 @@ class RunInfo:
     cron_pid: int | None = None
     cluster_pids: list[int] = dataclasses.field(default_factory=list)
     """The nodes of `up --cluster`'s local Redis Cluster."""
+    queue_url: str | None = None
+    """RQ's Redis, where it is not the data's (`up --cluster`: the embedded one)."""
 
 
 def write_run_file(home: Path, info: RunInfo) -> None:

@@ -454,6 +454,7 @@ def _record(
         redis_pid=redis.server.pid if redis else None,
         redis_url=settings.redis_url or "",
         cluster_pids=cluster.pids if cluster else [],
+        queue_url=settings.queue_url,
     )
     write_run_file(home, info)
 

@@ -15,6 +15,12 @@ from assocmem.api.client.local import read_key_file
 from assocmem.api.ops.run_file import RunInfo, read_run_file
 from assocmem.api.ops.spawn import spawn_up
 from assocmem.workers.runtime.redis_server import is_alive
+from assocmem.workers.runtime.services import Runtime
+from assocmem.workers.runtime.settings import load_settings
+
+ON_CLUSTER = "ASSOCMEM_TEST_CLUSTER"
+"""Masters of the cluster every pipeline runs on, where tests/conftest.py's --redis-cluster
+sets it."""
 
 KEYS: dict[str, str] = {}
 """The operator key of each running pipeline, by URL: what `cli` sends to it."""
@@ -78,6 +84,8 @@ class Pipeline:
             # tests of the cron name their own schedule.
             "ASSOCMEM_CONSOLIDATE_AT": "off",
         }
+        if masters := os.environ.get(ON_CLUSTER):  # pytest --redis-cluster
+            defaults["ASSOCMEM_CLUSTER"] = masters
         self.process, self.banner = spawn_up(home, {**defaults, **(env or {})})
         info = read_run_file(home)
         assert info is not None, "up printed its URL but wrote no run file"
@@ -90,20 +98,25 @@ class Pipeline:
     def url(self) -> str:
         return self.info.url
 
+    def runtime(self) -> Runtime:
+        """A connection to the pipeline's data and queues, as its workers make."""
+        return runtime_of(self.info)
+
     def stop(self) -> None:
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
             self.process.wait(60)
 
     def crash(self) -> None:
-        """SIGKILL `up`, the API and the workers; then stop the embedded Redis."""
+        """SIGKILL `up`, the API and the workers; then stop the embedded Redis (or cluster)."""
         pids = [self.info.up_pid, self.info.api_pid, *self.info.worker_pids, self.info.cron_pid]
         for pid in pids:
             os.kill(pid, signal.SIGKILL)
         self.process.wait(10)
-        if self.info.redis_pid:
-            os.kill(self.info.redis_pid, signal.SIGTERM)
-            pids.append(self.info.redis_pid)
+        for pid in [self.info.redis_pid, *self.info.cluster_pids]:
+            if pid:
+                os.kill(pid, signal.SIGTERM)
+                pids.append(pid)
         deadline = time.monotonic() + 30
         while any(is_alive(pid) for pid in pids) and time.monotonic() < deadline:
             for pid in pids:
@@ -113,3 +126,10 @@ class Pipeline:
                     pass
             time.sleep(0.05)
         assert not any(is_alive(pid) for pid in pids), "a process survived the crash"
+
+
+def runtime_of(info: RunInfo) -> Runtime:
+    env = {"REDIS_URL": info.redis_url}
+    if info.queue_url:  # up --cluster: the queues are in the embedded Redis
+        env["ASSOCMEM_QUEUE_URL"] = info.queue_url
+    return Runtime.connect(load_settings(env))

@@ -5,8 +5,6 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from assocmem.workers.runtime.services import Runtime
-from assocmem.workers.runtime.settings import Settings
 from tests.e2e.pipeline import Pipeline, cli, cli_json
 
 NOTES = [
@@ -37,8 +35,8 @@ def expanded(read: dict) -> list[str]:
     return [e["concept"] for e in read["expanded_concepts"]]
 
 
-def wait_for_snapshot(redis_url: str, position: str, timeout: float = 30.0) -> None:
-    runtime = Runtime.connect(Settings(redis_url=redis_url))
+def wait_for_snapshot(up: Pipeline, position: str, timeout: float = 30.0) -> None:
+    runtime = up.runtime()
     deadline = time.monotonic() + timeout
     while str(runtime.snapshots.latest_position("default")) != position:
         assert time.monotonic() < deadline, f"no snapshot reached {position}"
@@ -79,7 +77,7 @@ def test_taught_links_survive_a_crash_of_every_process(tmp_path: Path) -> None:
         assert links(taught) == [
             {"concept": "c", "from": "a", "weight": 1.0, "count": 0, "learned": 1.0}
         ]
-        wait_for_snapshot(up.info.redis_url, fb["position"])
+        wait_for_snapshot(up, fb["position"])
     finally:
         up.crash()
 
@@ -226,7 +224,7 @@ def test_a_rated_turn_after_a_match_is_taught_audited_and_kept_after_a_crash(
         (rating,) = [e for e in audit["events"] if e["type"] == "feedback.given"]
         assert rating["position"] == fb["position"]
         assert rating["detail"]["links"] == [{"from": match, "written": "after", "taught": 1.0}]
-        wait_for_snapshot(up.info.redis_url, fb["position"])
+        wait_for_snapshot(up, fb["position"])
     finally:
         up.crash()
 

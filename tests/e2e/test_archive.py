@@ -6,9 +6,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-import redis
-
 from assocmem.api.client import Client
+from assocmem.workers.store.redis.connect import data_client
 from tests.e2e.pipeline import Pipeline, cli, cli_json
 
 
@@ -25,7 +24,7 @@ def test_an_archive_pass_moves_old_entries_and_history_reads_through_it(tmp_path
         audit_before = cli_json("audit", "link", "billing", "timeout", url=up.url)
         job = cli_json("archive", "--now", url=up.url)
         assert job["result"]["entries"] >= 2 and job["result"]["segments"] >= 1
-        stream = redis.Redis.from_url(up.info.redis_url).xrange("am:{default}:log")
+        stream = data_client(up.info.redis_url).xrange("am:{default}:log")
         assert first["id"].encode() not in [position for position, _ in stream]
         listing = cli_json("archive", url=up.url)
         assert listing["segments"][0]["first"] == first["id"]

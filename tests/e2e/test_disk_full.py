@@ -18,6 +18,8 @@ from assocmem.api.ops.run_file import read_run_file
 from assocmem.workers.runtime.redis_server import is_alive
 from tests.e2e.pipeline import Pipeline, cli_json
 
+pytestmark = pytest.mark.single_redis  # the embedded Redis on the small disk, restarted there
+
 MB = 1024 * 1024
 MIN_FREE_MB = 16
 

@@ -17,9 +17,8 @@ from assocmem.engine.events.envelope import Event, decode_event
 from assocmem.engine.events.fold import fold_from_zero
 from assocmem.engine.position import ZERO
 from assocmem.engine.snapshot.codec import content_hash, decompress_snapshot
-from assocmem.workers.runtime.services import Runtime
-from assocmem.workers.runtime.settings import load_settings
 from assocmem.workers.store.ports import iter_entries
+from assocmem.workers.store.redis.connect import data_client
 from tests.e2e.pipeline import Pipeline, cli, cli_json
 
 ALICE = "alice@example.com"
@@ -31,8 +30,8 @@ def as_user(user: str, *args: str, url: str) -> dict:
     return cli_json(*args, "--user", user, url=url)
 
 
-def events_of(redis_url: str) -> list[Event]:
-    runtime = Runtime.connect(load_settings({"REDIS_URL": redis_url}))
+def events_of(up: Pipeline) -> list[Event]:
+    runtime = up.runtime()
     try:
         return [
             decode_event(raw, position)
@@ -47,13 +46,17 @@ def hash_of_user(events: list[Event], user: str) -> str:
     return content_hash(fold_from_zero(e for e in events if e.user == user))
 
 
-def redis_contents(redis_url: str) -> bytes:
+def redis_contents(up: Pipeline) -> bytes:
     """Every value of every key, as the application reads it: streams' fields, hashes, lists,
-    sets, and strings inflated when they are zlib blobs (snapshots, archive segments)."""
-    client = redis.Redis.from_url(redis_url)
+    sets, and strings inflated when they are zlib blobs (snapshots, archive segments); in the
+    data's Redis (every node of a cluster) and the queues'."""
+    info = up.info
+    if info.queue_url:  # up --cluster
+        stores = [data_client(info.redis_url), redis.Redis.from_url(info.queue_url)]
+    else:  # the data in database 0, the queues in 1
+        stores = [redis.Redis.from_url(info.redis_url, db=database) for database in (0, 1)]
     found = []
-    for database in (0, 1):
-        db = redis.Redis.from_url(redis_url, db=database)
+    for db in stores:
         for key in db.scan_iter(count=1000):
             kind = db.type(key).decode()
             found.append(key)
@@ -73,7 +76,6 @@ def redis_contents(redis_url: str) -> bytes:
             elif kind in ("set", "zset"):
                 found += db.smembers(key) if kind == "set" else db.zrange(key, 0, -1)
         db.close()
-    client.close()
     return b"\n".join(found)
 
 
@@ -130,9 +132,8 @@ def test_forget_a_user_leaves_nothing_of_them_and_the_rest_as_it_was(tmp_path: P
             "billing",
             url=url,
         )
-        redis_url = up.info.redis_url
-        bob_before = hash_of_user(events_of(redis_url), "bob")
-        assert all(mark in redis_contents(redis_url) for mark in MARKS)  # the scans see them
+        bob_before = hash_of_user(events_of(up), "bob")
+        assert all(mark in redis_contents(up) for mark in MARKS)  # the scans see them
         deadline = time.monotonic() + 10
         while MARKS[0] not in files_under(up.home):  # the AOF, written every second
             assert time.monotonic() < deadline, "the AOF never held the user's text"
@@ -147,14 +148,14 @@ def test_forget_a_user_leaves_nothing_of_them_and_the_rest_as_it_was(tmp_path: P
         assert done["state"] == "finished"
         assert report["events"] == 3 and report["memories"] == 2 and report["files_rewritten"]
 
-        events = events_of(redis_url)
+        events = events_of(up)
         assert all(e.user != ALICE for e in events)
         assert [e.type for e in events if e.user is None] == ["subject.forgotten"]
         assert hash_of_user(events, "bob") == bob_before
         # at once: the API that told `forget` the job had finished serves what is left
         assert cli_json("state", url=url)["hash"] == content_hash(fold_from_zero(events))
         assert cli_json("replay", "--verify", url=url)["matches"]
-        left = redis_contents(redis_url)
+        left = redis_contents(up)
         assert not [m for m in MARKS if m in left], "Redis still holds the user's words"
         assert ALICE.encode() not in left
         read = cli_json("read", "--concepts", "billing", url=url)
@@ -177,10 +178,10 @@ def test_delete_with_erase_takes_one_memory_out_of_the_log_for_real(tmp_path: Pa
         done = cli_json("delete", secret["id"], "--erase", url=url)
         assert done["erasure"]["state"] == "finished"
         assert done["erasure"]["result"]["events"] == 1
-        assert b"zqxsecret" not in redis_contents(up.info.redis_url)
+        assert b"zqxsecret" not in redis_contents(up)
         assert cli_json("read", "--concepts", "billing", url=url)["items"] == []
         assert cli_json("replay", "--verify", url=url)["matches"]
-        events = events_of(up.info.redis_url)
+        events = events_of(up)
         assert [e.type for e in events] == ["memory.written", "memory.deleted", "memory.deleted"]
         refused = cli("get", kept["id"], url=url, check=False)
         assert refused.returncode != 0 and "deleted" in refused.stderr
@@ -209,7 +210,7 @@ def test_an_expired_memory_leaves_reads_at_once_and_the_expiry_pass_erases_it(
         assert gone.returncode != 0 and "expired" in gone.stderr
         done = cli_json("expire", url=url)
         assert done["result"]["expired"] == [brief["id"]]
-        assert b"zqxbrief" not in redis_contents(up.info.redis_url)
+        assert b"zqxbrief" not in redis_contents(up)
         assert cli_json("replay", "--verify", url=url)["matches"]
         assert cli("expire", url=url).stdout.strip() == "no memory had expired"
         refused = cli("write", "x", "--expires-in", "soon", url=url, check=False)

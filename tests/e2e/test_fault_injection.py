@@ -15,12 +15,11 @@ import pytest
 
 from assocmem.api.client import Client
 from assocmem.api.errors import ApiError, BadRequest
-from assocmem.api.ops.run_file import read_run_file
+from assocmem.api.ops.run_file import RunInfo, read_run_file
 from assocmem.engine.position import Position
 from assocmem.workers.jobs.job_list import list_jobs
 from assocmem.workers.runtime.services import Runtime
-from assocmem.workers.runtime.settings import load_settings
-from tests.e2e.pipeline import Pipeline, cli_json
+from tests.e2e.pipeline import Pipeline, cli_json, runtime_of
 
 NOTES = 100_000
 BATCH = 500
@@ -88,8 +87,8 @@ class Killer(threading.Thread):
             time.sleep(0.1)
 
 
-def wait_for_snapshot_at(redis_url: str, position: str, logs: Path) -> None:
-    runtime = Runtime.connect(load_settings({"REDIS_URL": redis_url}))
+def wait_for_snapshot_at(info: RunInfo, position: str, logs: Path) -> None:
+    runtime = runtime_of(info)
     try:
         deadline = time.monotonic() + 300
         while runtime.snapshots.latest_position("default") != Position.parse(position):
@@ -152,7 +151,7 @@ def test_kill_9_of_workers_and_api_while_appending_loses_nothing_and_counts_noth
             assert health["log_length"] == NOTES + feedbacks  # every event appended once
             info = read_run_file(up.home)
             assert info is not None
-            wait_for_snapshot_at(info.redis_url, last, up.home / "logs")
+            wait_for_snapshot_at(info, last, up.home / "logs")
             served = retried(client.state)
             assert served["position"] == last
             assert served["memories"] == NOTES

@@ -5,8 +5,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-import redis
-
+from assocmem.workers.store.redis.connect import data_client
 from tests.e2e.pipeline import Pipeline, cli, cli_json
 
 
@@ -67,7 +66,7 @@ def test_a_malformed_entry_lands_in_dead_letters_and_later_events_are_still_fold
     up = Pipeline(tmp_path / "data")
     try:
         cli("write", "before the bad one", url=up.url)
-        client = redis.Redis.from_url(up.info.redis_url)
+        client = data_client(up.info.redis_url)
         bad = client.xadd("am:{default}:log", {"e": b"{broken"})
         stray = client.xadd("am:{default}:log", {"event": b"not ours"})
         after = cli_json("write", "after the bad one", url=up.url)

@@ -28,6 +28,7 @@ from assocmem.engine.snapshot.codec import dump_state
 from assocmem.workers.runtime.redis_server import is_alive, start_redis
 from assocmem.workers.runtime.settings import load_settings
 from assocmem.workers.runtime.worker import HEARTBEAT_TTL, MAINTENANCE_INTERVAL
+from assocmem.workers.store.redis.connect import data_client, node_clients
 from assocmem.workers.store.redis.keys import FOLD_QUEUE
 from tests.e2e.pipeline import Pipeline, cli, cli_json
 from tests.stores import note
@@ -83,6 +84,7 @@ def test_kill_9_of_up_takes_every_process_down_and_a_new_up_serves_the_same_stat
         again.stop()
 
 
+@pytest.mark.single_redis
 def test_kill_9_of_up_on_a_redis_of_its_own_stops_a_worker_in_the_middle_of_a_job(
     tmp_path: Path,
 ) -> None:
@@ -188,8 +190,12 @@ def test_while_redis_refuses_writes_reads_are_served_writes_get_a_503_and_then_a
     try:
         written = cli_json("write", "the billing job timed out", url=up.url)
         cli("read", "--concepts", "billing", "--after", written["id"], url=up.url)
-        store = redis.Redis.from_url(up.info.redis_url)
-        store.config_set("min-replicas-to-write", 1)  # as a full disk or maxmemory would
+        # as a full disk or maxmemory would: more replicas than any has (a cluster's have one)
+        stores = node_clients(data_client(up.info.redis_url))  # every node of a cluster
+        if up.info.queue_url:  # up --cluster: the queues in a Redis of their own
+            stores.append(redis.Redis.from_url(up.info.queue_url))
+        for store in stores:
+            store.config_set("min-replicas-to-write", 2)
         try:
             refused = urllib3.request(
                 "POST",
@@ -209,7 +215,8 @@ def test_while_redis_refuses_writes_reads_are_served_writes_get_a_503_and_then_a
                 assert [i["text"] for i in found["items"]] == ["the billing job timed out"]
             time.sleep(3)  # the workers' and cron's loops meet the refusal meanwhile
         finally:
-            store.config_set("min-replicas-to-write", 0)
+            for store in stores:
+                store.config_set("min-replicas-to-write", 0)
         assert is_alive(up.info.api_pid), "the API served throughout"
         # RQ's worker quits when its own bookkeeping of a job is refused: `up` restarts it,
         # and it waits for Redis to take writes before it takes jobs again. A fold it had
@@ -251,7 +258,7 @@ def test_the_embedded_redis_wants_its_password_and_keeps_it_to_its_owner(tmp_pat
         port = int(up.info.redis_url.rsplit(":", 1)[1].split("/")[0])
         with pytest.raises(redis.AuthenticationError):
             redis.Redis(port=port).ping()
-        assert redis.Redis.from_url(up.info.redis_url).ping()
+        assert data_client(up.info.redis_url).ping()
         for secret in (up.home / "redis" / "password", up.home / "run.json"):
             assert stat.S_IMODE(secret.stat().st_mode) == 0o600
         for what_users_wrote in (up.home, up.home / "redis", up.home / "logs"):  # the AOF: 644

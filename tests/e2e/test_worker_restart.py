@@ -14,8 +14,6 @@ from rq.job import Job, JobStatus
 from rq.serializers import JSONSerializer
 
 from assocmem.api.ops.run_file import read_run_file
-from assocmem.workers.runtime.services import Runtime
-from assocmem.workers.runtime.settings import load_settings
 from assocmem.workers.store.redis.keys import MAINTENANCE_QUEUE
 from tests.e2e.pipeline import Pipeline
 
@@ -25,7 +23,7 @@ def test_a_job_whose_worker_up_restarts_after_a_kill_9_runs_again_at_once(
 ) -> None:
     up = Pipeline(tmp_path / "data")
     try:
-        runtime = Runtime.connect(load_settings({"REDIS_URL": up.info.redis_url}))
+        runtime = up.runtime()
         connection = runtime.queue_connection
         assert connection is not None
         runtime.queue(MAINTENANCE_QUEUE).enqueue_call(
