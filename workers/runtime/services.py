@@ -64,6 +64,7 @@ class Runtime:
             settings.rungs_kept,
             event_log.epoch,
             settings.disk_budget,
+            (settings.snapshot_cache,) if settings.snapshot_cache else (),
         )
         return cls(
             settings,

@@ -33,8 +33,8 @@ in bench/README.md)."""
 DEFAULT_RUNGS_KEPT = 128
 """The most kept per tenant, thinned evenly past it: a million events keeps all of them."""
 DEFAULT_DISK_BUDGET = 4 * 1024**3
-"""The rungs of every tenant together: a million commit messages kept 100 in 8.5 GB, thinned
-to about half as many within it (bench/README.md)."""
+"""The rungs of every tenant together and the copy of the newest snapshot: what a million
+commit messages keep within it, and the as-of reads it gives, are in bench/README.md."""
 DEFAULT_APPENDFSYNC = "always"
 """The embedded Redis fsyncs its AOF before it answers a write: an acknowledged event
 survives Redis's death (a `kill -9` of `up` takes Redis with it) and the machine's.
@@ -145,10 +145,10 @@ class Settings:
     rung_events: int = DEFAULT_RUNG_EVENTS
     """Events folded between two of them (0: none kept)."""
     rungs_kept: int = DEFAULT_RUNGS_KEPT
-    disk_budget: int = DEFAULT_DISK_BUDGET
-    """Bytes the snapshots kept on local disk (rungs) may take, every tenant's together;
-    past it they thin out evenly (0: no bound)."""
     """At most this many per tenant, thinned evenly over the log."""
+    disk_budget: int = DEFAULT_DISK_BUDGET
+    """Bytes the snapshots kept on local disk (the rungs, every tenant's together, and the
+    copy of the newest) may take; past it the rungs thin out evenly (0: no bound)."""
     appendfsync: str = DEFAULT_APPENDFSYNC
     aof_rewrite_quiet: float = 60.0
     """Seconds the embedded Redis's AOF must stay still before `up` has it rewritten

@@ -14,7 +14,7 @@ an index (`rungs.json`) of the rungs, the events each had folded, and each file'
 Whichever process publishes (a fold job) saves one, under a lock of the tenant's directory;
 any process given the same directory reads them (the API's `as_of` reads, the workers'
 replays and diffs). At most `kept` rungs, and all tenants' files within `budget` bytes
-(ASSOCMEM_DISK_BUDGET): past either, the rung whose removal leaves the shortest run of
+(ASSOCMEM_DISK_BUDGET, which covers the local copy of the newest snapshot too): past either, the rung whose removal leaves the shortest run of
 events between its neighbours goes, so they thin out evenly over the log (rather than
 oldest first, which would make as-of reads into the early log fold from zero).
 An erasure drops them all (`drop`), and the rungs of another epoch of the log (a history
@@ -120,12 +120,16 @@ class RungStore:
         kept: int,
         epoch: Callable[[str], int],
         budget: int = 0,
+        counted: tuple[Path, ...] = (),
     ) -> None:
         self.directory = directory
         self.stride = stride
         self.kept = kept
         self.budget = budget
-        """Bytes every tenant's rungs may take together (0: no bound)."""
+        """Bytes every tenant's rungs may take together (0: no bound), with `counted`."""
+        self.counted = counted
+        """Other directories whose files the budget covers (the local copy of the newest
+        snapshot): what they hold leaves the rungs that much less."""
         self._epoch = epoch
         """The tenant's epoch of the log now (EventLog.epoch)."""
 
@@ -212,6 +216,7 @@ class RungStore:
         if not self.budget:
             return lambda rungs: True
         others = _bytes_under(self.directory, but=here)
+        others += sum(_bytes_under(directory) for directory in self.counted)
         sizes = {f.name: f.stat().st_size for f in here.iterdir() if f.is_file()}
 
         def fits(rungs: Rungs) -> bool:
@@ -286,8 +291,8 @@ class RungStore:
         _write_file(here / INDEX, [rungs.encode()])
 
 
-def _bytes_under(directory: Path, but: Path) -> int:
-    """Bytes of the files under `directory`, those of `but` left out."""
+def _bytes_under(directory: Path, but: Path | None = None) -> int:
+    """Bytes of the files under `directory` (none if it is missing), those of `but` left out."""
     total = 0
     for root, _, files in os.walk(directory):
         if Path(root) == but:
@@ -373,9 +378,10 @@ def with_rungs(
     kept: int,
     epoch: Callable[[str], int],
     budget: int = 0,
+    counted: tuple[Path, ...] = (),
 ) -> SnapshotStore:
     """`store`, its rebuilds also starting from rungs in `directory` if set (and a stride),
-    all of them within `budget` bytes (0: no bound)."""
+    all of them and the files under `counted` within `budget` bytes (0: no bound)."""
     if directory is None or stride <= 0:
         return store
-    return RungSnapshotStore(store, RungStore(directory, stride, kept, epoch, budget))
+    return RungSnapshotStore(store, RungStore(directory, stride, kept, epoch, budget, counted))

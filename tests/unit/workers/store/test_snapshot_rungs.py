@@ -194,6 +194,21 @@ def test_within_a_disk_budget_rungs_thin_out_evenly_and_still_rebuild_exactly(
     assert content_hash(state) == content_hash(zero)
 
 
+def test_the_copy_of_the_newest_snapshot_takes_its_share_of_the_disk_budget(
+    runtime: Runtime, tmp_path: Path
+) -> None:
+    """The budget covers the local copy of the newest snapshot too: the rungs get the rest."""
+    store = _rungs(runtime)
+    _fill(runtime, 20)
+    rungs = sum(f.stat().st_size for f in _rung_files(store.directory))
+    copy = tmp_path / "snapshot-cache"
+    copy.mkdir()
+    (copy / "default.snapshot").write_bytes(b"s" * (rungs // 2))
+    store.budget, store.counted = 2 * rungs, (copy,)
+    _fill(runtime, 30)
+    assert sum(f.stat().st_size for f in _rung_files(store.directory)) + rungs // 2 <= 2 * rungs
+
+
 def _rung_files(directory: Path) -> list[Path]:
     return [f for f in directory.rglob("*") if f.is_file() and f.name[0].isdigit()]
 
