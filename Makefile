@@ -29,8 +29,14 @@ lint: install
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
 
+# the end-to-end tests of the data's path through Redis, again on `up --cluster 3`
+# (all of tests/e2e passes there too: `pytest tests/e2e --redis-cluster`, about 9 minutes)
+CLUSTER_E2E := tests/e2e/test_readme.py tests/e2e/test_acceptance.py tests/e2e/test_erasure.py \
+	tests/e2e/test_archive.py tests/e2e/test_history.py
+
 test: lint
 	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest --redis-cluster -m "not slow" $(CLUSTER_E2E)
 
 test-fast: lint
 	$(BIN)/python -m pytest -m "not slow"
