@@ -191,6 +191,9 @@ def _config_text(
             "cluster-enabled yes",
             "cluster-config-file nodes.conf",
             f"cluster-node-timeout {CLUSTER_NODE_TIMEOUT_MS}",
+            # A master's replica syncs at once: Redis waits 5 s by default for others to
+            # share the transfer, and a master here has one replica
+            "repl-diskless-sync-delay 0",
         ]
     return "\n".join(
         [
