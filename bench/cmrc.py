@@ -8,7 +8,13 @@ assocmem over its extracted concepts (the same extraction the API runs at append
 through the pure engine. Pairs are reported with a bootstrap interval of the difference;
 so is time parsing on against off.
 
-    .venv/bin/python bench/cmrc.py ../shared/data/zh/cmrc2018_trial.json
+`--feedback`: the questions split in two by a seeded hash, the answers of one half rated
+helpful, R@5 of each depth before and after: for the rated questions themselves, for the
+other half, and for those of it whose answers no rating touched (the questions of one
+paragraph share its subject, as the questions of one conversation do); then the same
+without the learned concept links (valence and the links between memories only).
+
+    .venv/bin/python bench/cmrc.py ../shared/data/zh/cmrc2018_trial.json [--feedback]
 """
 
 from __future__ import annotations
@@ -21,8 +27,9 @@ from pathlib import Path
 import jieba
 import numpy as np
 import orjson
-from retrieval import Bm25, Question, ask, build_state, describe, hits, paired
+from retrieval import Bm25, Question, ask, build_state, describe, hits, paired, rate, seeded_half
 
+from assocmem.engine.state.state import State
 from assocmem.engine.text.extraction import CHINESE_STOP_WORDS
 
 _SENTENCE = re.compile(r"[^。！？!?]+[。！？!?]?")
@@ -60,12 +67,17 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("data", type=Path, help="cmrc2018_trial.json or _dev.json (SQuAD format)")
+    parser.add_argument("--feedback", action="store_true", help="the feedback protocol instead")
+    parser.add_argument("--seed", type=int, default=7, help="of the split into rated and held out")
     args = parser.parse_args()
     sentences, pairs = sentences_and_questions(args.data)
     print(f"{len(sentences):,} sentences, {len(pairs):,} questions")
     state = build_state(sentences, [WRITTEN] * len(sentences), progress=False)
-    bm25 = Bm25(sentences, tokens)
     questions = [Question(text, frozenset({target}), NOW) for text, target in pairs]
+    if args.feedback:
+        feedback(state, questions, args.seed)
+        return
+    bm25 = Bm25(sentences, tokens)
     for k in (1, 5):
         baseline = [hits(q.answers, bm25.ask(q, k), k) for q in questions]
         for depth in ("fast", "standard", "deep"):
@@ -84,6 +96,43 @@ def main() -> None:
         print(describe(f"R@{k} standard, context off vs on", paired(alone, on), ("off", "on")))
     dated = [q for q in questions if np.any([c.isdigit() for c in q.text])]
     print(f"({len(dated)} questions carry a digit, e.g. a year)")
+
+
+def feedback(state: State, questions: list[Question], seed: int, k: int = 5) -> None:
+    rated_half = [q for q in questions if seeded_half(q.text, seed) == 0]
+    held = [q for q in questions if seeded_half(q.text, seed) == 1]
+    depths = ("fast", "standard", "deep")
+
+    def scores(group: list[Question]) -> dict[str, list[float]]:
+        return {d: [hits(q.answers, ask(state, q, d, k), k) for q in group] for d in depths}
+
+    before_rated, before_held = scores(rated_half), scores(held)
+    rated = set(rate(state, rated_half, NOW, unhelpful=False))
+    untouched = [n for n, q in enumerate(held) if not q.answers & rated]
+    print(
+        f"{len(rated_half)} questions rated (their answers helpful), {len(held)} held out,"
+        f" {len(untouched)} of them with answers no rating touched"
+    )
+
+    def report(label: str, depths: tuple[str, ...]) -> None:
+        after_rated, after_held = scores(rated_half), scores(held)
+        for d in depths:
+            for name, first, second in (
+                ("rated", before_rated[d], after_rated[d]),
+                ("held out", before_held[d], after_held[d]),
+                (
+                    "untouched",
+                    [before_held[d][n] for n in untouched],
+                    [after_held[d][n] for n in untouched],
+                ),
+            ):
+                result = paired(first, second)
+                print(describe(f"  R@{k} {d}{label}, {name}", result, ("before", "after")))
+
+    report("", depths)
+    state.learned = {}
+    state.learned_version += 1
+    report(" without learned links", ("standard",))
 
 
 if __name__ == "__main__":

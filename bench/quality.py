@@ -38,6 +38,7 @@ from retrieval import (
     english_tokens,
     hits,
     paired,
+    rate,
     seeded_half,
 )
 from skeleton import load_corpus
@@ -45,11 +46,9 @@ from skeleton import load_corpus
 from assocmem.engine.errors import CorruptSnapshot
 from assocmem.engine.events.consolidation import Rule, decide
 from assocmem.engine.events.envelope import Event
-from assocmem.engine.events.feedback_given import FEEDBACK_GIVEN
 from assocmem.engine.events.fold import fold
 from assocmem.engine.events.links_consolidated import LINKS_CONSOLIDATED
 from assocmem.engine.position import Position
-from assocmem.engine.recall.question import parse_question
 from assocmem.engine.snapshot.codec import dump_state, load_state
 from assocmem.engine.state.state import State
 
@@ -77,35 +76,6 @@ def compare(
     fast, standard = scores["fast"], scores["standard"]
     print(describe("  standard vs fast", paired(fast, standard), ("fast", "standard")))
     print(f"  engine read, mean over depths: {elapsed:.2f} ms")
-
-
-def rate(state: State, questions: list[Question], now: float, unhelpful: bool) -> list[int]:
-    """Fold the ratings of each question's read: its answers helpful (+1) and, with
-    `unhelpful`, the other memories the read returned unhelpful (-1); the rated rows."""
-    clock = datetime.fromtimestamp(now, UTC)
-    events: list[Event] = []
-    rated: list[int] = []
-    ms = state.position.ms
-
-    def add(rows: list[int], outcome: float, concepts: tuple[str, ...]) -> None:
-        ids = [state.rows[r].id for r in rows]
-        data = {"memory_ids": ids, "outcome": outcome, "concepts": list(concepts)}
-        position = Position(ms + len(events) + 1, 0)
-        events.append(Event(FEEDBACK_GIVEN.name, "default", "bench", now, data, position=position))
-        rated.extend(rows)
-
-    for q in questions:
-        concepts = q.concepts or parse_question(q.text, clock).concepts
-        if not concepts:
-            continue
-        shown = ask(state, q, "standard") if unhelpful else []
-        add(sorted(q.answers), 1.0, concepts)
-        wrong = [r for r in shown if r not in q.answers]
-        if wrong:
-            add(wrong, -1.0, concepts)
-    rejected = fold(state, events)
-    assert not rejected, rejected[:3]
-    return rated
 
 
 def feedback_protocol(state: State, questions: list[Question], seed: int, unhelpful: bool) -> None:

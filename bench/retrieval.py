@@ -17,8 +17,11 @@ import bm25s
 import numpy as np
 from skeleton import written_event  # bench/ is on sys.path when a script here runs
 
-from assocmem.engine.events.fold import fold_from_zero
-from assocmem.engine.recall.question import read_query
+from assocmem.engine.events.envelope import Event
+from assocmem.engine.events.feedback_given import FEEDBACK_GIVEN
+from assocmem.engine.events.fold import fold, fold_from_zero
+from assocmem.engine.position import Position
+from assocmem.engine.recall.question import parse_question, read_query
 from assocmem.engine.recall.recall import Query, recall
 from assocmem.engine.state.state import State
 
@@ -142,6 +145,35 @@ def describe(label: str, result: Paired, names: tuple[str, str]) -> str:
         f"  ({sign}{result.second - result.first:.3f}, 95% CI {result.low:+.3f} .. {result.high:+.3f},"
         f" n={result.n}){significant}"
     )
+
+
+def rate(state: State, questions: list[Question], now: float, unhelpful: bool) -> list[int]:
+    """Fold the ratings of each question's read: its answers helpful (+1) and, with
+    `unhelpful`, the other memories the read returned unhelpful (-1); the rated rows."""
+    clock = datetime.fromtimestamp(now, UTC)
+    events: list[Event] = []
+    rated: list[int] = []
+    ms = state.position.ms
+
+    def add(rows: list[int], outcome: float, concepts: tuple[str, ...]) -> None:
+        ids = [state.rows[r].id for r in rows]
+        data = {"memory_ids": ids, "outcome": outcome, "concepts": list(concepts)}
+        position = Position(ms + len(events) + 1, 0)
+        events.append(Event(FEEDBACK_GIVEN.name, "default", "bench", now, data, position=position))
+        rated.extend(rows)
+
+    for q in questions:
+        concepts = q.concepts or parse_question(q.text, clock).concepts
+        if not concepts:
+            continue
+        shown = ask(state, q, "standard") if unhelpful else []
+        add(sorted(q.answers), 1.0, concepts)
+        wrong = [r for r in shown if r not in q.answers]
+        if wrong:
+            add(wrong, -1.0, concepts)
+    rejected = fold(state, events)
+    assert not rejected, rejected[:3]
+    return rated
 
 
 def seeded_half(key: str, seed: int) -> int:

@@ -10,6 +10,13 @@ carries a part of it; a pure association (carrying none of the question) enters 
 below every memory that carries more than half of it; memories that each carry a part
 (a paraphrase, a long question whose words spread over many notes) are near-ties that
 links reorder, and there links find what words alone miss.
+
+A link feedback taught (or strengthened) is evidence about the memories one rating named,
+for the question it rated: a memory that carries none of the question and is found through
+such a link enters below every memory that carries some of it. Else one rating makes its
+memory the answer to every later question on the same subject (the questions of one
+conversation, of one paragraph), ahead of the memory that answers it (bench/cmrc.py
+--feedback).
 """
 
 from __future__ import annotations
@@ -27,20 +34,26 @@ def protected_above(cover: float) -> float:
     return cover + (1.0 - cover) / 2
 
 
-def bounded(full: np.ndarray, direct: np.ndarray, cover: np.ndarray) -> np.ndarray:
+def bounded(
+    full: np.ndarray, direct: np.ndarray, cover: np.ndarray, taught: np.ndarray | None = None
+) -> np.ndarray:
     """`full` scores, each capped so that what it holds beyond its `direct` score never takes
     it past a memory that carries clearly more of the question (`cover`, per memory: the
-    share of the question's weight it carries) and whose direct score is at least its own."""
+    share of the question's weight it carries) and whose direct score is at least its own;
+    one that carries none of it and that a taught link found (`taught`, per memory), past
+    any memory that carries some."""
     linked = np.flatnonzero(full > direct)
     if not len(linked):
         return full
     levels = np.round(cover, 9)
+    strict = np.zeros(len(full), dtype=bool) if taught is None else taught & (levels == 0)
     out = full.copy()
-    for level in np.unique(levels[linked]).tolist():
-        above = np.sort(direct[levels > protected_above(level)])
+    groups = set(zip(levels[linked].tolist(), strict[linked].tolist(), strict=True))
+    for level, only_taught in sorted(groups):
+        above = np.sort(direct[levels > (level if only_taught else protected_above(level))])
         if not len(above):
             continue
-        rows = linked[levels[linked] == level]
+        rows = linked[(levels[linked] == level) & (strict[linked] == only_taught)]
         at = np.searchsorted(above, direct[rows], side="left")
         ceiling = np.where(at < len(above), above[np.minimum(at, len(above) - 1)], np.inf)
         out[rows] = np.minimum(full[rows], np.maximum(direct[rows], ceiling - MARGIN))

@@ -244,13 +244,15 @@ def recall(state: State, query: Query) -> Recall:
     if query.expired_before is not None:
         keep &= ~expired(state, query.expired_before, candidates)
     rows, full, direct, cover = candidates[keep], full[keep], direct[keep], cover[keep]
-    relevance = bounded(full, direct, cover)
+    taught = _taught(state, vias, rows)
+    relevance = bounded(full, direct, cover, taught)
     near = contenders(relevance, query.limit)
     rows, relevance, direct, cover = rows[near], relevance[near], direct[near], cover[near]
+    taught = taught[near] if taught is not None else None
     recency = RECENT_QUERY_RECENCY_WEIGHT if query.prefers_recent else RECENCY_WEIGHT
     weighed = priors(state, rows, now, recency)
     # again once priors apply: a newer memory's links must not take it past either
-    scores = bounded(relevance * weighed, direct * weighed, cover)
+    scores = bounded(relevance * weighed, direct * weighed, cover, taught)
     best = [(int(rows[k]), score) for k, score in top(np.arange(len(rows)), scores, query.limit)]
     beside: dict[int, Neighbour] = {}
     if query.context and query.depth != "fast" and best:
@@ -472,6 +474,17 @@ def _paths(
 
     _, paths = nx.multi_source_dijkstra(graph, set(seeds), weight="cost")
     return {j: chain_along(state, graph, paths[j]) for j in reached if j in paths}
+
+
+def _taught(state: State, vias: dict[int, list[Via]], rows: np.ndarray) -> np.ndarray | None:
+    """Per row, whether it carries a concept a link feedback taught leads to (None: no read
+    link was taught). A superset of the memories such a link found: enough for
+    engine.dominance, which looks at those that carry none of the question."""
+    concepts = [j for j, links in vias.items() if any(v.learned > 0 for v in links)]
+    if not concepts:
+        return None
+    carried = np.unique(np.concatenate([state.postings.of(j)[0] for j in concepts]))
+    return np.isin(rows, carried)
 
 
 def _about(state: State, time_range: TimeRange, concepts: tuple[str, ...]) -> np.ndarray:

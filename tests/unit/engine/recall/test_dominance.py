@@ -10,7 +10,7 @@ import pytest
 from assocmem.engine.events.fold import fold_from_zero
 from assocmem.engine.recall.dominance import bounded
 from assocmem.engine.recall.recall import Query, recall
-from tests.unit.engine.make_events import written
+from tests.unit.engine.make_events import feedback, written
 
 FILLER = [f"detail{n}" for n in range(6)]
 
@@ -60,3 +60,38 @@ def test_bounded_caps_a_lift_just_below_the_memory_it_may_not_pass() -> None:
     assert capped[3] == pytest.approx(0.30 - 1e-7)
     # carrying 0.4 and 0.45 are near-ties: the lifted one may pass the other
     assert bounded(full[1:], direct[1:], cover[1:]).tolist() == full[1:].tolist()
+
+
+def subject_notes() -> list[list[str]]:
+    """A paragraph about 'passiflora' whose sentences name it once: 1 says where it grows, 2
+    what its root is for; 'distribution' is common, 'emetic' is not."""
+    found = [["passiflora", "leaf", "vine"], ["distribution", "america"], ["root", "emetic"]]
+    found += [["distribution", f"species{n}"] for n in range(6)]
+    found += [[f"other{n}", f"word{n}"] for n in range(30)]
+    return found
+
+
+def test_a_rated_memory_is_not_the_answer_to_every_later_question_on_its_subject() -> None:
+    """Rated for ('passiflora', 'root'), 3 is taught a link passiflora -> emetic: asked again,
+    it comes first; asked where passiflora grows, the memory that carries 'distribution'
+    stays above it, though 3 is linked to the rarer word and 2 carries only the common one."""
+    events = [written(n + 1, c) for n, c in enumerate(subject_notes())]
+    events.append(feedback(len(events) + 1, ["3-0"], 1.0, ["passiflora", "root"]))
+    state = fold_from_zero(events)
+    again = recall(state, Query(("passiflora", "root"))).items
+    assert again[0].memory.id == "3-0"
+    items = recall(state, Query(("passiflora", "distribution"))).items
+    ranked = [i.memory.id for i in items]
+    assert "3-0" in ranked, "the taught association still comes"
+    assert ranked.index("2-0") < ranked.index("3-0")
+    assert all(ranked.index(m) < ranked.index("3-0") for m in ("1-0", "4-0", "5-0"))
+
+
+def test_bounded_keeps_a_memory_only_a_taught_link_found_below_any_that_carries_some() -> None:
+    full = np.array([0.10, 0.60, 0.60])
+    direct = np.array([0.10, 0.0, 0.0])
+    cover = np.array([0.2, 0.0, 0.0])
+    taught = np.array([False, True, False])
+    capped = bounded(full, direct, cover, taught)
+    assert capped[1] < 0.10  # found through a taught link: below what carries a fifth
+    assert capped[2] == 0.60  # through a written one: may pass a memory carrying so little
