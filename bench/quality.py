@@ -13,8 +13,9 @@ Benchmarks (each prints its table; `--only` picks some):
 - association: a memory asked for by its neighbours' concepts only (it carries none of
   them): fast cannot find it, standard and deep must follow links;
 - feedback: the questions split in two by a seeded hash; the answers of one half rated
-  helpful; R@10 of the other half before and after, for the questions whose answers no
-  rating touched, with links-only and valence-only ablations.
+  helpful; R@10 of the rated half asked again, and of the other half before and after,
+  for the questions whose answers no rating touched, with links-only and valence-only
+  ablations.
 
     .venv/bin/python bench/quality.py ../shared/data/corpus_en.jsonl --notes 20000
 """
@@ -82,6 +83,7 @@ def feedback_protocol(state: State, questions: list[Question], seed: int, unhelp
     rated_half = [q for q in questions if seeded_half(q.text, seed) == 0]
     held = [q for q in questions if seeded_half(q.text, seed) == 1]
     before = [hits(q.answers, ask(state, q, "standard")) for q in held]
+    asked = [hits(q.answers, ask(state, q, "standard")) for q in rated_half]
     rated = set(rate(state, rated_half, questions[0].now, unhelpful))
     untouched = [n for n, q in enumerate(held) if not q.answers & rated]
     print(
@@ -91,6 +93,8 @@ def feedback_protocol(state: State, questions: list[Question], seed: int, unhelp
     )
 
     def report(label: str) -> None:
+        again = [hits(q.answers, ask(state, q, "standard")) for q in rated_half]
+        print(describe(f"  {label}, rated, asked again", paired(asked, again), ("before", "after")))
         after = [hits(q.answers, ask(state, q, "standard")) for q in held]
         print(describe(f"  {label}, all held out", paired(before, after), ("before", "after")))
         for kind in sorted({q.kind for q in held}):
