@@ -14,9 +14,10 @@ an index (`rungs.json`) of the rungs, the events each had folded, and each file'
 Whichever process publishes (a fold job) saves one, under a lock of the tenant's directory;
 any process given the same directory reads them (the API's `as_of` reads, the workers'
 replays and diffs). At most `kept` rungs, and all tenants' files within `budget` bytes
-(ASSOCMEM_DISK_BUDGET, which covers the local copy of the newest snapshot too): past either, the rung whose removal leaves the shortest run of
-events between its neighbours goes, so they thin out evenly over the log (rather than
-oldest first, which would make as-of reads into the early log fold from zero).
+(ASSOCMEM_DISK_BUDGET, which covers the local copy of the newest snapshot too): past
+either, the rung whose removal leaves the shortest run of events between its neighbours
+goes, so they thin out evenly over the log (rather than oldest first, which would make
+as-of reads into the early log fold from zero).
 An erasure drops them all (`drop`), and the rungs of another epoch of the log (a history
 rewritten) are never read. The files hold what users wrote: the directory is its owner's.
 
