@@ -164,6 +164,19 @@ def test_a_link_s_ppmi_is_sampled_at_kept_snapshots_and_ends_where_a_read_says()
     assert app.link_ppmi(who, "a", "nothing")[-1].ppmi == 0.0
 
 
+def test_a_link_s_ppmi_before_any_snapshot_is_the_served_state_s_alone() -> None:
+    """Before the workers publish their first snapshot there is nothing kept to sample:
+    the served state answers (it was a 500, found by schemathesis on a cluster)."""
+    clock = Clock()
+    runtime = Runtime.in_memory(Settings(snapshot_every=1), clock)
+    app = Application(runtime, clock)
+    who = Principal("default", "agent")
+    app.write(who, [Note("a b", concepts=["a", "b"]), Note("a b again", concepts=["a", "b"])])
+    assert runtime.snapshots.starts("default") == []
+    [served] = app.link_ppmi(who, "a", "b")
+    assert served.position == runtime.log.last_position("default")
+
+
 def test_a_diff_up_to_now_compares_with_the_served_state_as_a_rebuild_would() -> None:
     """The web page's usual question, from some moment to now, takes the served state for
     now instead of rebuilding it: the answer is the one a rebuild gives."""

@@ -561,11 +561,14 @@ class Application(MemoryQueries):
         a, b = check_link_names(source, target)
         visibility = self._visibility(principal)
         tenant, log, snapshots = principal.tenant, self.runtime.log, self.runtime.snapshots
-        kept = snapshots.starts(tenant)
-        picked = [kept[round(n * (len(kept) - 1) / max(samples - 1, 1))] for n in range(samples)]
+        kept = snapshots.starts(tenant)  # none before the workers first publish
+        last = len(kept) - 1
+        picked = (
+            [kept[round(n * last / max(samples - 1, 1))] for n in range(samples)] if kept else []
+        )
         found = []
         epoch = log.epoch(tenant)
-        for position in dict.fromkeys(picked if kept else []):
+        for position in dict.fromkeys(picked):
             # a kept snapshot never changes (an erasure raises the epoch): its value is
             # kept for the next view of the link, for a reader who sees every scope
             key = (tenant, epoch, position, a, b)
