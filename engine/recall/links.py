@@ -55,7 +55,7 @@ class LinkWeights:
         self.marginals = marginals
         self.context = marginals**CONTEXT_SMOOTHING
         self.context_total = float(self.context.sum()) or 1.0
-        self.version = _version(state)
+        self.version = links_version(state)
         self._rows: OrderedDict[tuple[int, float], Row] = OrderedDict()
 
     def row(self, i: int, floor: float) -> Row:
@@ -115,10 +115,12 @@ def pair_ppmi(state: State, source: str, target: str) -> float:
 
 def links_of(state: State) -> LinkWeights:
     cached = state.derived.get(state.links_key)
-    if not isinstance(cached, LinkWeights) or cached.version != _version(state):
+    if not isinstance(cached, LinkWeights) or cached.version != links_version(state):
         cached = state.derived[state.links_key] = LinkWeights(state)
     return cached  # type: ignore[no-any-return]
 
 
-def _version(state: State) -> tuple[object, int, int]:
+def links_version(state: State) -> tuple[object, int, int]:
+    """What every link's weight depends on: a value derived from the links is good while
+    this stays the same."""
     return (state.counts.version, state.learned_version, len(state.concepts))

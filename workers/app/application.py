@@ -38,7 +38,7 @@ from assocmem.engine.principal import ADMIN, FEEDBACK, READ, WRITE, Principal
 from assocmem.engine.recall.chains import find_chains
 from assocmem.engine.recall.filters import parse_filters
 from assocmem.engine.recall.graph import check_graph_request, neighbourhood
-from assocmem.engine.recall.links import links_of, pair_ppmi
+from assocmem.engine.recall.links import links_of, links_version, pair_ppmi
 from assocmem.engine.recall.prompt import MAX_BUDGET, MIN_BUDGET, prompt_text
 from assocmem.engine.recall.question import parse_question
 from assocmem.engine.recall.recall import Query, recall
@@ -114,9 +114,9 @@ MB = 1024 * 1024
 BUDGET_EVERY = 1.0
 """Seconds between two weighings of the tenant states held against their budget."""
 PPMI_SAMPLES = 6
+"""Kept snapshots a link's PPMI is read at, besides the served state (each one loaded)."""
 PPMI_KEPT = 4096
 """PPMI values at kept snapshots remembered (each a state load the next view saves)."""
-"""Kept snapshots a link's PPMI is read at, besides the served state (each one loaded)."""
 
 
 class Application(MemoryQueries):
@@ -850,7 +850,7 @@ class Application(MemoryQueries):
 
 def _link_table(state: State) -> Links:
     """Every link of `state` as a diff compares them, made once per version of the state."""
-    version = (state.counts.version, state.learned_version, len(state.concepts))
+    version = links_version(state)
     found = state.derived.get("link_table")
     if not (isinstance(found, tuple) and found[0] == version):
         found = state.derived["link_table"] = (version, link_table(state))
