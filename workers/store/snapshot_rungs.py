@@ -46,7 +46,12 @@ import orjson
 from assocmem.engine.errors import CorruptSnapshot
 from assocmem.engine.position import Position
 from assocmem.engine.snapshot.delta import base_of
-from assocmem.engine.snapshot.frames import UNPACKED_MAGIC, is_unpacked, unpacked_snapshot
+from assocmem.engine.snapshot.frames import (
+    UNPACKED_MAGIC,
+    compress_snapshot,
+    is_unpacked,
+    unpacked_snapshot,
+)
 from assocmem.workers.store.ports import SnapshotStore, WrappedSnapshotStore
 from assocmem.workers.store.private_paths import private_directory
 
@@ -191,7 +196,7 @@ class RungStore:
                 if published and _rebased(rungs, position, base):
                     bases = dict(rungs.bases)
                     self._save(tenant, here, position, blob, base, bases, store)
-                    rungs = Rungs(rungs.folded, bases).thinned(self.kept, self._fits(here))
+                    rungs = self._within_budget(here, Rungs(rungs.folded, bases))
                     self._write(here, rungs)
                     for gone in set(bases) - set(rungs.bases):  # new bases may not fit
                         (here / str(gone)).unlink(missing_ok=True)
@@ -203,13 +208,28 @@ class RungStore:
                     self._save(tenant, here, position, blob, base, bases, store)
                     if _held(store, tenant, position, blob, base, published):
                         updated = Rungs({**rungs.folded, position: folded}, bases)
-                        updated = updated.thinned(self.kept, self._fits(here))
+                        updated = self._within_budget(here, updated)
                     self._write(here, updated)
                 finally:  # the files of no rung: those thinned out, or of one not saved
                     for gone in set(bases) - set(updated.bases):
                         (here / str(gone)).unlink(missing_ok=True)
         except (OSError, CorruptSnapshot) as exc:
             log.warning("cannot keep the snapshot at %s of %s as a rung: %s", position, tenant, exc)
+
+    def _within_budget(self, here: Path, rungs: Rungs) -> Rungs:
+        """`rungs`, at most `kept` of them, their files within the budget: the oldest files
+        kept unpacked are compressed first, one at a time, and only if all of them are is a
+        rung thinned out. A compressed rung loads slower (decompressed, not mapped), but a
+        rung thinned out costs the as-of reads it served a fold of every event back to
+        the one before it."""
+        rungs = rungs.thinned(self.kept)
+        fits = self._fits(here)
+        for position in sorted(rungs.bases):
+            if fits(rungs):
+                break
+            if _compress_file(here / str(position)):
+                fits = self._fits(here)
+        return rungs.thinned(self.kept, fits)
 
     def _fits(self, here: Path) -> Callable[[Rungs], bool]:
         """Whether rungs of this tenant, beside every other tenant's files, keep within the
@@ -322,6 +342,25 @@ def _held(
     if published:
         return store.size(tenant, position) == len(blob)
     return base is not None and store.size(tenant, base) > 0
+
+
+def _compress_file(path: Path) -> bool:
+    """The snapshot kept unpacked at `path` compressed in its place, as it was published
+    (False if it is compressed already or gone)."""
+    try:
+        with path.open("rb", buffering=0) as file:
+            if not is_unpacked(file.read(len(UNPACKED_MAGIC))):
+                return False
+            with mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+                view = memoryview(mapped)
+                try:
+                    compressed = compress_snapshot([view[len(UNPACKED_MAGIC) :]])
+                finally:
+                    view.release()
+    except FileNotFoundError:
+        return False
+    _write_file(path, [compressed])
+    return True
 
 
 def _write_file(path: Path, pieces: Iterable[bytes | memoryview]) -> None:

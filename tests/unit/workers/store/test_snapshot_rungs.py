@@ -194,6 +194,31 @@ def test_within_a_disk_budget_rungs_thin_out_evenly_and_still_rebuild_exactly(
     assert content_hash(state) == content_hash(zero)
 
 
+def test_past_the_disk_budget_older_rungs_are_compressed_before_any_is_thinned_out(
+    tmp_path: Path,
+) -> None:
+    """A budget the rungs fit compressed but not unpacked keeps every rung a budget of no
+    bound keeps: the oldest files are compressed, the newest stays mapped, and a rebuild
+    from a compressed rung is the fold from zero."""
+    unbounded, bounded = _runtime(tmp_path / "unbounded"), _runtime(tmp_path / "bounded")
+    _fill(unbounded, 40)
+    written = _fill(bounded, 20)
+    store = _rungs(bounded)
+    store.budget = sum(f.stat().st_size for f in _rung_files(store.directory))  # full now
+    written += _fill(bounded, 20)
+    assert _folded(store) == _folded(_rungs(unbounded)), "none thinned out"
+    assert sum(f.stat().st_size for f in _rung_files(store.directory)) <= store.budget
+    directory = store.directory / "default" / "0"
+    heads = {p: (directory / str(p)).read_bytes()[:8] for p in store.positions("default")}
+    assert heads[min(heads)] != UNPACKED_MAGIC, "the oldest is compressed"
+    assert heads[max(heads)] == UNPACKED_MAGIC, "the newest is still mapped"
+    after_oldest = max(p for p in written if p < store.positions("default")[1])
+    assert starting_state(bounded.snapshots, "default", after_oldest).position == min(heads)
+    state = rebuild(bounded.log, bounded.snapshots, "default", Rebuild(after_oldest))
+    zero = rebuild(bounded.log, bounded.snapshots, "default", Rebuild(after_oldest, from_zero=True))
+    assert content_hash(state) == content_hash(zero)
+
+
 def test_the_copy_of_the_newest_snapshot_takes_its_share_of_the_disk_budget(
     runtime: Runtime, tmp_path: Path
 ) -> None:
@@ -207,6 +232,11 @@ def test_the_copy_of_the_newest_snapshot_takes_its_share_of_the_disk_budget(
     store.budget, store.counted = 2 * rungs, (copy,)
     _fill(runtime, 30)
     assert sum(f.stat().st_size for f in _rung_files(store.directory)) + rungs // 2 <= 2 * rungs
+
+
+def _folded(store: RungStore) -> list[int]:
+    """The events folded into each of the tenant's rungs, oldest first."""
+    return [store.folded("default", p) for p in store.positions("default")]
 
 
 def _rung_files(directory: Path) -> list[Path]:
