@@ -148,7 +148,8 @@ class Settings:
     """At most this many per tenant, thinned evenly over the log."""
     disk_budget: int = DEFAULT_DISK_BUDGET
     """Bytes the snapshots kept on local disk (the rungs, every tenant's together, and the
-    copy of the newest) may take; past it the rungs thin out evenly (0: no bound)."""
+    copy of the newest) may take; past it the oldest rungs are compressed, then the rungs
+    thin out evenly (0: no bound)."""
     appendfsync: str = DEFAULT_APPENDFSYNC
     aof_rewrite_quiet: float = 60.0
     """Seconds the embedded Redis's AOF must stay still before `up` has it rewritten

@@ -14,19 +14,20 @@ an index (`rungs.json`) of the rungs, the events each had folded, and each file'
 Whichever process publishes (a fold job) saves one, under a lock of the tenant's directory;
 any process given the same directory reads them (the API's `as_of` reads, the workers'
 replays and diffs). At most `kept` rungs, and all tenants' files within `budget` bytes
-(ASSOCMEM_DISK_BUDGET, which covers the local copy of the newest snapshot too): past
-either, the rung whose removal leaves the shortest run of events between its neighbours
-goes, so they thin out evenly over the log (rather than oldest first, which would make
-as-of reads into the early log fold from zero).
+(ASSOCMEM_DISK_BUDGET, which covers the local copy of the newest snapshot too). Past the
+budget the oldest files kept unpacked are compressed first; past either bound then, the
+rung whose removal leaves the shortest run of events between its neighbours goes, so they
+thin out evenly over the log (rather than oldest first, which would make as-of reads into
+the early log fold from zero).
 An erasure drops them all (`drop`), and the rungs of another epoch of the log (a history
 rewritten) are never read. The files hold what users wrote: the directory is its owner's.
 
-A rung's files are kept unpacked (engine/snapshot/frames.py, `UNPACKED_MAGIC`), about 3.3
-times the disk of a compressed snapshot, and mapped copy-on-write to be loaded: a load's
-arrays are views of the page cache, not decompressed into memory the process has to touch
-first, and the pages of what a read never looks at (most of the texts) are never read:
-a third of the time of a compressed one. Files kept compressed (before) are read as they
-are.
+A rung's files are kept unpacked while the budget allows (engine/snapshot/frames.py,
+`UNPACKED_MAGIC`), about 2.5 times the disk of a compressed snapshot, and mapped
+copy-on-write to be loaded: a load's arrays are views of the page cache, not decompressed
+into memory the process has to touch first, and the pages of what a read never looks at
+(most of the texts) are never read: a third of the time of a compressed one. Files kept
+compressed (over the budget, or by a version before) are read as they are.
 """
 
 from __future__ import annotations
