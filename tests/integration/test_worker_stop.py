@@ -10,7 +10,9 @@ from __future__ import annotations
 import io
 import logging
 import signal
-from collections.abc import Iterator
+import threading
+import time
+from collections.abc import Callable, Iterator
 
 import pytest
 from rq import Queue
@@ -75,3 +77,29 @@ def test_a_stop_lost_in_a_log_line_stops_the_wait_for_a_job(
     finally:
         stopping.teardown()
     assert queue.job_ids == ["after-the-stop"]
+
+
+def test_a_worker_whose_pubsub_thread_saw_its_unsubscription_first_stops_at_once(
+    runtime: Runtime,
+) -> None:
+    """RQ's pubsub thread, once it has read the unsubscription, waits for the next one; a
+    worker's stop then joined it for RQ's whole 60 s (seen as burst workers that hung for a
+    minute under a parallel test run)."""
+    queue = runtime.queue(MAINTENANCE_QUEUE)
+    worker = HeartbeatWorker(queue, connection=queue.connection, serializer=JSONSerializer)
+    worker.subscribe()
+    wait_until(lambda: worker.pubsub.subscribed)
+    worker.pubsub.unsubscribe()
+    wait_until(lambda: not worker.pubsub.subscribed)  # the thread read it: the race lost
+    stopping = threading.Thread(target=worker.unsubscribe, daemon=True)
+    stopping.start()
+    stopping.join(timeout=20)  # a generous bound: the wait was 60 s, it is now about 1
+    assert not stopping.is_alive(), "the worker's stop waits for its pubsub thread"
+
+
+def wait_until(condition: Callable[[], bool]) -> None:
+    for _ in range(500):
+        if condition():
+            return
+        time.sleep(0.01)
+    raise AssertionError("the pubsub thread never got there")

@@ -34,6 +34,11 @@ MAINTENANCE_INTERVAL = 30
 are retried: RQ's default is 10 minutes."""
 RETRY_TICK = 1.0
 """Seconds between two looks for retries that are due (a failed fold waits 1, 5, 30 s)."""
+PUBSUB_WAIT = 1.0
+"""Seconds RQ's pubsub thread (commands such as a kill of the running job) waits for a
+message before it looks whether it is to stop. RQ waits 60 s, and a worker's unsubscribing
+as it stops (redis-py's stop() joins the thread) waited all of it whenever the thread saw
+the unsubscription first: a burst worker, or a stopping one, hung for a minute."""
 HEARTBEAT_EVERY = 10
 """Seconds between two heartbeats of a running job."""
 HEARTBEAT_TTL = 30
@@ -57,6 +62,14 @@ class HeartbeatWorker(SimpleWorker):
         # worker_ttl less 15 s (405 s): an idle worker left a killed worker's job that long,
         # not the minute MAINTENANCE_INTERVAL promises
         return MAINTENANCE_INTERVAL
+
+    def subscribe(self) -> None:
+        # RQ's, but its thread waits PUBSUB_WAIT for a message, not 60 s
+        self.pubsub = self.connection.pubsub()
+        self.pubsub.subscribe(**{self.pubsub_channel_name: self.handle_payload})
+        self.pubsub_thread = self.pubsub.run_in_thread(
+            sleep_time=PUBSUB_WAIT, daemon=True, exception_handler=self._pubsub_exception_handler
+        )
 
     def bootstrap(self, *args: Any, **kwargs: Any) -> None:
         super().bootstrap(*args, **kwargs)  # starts RQ's pubsub thread
