@@ -35,8 +35,8 @@ lint: install
 PYTEST_PROCESSES ?= 2
 PYTEST := $(BIN)/python -m pytest -n $(PYTEST_PROCESSES) --dist loadfile
 
-# then the end-to-end tests again on `up --cluster 3` (all but the slow ones: those of the
-# cluster's failover and the store contract on it are in the first pass)
+# then the end-to-end tests but the slow ones again on `up --cluster 3` (the failover test
+# and the store contract run on a cluster in the first pass already)
 test: lint
 	$(PYTEST)
 	$(PYTEST) --redis-cluster -m "not slow" tests/e2e

@@ -346,8 +346,8 @@ def _held(
 
 
 def _compress_file(path: Path) -> bool:
-    """The snapshot kept unpacked at `path` compressed in its place, as it was published
-    (False if it is compressed already or gone)."""
+    """The snapshot kept unpacked at `path` compressed in its place, as snapshots are
+    published (False if it is compressed already or gone)."""
     try:
         with path.open("rb", buffering=0) as file:
             if not is_unpacked(file.read(len(UNPACKED_MAGIC))):
