@@ -228,7 +228,15 @@ class RungStore:
         for position in sorted(rungs.bases):
             if fits(rungs):
                 break
-            if _compress_file(here / str(position)):
+            path = here / str(position)
+            unpacked = path.stat().st_size if path.exists() else 0
+            if _compress_file(path):
+                log.info(
+                    "snapshot rung file %s compressed to keep within the disk budget: %d -> %d MB",
+                    path,
+                    unpacked >> 20,
+                    path.stat().st_size >> 20,
+                )
                 fits = self._fits(here)
         return rungs.thinned(self.kept, fits)
 
