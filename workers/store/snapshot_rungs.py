@@ -218,42 +218,36 @@ class RungStore:
             log.warning("cannot keep the snapshot at %s of %s as a rung: %s", position, tenant, exc)
 
     def _within_budget(self, here: Path, rungs: Rungs) -> Rungs:
-        """`rungs`, at most `kept` of them, their files within the budget: the oldest files
-        kept unpacked are compressed first, one at a time, and only if all of them are is a
-        rung thinned out. A compressed rung loads slower (decompressed, not mapped), but a
-        rung thinned out costs the as-of reads it served a fold of every event back to
-        the one before it."""
+        """`rungs`, at most `kept` of them, their files beside every other tenant's (thinned
+        as they save theirs) within the budget: the oldest files kept unpacked are
+        compressed first, one at a time, and only if all of them are is a rung thinned out.
+        A compressed rung loads slower (decompressed, not mapped), but a rung thinned out
+        costs the as-of reads it served a fold of every event back to the one before it."""
         rungs = rungs.thinned(self.kept)
-        fits = self._fits(here)
-        for position in sorted(rungs.bases):
-            if fits(rungs):
-                break
-            path = here / str(position)
-            unpacked = path.stat().st_size if path.exists() else 0
-            if _compress_file(path):
-                log.info(
-                    "snapshot rung file %s compressed to keep within the disk budget: %d -> %d MB",
-                    path,
-                    unpacked >> 20,
-                    path.stat().st_size >> 20,
-                )
-                fits = self._fits(here)
-        return rungs.thinned(self.kept, fits)
-
-    def _fits(self, here: Path) -> Callable[[Rungs], bool]:
-        """Whether rungs of this tenant, beside every other tenant's files, keep within the
-        budget (the others are thinned as they save theirs)."""
         if not self.budget:
-            return lambda rungs: True
+            return rungs
         others = _bytes_under(self.directory, but=here)
         others += sum(_bytes_under(directory) for directory in self.counted)
         sizes = {f.name: f.stat().st_size for f in here.iterdir() if f.is_file()}
 
-        def fits(rungs: Rungs) -> bool:
-            used = sum(sizes.get(str(p), 0) for p in rungs.bases)
+        def fits(candidate: Rungs) -> bool:
+            used = sum(sizes.get(str(p), 0) for p in candidate.bases)
             return others + used <= self.budget
 
-        return fits
+        for position in sorted(rungs.bases):
+            if fits(rungs):
+                break
+            name = str(position)
+            compressed = _compress_file(here / name)
+            if compressed is not None:
+                log.info(
+                    "snapshot rung file %s compressed to keep within the disk budget: %d -> %d MB",
+                    here / name,
+                    sizes.get(name, 0) >> 20,
+                    compressed >> 20,
+                )
+                sizes[name] = compressed
+        return rungs.thinned(self.kept, fits)
 
     def _due(self, rungs: Rungs, folded: int) -> bool:
         if self.stride <= 0 or folded <= 0:
@@ -353,13 +347,13 @@ def _held(
     return base is not None and store.size(tenant, base) > 0
 
 
-def _compress_file(path: Path) -> bool:
+def _compress_file(path: Path) -> int | None:
     """The snapshot kept unpacked at `path` compressed in its place, as snapshots are
-    published (False if it is compressed already or gone)."""
+    published: its size now (None if it is compressed already or gone)."""
     try:
         with path.open("rb", buffering=0) as file:
             if not is_unpacked(file.read(len(UNPACKED_MAGIC))):
-                return False
+                return None
             with mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
                 view = memoryview(mapped)
                 try:
@@ -367,9 +361,9 @@ def _compress_file(path: Path) -> bool:
                 finally:
                     view.release()
     except FileNotFoundError:
-        return False
+        return None
     _write_file(path, [compressed])
-    return True
+    return len(compressed)
 
 
 def _write_file(path: Path, pieces: Iterable[bytes | memoryview]) -> None:
