@@ -10,9 +10,11 @@ back without parsing.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import struct
 import zlib
+from collections.abc import Iterable
 from itertools import chain
 from typing import Any
 
@@ -45,6 +47,20 @@ of their last change: as JSON lists with positions as strings, they were a large
 every encode (a content hash, a snapshot) and of every load."""
 COLUMNS = ARRAYS | LEARNED
 """The numpy sections after the matrices, in order."""
+APART = ("memory_text", "memory_concepts")
+"""The sections a snapshot may keep apart from it (`RowsApart`): most of its bytes."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class RowsApart:
+    """A snapshot whose memories' texts and concept lists are kept elsewhere: `rest` is the
+    snapshot with those sections (APART) empty. Every snapshot of a log's epoch holds the same
+    rows before its newest, so a store that keeps many keeps those once for all of them
+    (workers/store/snapshot_rungs.py, engine/snapshot/rows_apart.py)."""
+
+    rest: bytes | memoryview
+    text: np.ndarray
+    concepts: np.ndarray
 
 
 def encode_state(state: State) -> bytes:
@@ -174,10 +190,26 @@ def pieces(
         for name, dtype in _ARRAYS
     ]
     sections += [_raw(arrays[name], dtype) for name, dtype in COLUMNS.items()]
+    return framed(sections)
+
+
+def framed(sections: Iterable[memoryview]) -> list[memoryview]:
+    """A snapshot's bytes, in pieces, from its sections (`named_sections`' values): each
+    section after its length."""
     made: list[memoryview] = []
     for section in sections:
         made += [memoryview(struct.pack("<Q", section.nbytes)), section]
     return made
+
+
+def named_sections(blob: bytes | memoryview) -> dict[str, memoryview]:
+    """A snapshot's sections by name, in order ("header", "counts.indptr", ... then COLUMNS),
+    as views of its bytes, not decoded."""
+    names = ["header", *(f"{m}.{name}" for m in _MATRICES for name, _ in _ARRAYS), *COLUMNS]
+    try:
+        return dict(zip(names, _sections(decompress_snapshot(blob)), strict=True))
+    except (zlib.error, zstandard.ZstdError, struct.error) as exc:
+        raise CorruptSnapshot(f"snapshot cannot be decoded: {exc}") from exc
 
 
 def _raw(values: Any, dtype: str) -> memoryview:
@@ -186,10 +218,19 @@ def _raw(values: Any, dtype: str) -> memoryview:
 
 
 def unpack(
-    blob: bytes | memoryview,
+    blob: bytes | memoryview | RowsApart,
 ) -> tuple[dict[str, Any], dict[str, scipy.sparse.csr_array], dict[str, np.ndarray]]:
     """The header, matrices and memory columns of a snapshot (full or delta), compressed or
-    unpacked (engine/snapshot/frames.py)."""
+    unpacked (engine/snapshot/frames.py), or with its rows' texts and concepts apart."""
+    if isinstance(blob, RowsApart):
+        header, matrices, columns = unpack(blob.rest)
+        if any(len(columns[name]) for name in APART):
+            raise CorruptSnapshot(f"snapshot at {header['position']} holds the rows kept apart")
+        return (
+            header,
+            matrices,
+            columns | {"memory_text": blob.text, "memory_concepts": blob.concepts},
+        )
     try:
         raw = decompress_snapshot(blob)
         sections = _sections(raw)
@@ -235,7 +276,7 @@ def dump_state(state: State) -> bytes:
     return compress_snapshot(state_pieces(state))
 
 
-def load_state(blob: bytes) -> State:
+def load_state(blob: bytes | memoryview | RowsApart) -> State:
     """The state a full snapshot holds (a delta needs its base: engine/snapshot/delta.py)."""
     return full_state(*unpack(blob))
 

@@ -29,7 +29,12 @@ from assocmem.engine.snapshot.delta import load_full
 from assocmem.engine.state.state import State
 from assocmem.workers.runtime.redis_server import is_alive
 from assocmem.workers.state.rebuild import starting_state
-from assocmem.workers.store.ports import SnapshotStore, WrappedSnapshotStore, snapshot_digest
+from assocmem.workers.store.ports import (
+    SnapshotStore,
+    WrappedSnapshotStore,
+    published_snapshot,
+    snapshot_digest,
+)
 from assocmem.workers.store.private_paths import private_directory
 
 log = logging.getLogger(__name__)
@@ -144,7 +149,7 @@ def latest_state(store: SnapshotStore, cache: SnapshotCache, early: Copy | None)
     state = starting_state(store, tenant, None, keep_base=True, known=known)
     if known is None or state is not known[1]:
         base = state.base.position if state.base else None
-        blob = store.load(tenant, base) if base else None
+        blob = published_snapshot(store, tenant, base) if base else None
         if base and blob:
             cache.keep(store, base, blob, store.digest(tenant, base))
         else:
@@ -156,7 +161,7 @@ def latest_state(store: SnapshotStore, cache: SnapshotCache, early: Copy | None)
 def _same(store: SnapshotStore, tenant: str, copy: Copy) -> bool:
     published = store.digest(tenant, copy.position)
     if published is None:  # published before digests were kept, or gone: the bytes tell
-        blob = store.load(tenant, copy.position)
+        blob = published_snapshot(store, tenant, copy.position)
         return blob is not None and snapshot_digest(blob) == copy.digest
     return published == copy.digest
 

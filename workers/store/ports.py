@@ -442,6 +442,15 @@ def iter_entries(
         ahead.close()
 
 
+def published_snapshot(store: SnapshotStore, tenant: str, position: Position) -> bytes | None:
+    """The bytes published at `position`, to be copied as they are: not the file of a rung,
+    kept unpacked or without its rows (workers/store/snapshot_rungs.py), which `load` may
+    give instead."""
+    while isinstance(store, WrappedSnapshotStore):
+        store = store.inner
+    return store.load(tenant, position)
+
+
 def latest_snapshot(store: SnapshotStore, tenant: str) -> tuple[Position, bytes] | None:
     position = store.latest_position(tenant)
     blob = store.load(tenant, position) if position else None

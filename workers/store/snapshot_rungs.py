@@ -11,6 +11,9 @@ start; on disk a rung costs disk only.
 A rung is a snapshot the store published, saved with the snapshots it loads on (its base,
 and a small delta's delta), each file once: `<directory>/<tenant>/<epoch>/<position>`, with
 an index (`rungs.json`) of the rungs, the events each had folded, and each file's base.
+Each file is kept without its memories' texts and concepts, which the rungs of an epoch
+share (workers/store/rung_rows.py): without that, every full snapshot kept held all the
+texts of the log before it again.
 Whichever process publishes (a fold job) saves one, under a lock of the tenant's directory;
 any process given the same directory reads them (the API's `as_of` reads, the workers'
 replays and diffs). At most `kept` rungs, and all tenants' files within `budget` bytes
@@ -22,8 +25,8 @@ the early log fold from zero).
 An erasure drops them all (`drop`), and the rungs of another epoch of the log (a history
 rewritten) are never read. The files hold what users wrote: the directory is its owner's.
 
-A rung's files are kept unpacked while the budget allows (engine/snapshot/frames.py,
-`UNPACKED_MAGIC`), about 2.5 times the disk of a compressed snapshot, and mapped
+A rung's files (and the shared rows) are kept unpacked while the budget allows
+(engine/snapshot/frames.py, `UNPACKED_MAGIC`), about 2.5 times the disk of compressed, and mapped
 copy-on-write to be loaded: a load's arrays are views of the page cache, not decompressed
 into memory the process has to touch first, and the pages of what a read never looks at
 (most of the texts) are never read: a third of the time of a compressed one. Files kept
@@ -46,6 +49,7 @@ import orjson
 
 from assocmem.engine.errors import CorruptSnapshot
 from assocmem.engine.position import Position
+from assocmem.engine.snapshot.codec import RowsApart
 from assocmem.engine.snapshot.delta import base_of
 from assocmem.engine.snapshot.frames import (
     UNPACKED_MAGIC,
@@ -53,8 +57,10 @@ from assocmem.engine.snapshot.frames import (
     is_unpacked,
     unpacked_snapshot,
 )
+from assocmem.engine.snapshot.rows_apart import split_rows
 from assocmem.workers.store.ports import SnapshotStore, WrappedSnapshotStore
-from assocmem.workers.store.private_paths import private_directory
+from assocmem.workers.store.private_paths import private_directory, write_private
+from assocmem.workers.store.rung_rows import APART_MAGIC, SharedRows, apart_pieces, read_apart
 
 log = logging.getLogger(__name__)
 
@@ -148,19 +154,23 @@ class RungStore:
         """The events folded into the rung at `position` (0 if there is none)."""
         return self._read(self._here(tenant)).folded.get(position, 0)
 
-    def load(self, tenant: str, position: Position) -> bytes | memoryview | None:
+    def load(self, tenant: str, position: Position) -> bytes | memoryview | RowsApart | None:
         """A rung's file, or one a rung loads on; None if there is none. One kept unpacked
         is mapped copy-on-write, not read: a load's arrays are views of the page cache, and
-        the pages of what a read never looks at (most texts) are never touched."""
+        the pages of what a read never looks at (most texts) are never touched. One kept
+        without its rows comes with views of the shared rows it names."""
+        here = self._here(tenant)
         try:
-            with (self._here(tenant) / str(position)).open("rb", buffering=0) as file:
-                if not is_unpacked(file.read(len(UNPACKED_MAGIC))):
+            with (here / str(position)).open("rb", buffering=0) as file:
+                if file.read(len(UNPACKED_MAGIC)) not in (UNPACKED_MAGIC, APART_MAGIC):
                     file.seek(0)
                     return file.read()
-                return memoryview(mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_COPY))
+                view = memoryview(mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_COPY))
+            apart = read_apart(view)
+            return view if apart is None else SharedRows(here).apart(apart[1], apart[0])
         except FileNotFoundError:
             return None
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, CorruptSnapshot) as exc:
             log.warning("cannot read the snapshot rung %s of %s: %s", position, tenant, exc)
             return None
 
@@ -226,7 +236,7 @@ class RungStore:
         rungs = rungs.thinned(self.kept)
         if not self.budget:
             return rungs
-        others = _bytes_under(self.directory, but=here)
+        others = _bytes_under(self.directory, but=here) + SharedRows(here).bytes()
         others += sum(_bytes_under(directory) for directory in self.counted)
         sizes = {f.name: f.stat().st_size for f in here.iterdir() if f.is_file()}
 
@@ -271,16 +281,20 @@ class RungStore:
         store: SnapshotStore,
     ) -> None:
         """The rung's file and those of the bases it loads on that are not kept yet (a full
-        snapshot has a digest; a delta's header names its base)."""
+        snapshot has a digest; a delta's header names its base), bases first: a delta's rows
+        follow its base's in the shared rows."""
+        chain = [(position, blob)]
         bases[position] = base
-        _write_file(here / str(position), unpacked_snapshot(blob))
         while base is not None and base not in bases:
             found = store.load(tenant, base)
             if found is None:
                 raise CorruptSnapshot(f"its base {base} is no longer published")
             bases[base] = None if store.digest(tenant, base) is not None else base_of(found)
-            _write_file(here / str(base), unpacked_snapshot(found))
+            chain.append((base, found))
             base = bases[base]
+        rows = SharedRows(here)
+        for at, snapshot in reversed(chain):
+            write_private(here / str(at), _kept(rows, snapshot))
 
     def _here(self, tenant: str) -> Path:
         return self.directory / tenant / str(self._epoch(tenant))
@@ -300,6 +314,7 @@ class RungStore:
             private_directory(here)
             for orphan in here.glob(".*.tmp"):  # of a writer killed mid-write: none else writes
                 orphan.unlink(missing_ok=True)
+            SharedRows(here).trim()
             yield here
 
     def _read(self, here: Path) -> Rungs:
@@ -312,7 +327,7 @@ class RungStore:
             return Rungs({}, {})
 
     def _write(self, here: Path, rungs: Rungs) -> None:
-        _write_file(here / INDEX, [rungs.encode()])
+        write_private(here / INDEX, [rungs.encode()])
 
 
 def _bytes_under(directory: Path, but: Path | None = None) -> int:
@@ -347,35 +362,42 @@ def _held(
     return base is not None and store.size(tenant, base) > 0
 
 
+def _kept(rows: SharedRows, blob: bytes | memoryview) -> Iterable[bytes | memoryview]:
+    """What to keep of a snapshot: its rest, naming its rows in `rows` (appended there past
+    those held), unpacked; the whole snapshot unpacked if its rows do not line up with those
+    held (never seen: a state of this epoch's log has the same rows)."""
+    split = split_rows(blob)
+    span = rows.hold(split)
+    if span is None:
+        log.warning("a snapshot's rows differ from its rungs' in %s: kept whole", rows.here)
+        return unpacked_snapshot(blob)
+    return apart_pieces(span, [UNPACKED_MAGIC, *split.rest])
+
+
 def _compress_file(path: Path) -> int | None:
-    """The snapshot kept unpacked at `path` compressed in its place, as snapshots are
-    published: its size now (None if it is compressed already or gone)."""
+    """The snapshot kept unpacked at `path` compressed in its place (after the header of
+    one kept without its rows), as snapshots are published: its size now (None if it is
+    compressed already or gone)."""
     try:
         with path.open("rb", buffering=0) as file:
-            if not is_unpacked(file.read(len(UNPACKED_MAGIC))):
+            if file.read(len(UNPACKED_MAGIC)) not in (UNPACKED_MAGIC, APART_MAGIC):
                 return None
             with mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
                 view = memoryview(mapped)
                 try:
-                    compressed = compress_snapshot([view[len(UNPACKED_MAGIC) :]])
+                    apart = read_apart(view)
+                    header = len(view) - len(apart[1]) if apart else 0
+                    if not is_unpacked(view[header:]):
+                        return None
+                    prefix = bytes(view[:header])
+                    compressed = compress_snapshot([view[header + len(UNPACKED_MAGIC) :]])
                 finally:
+                    apart = None
                     view.release()
     except FileNotFoundError:
         return None
-    _write_file(path, [compressed])
-    return len(compressed)
-
-
-def _write_file(path: Path, pieces: Iterable[bytes | memoryview]) -> None:
-    """Whole or not at all: a temporary file renamed over it."""
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as file:
-            for piece in pieces:
-                file.write(piece)
-        temporary.replace(path)
-    finally:
-        temporary.unlink(missing_ok=True)
+    write_private(path, [prefix, compressed])
+    return len(prefix) + len(compressed)
 
 
 class RungSnapshotStore(WrappedSnapshotStore):

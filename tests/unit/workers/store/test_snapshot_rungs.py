@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from assocmem.engine.position import Position
-from assocmem.engine.snapshot.codec import content_hash, dump_state
-from assocmem.engine.snapshot.frames import UNPACKED_MAGIC
+from assocmem.engine.snapshot.codec import RowsApart, content_hash, dump_state, load_state
+from assocmem.engine.snapshot.frames import UNPACKED_MAGIC, is_unpacked
+from assocmem.engine.snapshot.rows_apart import split_rows
 from assocmem.engine.state.state import State
 from assocmem.workers.jobs import fold_job
 from assocmem.workers.jobs.fold_job import fold_and_publish
@@ -19,6 +20,8 @@ from assocmem.workers.runtime.settings import Settings
 from assocmem.workers.state.rebuild import Rebuild, rebuild, starting_state
 from assocmem.workers.store.memory import InMemoryEventLog, InMemorySnapshotStore
 from assocmem.workers.store.ports import Ladder, iter_entries
+from assocmem.workers.store.rung_rows import FILES as ROW_FILES
+from assocmem.workers.store.rung_rows import SharedRows, read_apart
 from assocmem.workers.store.snapshot_rungs import Rungs, RungSnapshotStore, RungStore
 from tests.stores import Clock, write
 
@@ -113,9 +116,11 @@ def test_rungs_are_kept_unpacked_and_mapped_and_one_kept_compressed_is_read_too(
     store = _rungs(runtime)
     rungs = store.positions("default")
     directory = store.directory / "default" / "0"
-    files = [f for f in directory.iterdir() if f.name != "rungs.json"]
-    assert files and all(f.read_bytes().startswith(UNPACKED_MAGIC) for f in files)
-    assert all(isinstance(store.load("default", r), memoryview) for r in rungs)
+    files = _rung_files(directory, rows=False)
+    assert files and all(read_apart(f.read_bytes()) for f in files)
+    assert all(is_unpacked(read_apart(f.read_bytes())[1]) for f in files)  # type: ignore[index]
+    loaded = [store.load("default", r) for r in rungs]
+    assert all(isinstance(b, RowsApart) and isinstance(b.rest, memoryview) for b in loaded)
     upto = max(p for p in written if p < runtime.snapshots.positions("default")[0])
     zero = content_hash(
         rebuild(runtime.log, runtime.snapshots, "default", Rebuild(upto, from_zero=True))
@@ -129,7 +134,7 @@ def test_rungs_are_kept_unpacked_and_mapped_and_one_kept_compressed_is_read_too(
     _fill(runtime, 1)  # a rung that Redis's side holds too is read mapped all the same
     latest = runtime.snapshots.latest_position("default")
     assert latest == store.positions("default")[-1]
-    assert isinstance(runtime.snapshots.load("default", latest), memoryview)
+    assert isinstance(runtime.snapshots.load("default", latest), RowsApart)
 
 
 def test_rungs_are_read_by_another_process_given_the_same_directory(
@@ -209,7 +214,7 @@ def test_past_the_disk_budget_older_rungs_are_compressed_before_any_is_thinned_o
     assert _folded(store) == _folded(_rungs(unbounded)), "none thinned out"
     assert sum(f.stat().st_size for f in _rung_files(store.directory)) <= store.budget
     directory = store.directory / "default" / "0"
-    heads = {p: (directory / str(p)).read_bytes()[:8] for p in store.positions("default")}
+    heads = {p: _snapshot_head(directory / str(p)) for p in store.positions("default")}
     assert heads[min(heads)] != UNPACKED_MAGIC, "the oldest is compressed"
     assert heads[max(heads)] == UNPACKED_MAGIC, "the newest is still mapped"
     after_oldest = max(p for p in written if p < store.positions("default")[1])
@@ -234,13 +239,25 @@ def test_the_copy_of_the_newest_snapshot_takes_its_share_of_the_disk_budget(
     assert sum(f.stat().st_size for f in _rung_files(store.directory)) + rungs // 2 <= 2 * rungs
 
 
+def _snapshot_head(path: Path) -> bytes:
+    """The first bytes of the snapshot a rung file holds, after the header naming its rows."""
+    apart = read_apart(path.read_bytes())
+    assert apart is not None
+    return bytes(apart[1][:8])
+
+
 def _folded(store: RungStore) -> list[int]:
     """The events folded into each of the tenant's rungs, oldest first."""
     return [store.folded("default", p) for p in store.positions("default")]
 
 
-def _rung_files(directory: Path) -> list[Path]:
-    return [f for f in directory.rglob("*") if f.is_file() and f.name[0].isdigit()]
+def _rung_files(directory: Path, rows: bool = True) -> list[Path]:
+    """The files of rungs under `directory`, and those of the rows they share (`rows`)."""
+    return [
+        f
+        for f in directory.rglob("*")
+        if f.is_file() and (f.name[0].isdigit() or (rows and f.name in ROW_FILES))
+    ]
 
 
 def test_a_disk_budget_reads_as_people_write_it() -> None:
@@ -324,3 +341,60 @@ def test_every_rung_loads_as_itself_where_a_publish_lands_on_a_rung_kept_mid_fol
     assert len(kept) > 10
     for rung in kept:
         assert starting_state(runtime.snapshots, "default", rung).position == rung
+
+
+def test_the_rungs_hold_each_memory_s_text_once_however_many_there_are(
+    runtime: Runtime,
+) -> None:
+    """Every full snapshot kept held all the texts written before it again: at a million
+    events, most of the rungs' disk. Now the rungs share one copy of each row."""
+    _fill(runtime, 40)
+    store = _rungs(runtime)
+    directory = store.directory / "default" / "0"
+    assert len(store.positions("default")) >= 8
+    latest = starting_state(runtime.snapshots, "default", store.positions("default")[-1])
+    texts = b"".join(memory.text.encode() for memory in latest.rows)
+    assert (directory / "rows.text").read_bytes() == texts
+    marker = b"topic3 word0 pair3"  # one memory's text
+    assert texts.count(marker) == 1
+    assert not any(marker in f.read_bytes() for f in _rung_files(directory, rows=False))
+
+
+def test_rows_a_writer_killed_mid_append_left_are_cut_off_at_the_next_save(
+    runtime: Runtime,
+) -> None:
+    _fill(runtime, 12)
+    directory = _rungs(runtime).directory / "default" / "0"
+    for name in ("rows.text", "rows.concepts", "rows.starts"):
+        with (directory / name).open("ab") as file:
+            file.write(b"\x07" * 40)  # appended, and the count held not yet written
+    written = _fill(runtime, 12)
+    held = SharedRows(directory).held()
+    assert (directory / "rows.text").stat().st_size == held[1]
+    assert (directory / "rows.concepts").stat().st_size == 4 * held[2]
+    upto = max(p for p in written if p < runtime.snapshots.positions("default")[0])
+    state = rebuild(runtime.log, runtime.snapshots, "default", Rebuild(upto))
+    zero = rebuild(runtime.log, runtime.snapshots, "default", Rebuild(upto, from_zero=True))
+    assert content_hash(state) == content_hash(zero)
+
+
+def test_a_snapshot_whose_rows_differ_from_those_held_is_kept_whole(tmp_path: Path) -> None:
+    """Never seen (the fold only appends rows), but rows that do not line up must not be
+    read as another snapshot's: such a rung is kept with its own rows."""
+    from assocmem.engine.events.fold import fold_from_zero
+    from tests.unit.engine.make_events import written as note
+
+    rows = SharedRows(tmp_path)
+    first = fold_from_zero([note(1, ["a", "b"]), note(2, ["b", "c"])])
+    other = fold_from_zero([note(1, ["a"], text="another text"), note(2, ["c"]), note(3, ["d"])])
+    assert rows.hold(split_rows(dump_state(first))) is not None
+    assert rows.hold(split_rows(dump_state(other))) is None
+    store = RungStore(tmp_path / "rungs", 1, 64, lambda tenant: 0)
+    inner = InMemorySnapshotStore()
+    for state in (first, other):
+        blob = dump_state(state)
+        assert inner.publish("default", blob, state.position, inner.latest_position("default"))
+        store.save("default", state.position, blob, None, 2 if state is first else 3, inner, True)
+    kept = store.load("default", other.position)
+    assert isinstance(kept, memoryview)  # whole
+    assert content_hash(load_state(kept)) == content_hash(other)
