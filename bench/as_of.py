@@ -45,13 +45,16 @@ def points_of(redis_url: str, tenant: str, shares: list[float], end: str | None)
     return [f"{start + round((stop - start) * share)}-0" for share in shares]
 
 
-def turn(home: Path, kept: bool, shares: list[float], end: str | None, concept: str) -> list[float]:
+def turn(
+    home: Path, kept: bool, shares: list[float], end: str | None, concept: str, settle: float
+) -> list[float]:
     env = {**UNLIMITED} | ({} if kept else {"ASSOCMEM_SNAPSHOT_RUNGS": ""})
     process, banner = spawn_up(home, env, timeout=600)
     drain(process)
     try:
         key = read_key_file(home) or ""
         first_read(banner_url(banner), key, [concept], 600)
+        time.sleep(settle)  # the worker's own start (it loads the latest state) over
         info = read_run_file(home)
         assert info is not None and info.redis_url
         points = points_of(info.redis_url, "default", shares, end)
@@ -77,15 +80,25 @@ def main() -> None:
     parser.add_argument("--points", default="0.1,0.3,0.5,0.7,0.9", help="shares of the log")
     parser.add_argument("--concept", default="fix", help="what the reads ask for")
     parser.add_argument("--end", help="the position the shares end at (default: the last)")
+    parser.add_argument(
+        "--settle",
+        type=float,
+        default=0.0,
+        help="seconds to wait after the first read (default 0: the first points are read"
+        " while the worker still loads its state beside them)",
+    )
+    parser.add_argument(
+        "--kept-only", action="store_true", help="no turns without the snapshots on disk"
+    )
     args = parser.parse_args()
     if not (args.home / "redis").is_dir():
         parser.error(f"{args.home} holds no pipeline's data (no redis/ in it)")
     shares = [float(share) for share in args.points.split(",")]
     found: dict[bool, list[list[float]]] = {True: [], False: []}
     for _ in range(args.turns):
-        for kept in (False, True):
+        for kept in (True,) if args.kept_only else (False, True):
             start = time.perf_counter()
-            times = turn(args.home, kept, shares, args.end, args.concept)
+            times = turn(args.home, kept, shares, args.end, args.concept, args.settle)
             found[kept].append(times)
             label = "with the snapshots on disk" if kept else "Redis's snapshots only  "
             print(
@@ -94,6 +107,8 @@ def main() -> None:
                 + f"  (turn {time.perf_counter() - start:.0f} s)"
             )
     for kept, turns in found.items():
+        if not turns:
+            continue
         medians = [statistics.median(column) for column in zip(*turns, strict=True)]
         label = "with them" if kept else "without  "
         print(

@@ -67,6 +67,21 @@ def decompress_snapshot(blob: bytes | memoryview) -> np.ndarray:
     return _decompressed(frames)
 
 
+def decompress_all(blobs: Sequence[bytes | memoryview]) -> np.ndarray:
+    """Blobs `compress_snapshot` made, decompressed one after the other into one buffer (on
+    threads, frame by frame, as one blob is)."""
+    frames: list[memoryview] = []
+    for blob in blobs:
+        found = _zstd_frames(blob)
+        if found is None:
+            raise CorruptSnapshot("a compressed piece is not zstd")
+        frames += found
+    try:
+        return _decompressed(frames) if frames else np.zeros(0, dtype=np.uint8)
+    except zstandard.ZstdError as exc:
+        raise CorruptSnapshot(f"a compressed piece cannot be decompressed: {exc}") from exc
+
+
 def is_unpacked(blob: bytes | memoryview) -> bool:
     """Whether `blob` is a snapshot kept unpacked (it starts with UNPACKED_MAGIC)."""
     return bytes(blob[: len(UNPACKED_MAGIC)]) == UNPACKED_MAGIC

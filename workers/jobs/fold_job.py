@@ -232,10 +232,10 @@ def _snapshot_of(runtime: Runtime, tenant: str, state: State) -> tuple[bytes, Po
 
 
 def _delta_of(
-    runtime: Runtime, tenant: str, state: State, share: float = REBASE_SHARE
+    runtime: Runtime, tenant: str, state: State, share: float = REBASE_SHARE, small: bool = True
 ) -> tuple[bytes, Position, str] | None:
     """`_snapshot_of`'s delta; None where it would be a full snapshot (more than `share` of
-    the base changed)."""
+    the base changed). `small`: a small delta where one may be, else a delta of the base."""
     base, level = state.base, state.level
     kept = set(runtime.snapshots.positions(tenant))
     if base is None or base.position not in kept:
@@ -243,7 +243,7 @@ def _delta_of(
     budget = share * (base.rows + base.concepts)
     if delta_size(state) > budget:
         return None
-    if level is not None and level.position in kept:
+    if small and level is not None and level.position in kept:
         if delta_size(state, level) <= LEVEL_SHARE * budget:
             return encode_delta(state, level), level.position, "small delta"
     return encode_delta(state), base.position, "delta"
@@ -253,13 +253,14 @@ def _keep_unpublished(runtime: Runtime, tenant: str, state: State, folded: int) 
     """A snapshot kept for as-of reads though none is published now (workers/store/snapshot_rungs.py):
     while writes stream in, a worker publishes when publishing takes no more than its share
     of the time, which at a million memories is every 100,000 events or more, and an as-of
-    read in between folded all of them. Only a delta (of up to RUNG_SHARE of its base): a
-    full snapshot waits for a publish."""
+    read in between folded all of them. Only a delta of the full snapshot (of up to
+    RUNG_SHARE of it), never a small delta: a full snapshot waits for a publish, and a
+    small delta would load on two files, not one."""
     if not runtime.snapshots.keeps(tenant, folded):
         return
     state.flush()  # between two chunks of a fold, its last notes may still be staged
     with collection_held():
-        delta = _delta_of(runtime, tenant, state, RUNG_SHARE)
+        delta = _delta_of(runtime, tenant, state, RUNG_SHARE, small=False)
     if delta is not None:
         blob, base, _ = delta
         if runtime.disk.shortage(RUNG_ROOM * len(blob)) is None:  # else the next rung
