@@ -32,7 +32,7 @@ second. Rungs further apart cost less disk and slower as-of reads (bench/as_of.p
 in bench/README.md)."""
 DEFAULT_RUNGS_KEPT = 128
 """The most kept per tenant, thinned evenly past it: a million events keeps all of them."""
-DEFAULT_DISK_BUDGET = 4 * 1024**3
+DEFAULT_DISK_BUDGET = 1024**3
 """The rungs of every tenant together and the copy of the newest snapshot: what a million
 commit messages keep within it, and the as-of reads it gives, are in bench/README.md."""
 DEFAULT_APPENDFSYNC = "always"

@@ -266,7 +266,7 @@ def test_a_disk_budget_reads_as_people_write_it() -> None:
     assert load_settings({"ASSOCMEM_DISK_BUDGET": "3G"}).disk_budget == 3 * 1024**3
     assert load_settings({"ASSOCMEM_DISK_BUDGET": "500MB"}).disk_budget == 500 * 1024**2
     assert load_settings({"ASSOCMEM_DISK_BUDGET": "0"}).disk_budget == 0
-    assert load_settings({}).disk_budget == 4 * 1024**3
+    assert load_settings({}).disk_budget == 1024**3
     with pytest.raises(Exception, match="ASSOCMEM_DISK_BUDGET"):
         load_settings({"ASSOCMEM_DISK_BUDGET": "lots"})
 
