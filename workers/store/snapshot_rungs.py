@@ -25,12 +25,12 @@ the early log fold from zero).
 An erasure drops them all (`drop`), and the rungs of another epoch of the log (a history
 rewritten) are never read. The files hold what users wrote: the directory is its owner's.
 
-A rung's files (and the shared rows) are kept unpacked while the budget allows
-(engine/snapshot/frames.py, `UNPACKED_MAGIC`), about 2.5 times the disk of compressed, and mapped
-copy-on-write to be loaded: a load's arrays are views of the page cache, not decompressed
-into memory the process has to touch first, and the pages of what a read never looks at
-(most of the texts) are never read: a third of the time of a compressed one. Files kept
-compressed (over the budget, or by a version before) are read as they are.
+A rung's files are kept unpacked while the budget allows (engine/snapshot/frames.py,
+`UNPACKED_MAGIC`), about 2.5 times the disk of compressed, and mapped copy-on-write to be
+loaded: a load's arrays are views of the page cache, not decompressed into memory the
+process has to touch first. Files kept compressed (over the budget, or by a version
+before) are read as they are; the rows the rungs share are kept compressed whatever the
+budget (rung_rows.py).
 """
 
 from __future__ import annotations
@@ -364,9 +364,12 @@ def _held(
 
 def _kept(rows: SharedRows, blob: bytes | memoryview) -> Iterable[bytes | memoryview]:
     """What to keep of a snapshot: its rest, naming its rows in `rows` (appended there past
-    those held), unpacked; the whole snapshot unpacked if its rows do not line up with those
-    held (never seen: a state of this epoch's log has the same rows)."""
+    those held), unpacked; the whole snapshot unpacked if its rows cannot be shared: a delta
+    on a base kept whole (by a version before the rows were shared), or rows that do not
+    line up with those held (never seen: a state of this epoch's log has the same rows)."""
     split = split_rows(blob)
+    if split.start > rows.held().rows:
+        return unpacked_snapshot(blob)
     span = rows.hold(split)
     if span is None:
         log.warning("a snapshot's rows differ from its rungs' in %s: kept whole", rows.here)

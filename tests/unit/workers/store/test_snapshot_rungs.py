@@ -18,6 +18,7 @@ from assocmem.workers.jobs.fold_job import fold_and_publish
 from assocmem.workers.runtime.services import Runtime
 from assocmem.workers.runtime.settings import Settings
 from assocmem.workers.state.rebuild import Rebuild, rebuild, starting_state
+from assocmem.workers.store import snapshot_rungs
 from assocmem.workers.store.memory import InMemoryEventLog, InMemorySnapshotStore
 from assocmem.workers.store.ports import Ladder, iter_entries
 from assocmem.workers.store.rung_rows import FILES as ROW_FILES
@@ -420,3 +421,24 @@ def test_a_snapshot_whose_rows_differ_from_those_held_is_kept_whole(tmp_path: Pa
     kept = store.load("default", other.position)
     assert isinstance(kept, memoryview)  # whole
     assert content_hash(load_state(kept)) == content_hash(other)
+
+
+def test_a_delta_on_a_base_kept_whole_by_a_version_before_is_kept_whole_quietly(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Rungs kept before the rows were shared hold their rows: a delta saved on one has
+    none to follow yet, and is kept whole too, until a full snapshot starts the shared rows."""
+    from assocmem.engine.events.fold import fold, fold_from_zero
+    from assocmem.engine.snapshot.delta import encode_delta, load_snapshot
+    from tests.unit.engine.make_events import written as note
+
+    state = fold_from_zero([note(1, ["a", "b"]), note(2, ["b", "c"])])
+    base = dump_state(state)
+    state.mark_base()
+    fold(state, [note(3, ["c", "d"])])
+    rows = SharedRows(tmp_path)
+    with caplog.at_level("WARNING"):
+        kept = b"".join(snapshot_rungs._kept(rows, encode_delta(state)))
+    assert not caplog.records and rows.held().rows == 0
+    assert read_apart(kept) is None and is_unpacked(kept)
+    assert content_hash(load_snapshot(kept, lambda _: base)) == content_hash(state)
