@@ -19,6 +19,7 @@ from assocmem.engine.position import ZERO
 from assocmem.engine.snapshot.codec import content_hash, decompress_snapshot
 from assocmem.workers.store.ports import iter_entries
 from assocmem.workers.store.redis.connect import data_client
+from assocmem.workers.store.rung_rows import SharedRows, Span, read_apart
 from tests.e2e.pipeline import Pipeline, cli, cli_json
 
 ALICE = "alice@example.com"
@@ -80,8 +81,9 @@ def redis_contents(up: Pipeline) -> bytes:
 
 
 def files_under(home: Path) -> bytes:
-    """Every file's bytes; a copy of a snapshot (workers/state/snapshot_cache.py) and the snapshots
-    kept for as-of reads (workers/store/snapshot_rungs.py) inflated too."""
+    """Every file's bytes; a copy of a snapshot (workers/state/snapshot_cache.py), the snapshots
+    kept for as-of reads (workers/store/snapshot_rungs.py) and the texts those share
+    (workers/store/rung_rows.py) inflated too."""
     found = []
     for path in home.rglob("*"):
         if path.is_file():
@@ -89,7 +91,11 @@ def files_under(home: Path) -> bytes:
             if path.parent.name == SNAPSHOT_CACHE and path.suffix == ".snapshot":
                 found.append(decompress_snapshot(raw.partition(b"\n")[2]))
             if SNAPSHOT_RUNGS in path.parts and path.name[0].isdigit():
-                found.append(decompress_snapshot(raw))
+                apart = read_apart(raw)
+                found.append(decompress_snapshot(apart[1] if apart else raw))
+            if SNAPSHOT_RUNGS in path.parts and path.name == "rows.text":
+                rows = SharedRows(path.parent)
+                found.append(rows.apart(b"", Span((0, rows.held().text), (0, 0))).text)
     return b"\n".join(found)
 
 
