@@ -9,12 +9,13 @@ through the pure engine. Pairs are reported with a bootstrap interval of the dif
 so is time parsing on against off.
 
 `--feedback`: the questions split in two by a seeded hash, the answers of one half rated
-helpful, R@5 of each depth before and after: for the rated questions themselves, for the
+helpful (with `--unhelpful`, the other memories their reads returned rated unhelpful),
+R@5 of each depth before and after: for the rated questions themselves, for the
 other half, and for those of it whose answers no rating touched (the questions of one
 paragraph share its subject, as the questions of one conversation do); then the same
 without the learned concept links (valence and the links between memories only).
 
-    .venv/bin/python bench/cmrc.py ../shared/data/zh/cmrc2018_trial.json [--feedback]
+    .venv/bin/python bench/cmrc.py ../shared/data/zh/cmrc2018_trial.json [--feedback [--unhelpful]]
 """
 
 from __future__ import annotations
@@ -69,13 +70,18 @@ def main() -> None:
     parser.add_argument("data", type=Path, help="cmrc2018_trial.json or _dev.json (SQuAD format)")
     parser.add_argument("--feedback", action="store_true", help="the feedback protocol instead")
     parser.add_argument("--seed", type=int, default=7, help="of the split into rated and held out")
+    parser.add_argument(
+        "--unhelpful",
+        action="store_true",
+        help="with --feedback: the other memories each rated read returned rated unhelpful too",
+    )
     args = parser.parse_args()
     sentences, pairs = sentences_and_questions(args.data)
     print(f"{len(sentences):,} sentences, {len(pairs):,} questions")
     state = build_state(sentences, [WRITTEN] * len(sentences), progress=False)
     questions = [Question(text, frozenset({target}), NOW) for text, target in pairs]
     if args.feedback:
-        feedback(state, questions, args.seed)
+        feedback(state, questions, args.seed, args.unhelpful)
         return
     bm25 = Bm25(sentences, tokens)
     for k in (1, 5):
@@ -98,7 +104,9 @@ def main() -> None:
     print(f"({len(dated)} questions carry a digit, e.g. a year)")
 
 
-def feedback(state: State, questions: list[Question], seed: int, k: int = 5) -> None:
+def feedback(
+    state: State, questions: list[Question], seed: int, unhelpful: bool = False, k: int = 5
+) -> None:
     rated_half = [q for q in questions if seeded_half(q.text, seed) == 0]
     held = [q for q in questions if seeded_half(q.text, seed) == 1]
     depths = ("fast", "standard", "deep")
@@ -107,10 +115,11 @@ def feedback(state: State, questions: list[Question], seed: int, k: int = 5) -> 
         return {d: [hits(q.answers, ask(state, q, d, k), k) for q in group] for d in depths}
 
     before_rated, before_held = scores(rated_half), scores(held)
-    rated = set(rate(state, rated_half, NOW, unhelpful=False))
+    rated = set(rate(state, rated_half, NOW, unhelpful=unhelpful))
     untouched = [n for n, q in enumerate(held) if not q.answers & rated]
+    shown = ", the other memories shown unhelpful" if unhelpful else ""
     print(
-        f"{len(rated_half)} questions rated (their answers helpful), {len(held)} held out,"
+        f"{len(rated_half)} questions rated (their answers helpful{shown}), {len(held)} held out,"
         f" {len(untouched)} of them with answers no rating touched"
     )
 

@@ -4,7 +4,8 @@ Teaches a link from each question concept to each core concept of the rated memo
 (the learned delta moves by the outcome, never below minus the written count), moves
 each rated memory's valence toward the outcome, and teaches the link from each stream
 neighbour of a rated memory that carries a question concept (the match a read brought it
-beside) to the rated memory (never below -1, which unlearns their contiguity).
+beside) to the rated memory (never below 0: an unhelpful rating takes back what helpful
+ones taught, not their contiguity).
 """
 
 from __future__ import annotations

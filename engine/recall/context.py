@@ -18,7 +18,7 @@ from collections.abc import Callable
 import numpy as np
 
 from assocmem.engine.state.state import State
-from assocmem.engine.state.stream import LEAST_TAUGHT, beside, share_a_concept
+from assocmem.engine.state.stream import beside, share_a_concept
 
 FOLLOWING_SHARE = 0.5
 """A following memory's score, as a share of the match it follows."""
@@ -66,9 +66,7 @@ def neighbours(
             if near is None:
                 continue
             taught = state.memory_links.get((row, near), (0.0, None))[0]
-            if taught <= LEAST_TAUGHT or not (
-                after or taught > 0 or share_a_concept(state, row, near)
-            ):
+            if not (after or taught > 0 or share_a_concept(state, row, near)):
                 continue
             if allowed(np.array([near], dtype=np.int64))[0]:
                 found.append(
@@ -79,8 +77,6 @@ def neighbours(
 
 def taught_share(share: float, taught: float) -> float:
     """A neighbour's share of its match's score once ratings taught their link `taught`
-    (-1 or more): each helpful rating takes it part of the way to the match's own score,
-    unhelpful ones toward nothing (at -1 the neighbour is no longer brought)."""
-    if taught >= 0:
-        return share + (1.0 - share) * taught / (1.0 + taught)
-    return share * (1.0 + taught)
+    (0 or more): each helpful rating takes it part of the way to the match's own score, and
+    an unhelpful one takes a helpful one's part back (engine/state/stream.py)."""
+    return share + (1.0 - share) * taught / (1.0 + taught)

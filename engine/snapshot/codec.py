@@ -31,8 +31,9 @@ from assocmem.engine.state.memory_columns import ARRAYS, decode_memories, encode
 from assocmem.engine.state.postings import index_type
 from assocmem.engine.state.state import State
 
-SNAPSHOT_FORMAT = 8
-"""Bumped when the byte layout changes; older snapshots are then rebuilt from the log."""
+SNAPSHOT_FORMAT = 9
+"""Bumped when the byte layout changes, or what the fold makes of a log (9: taught links
+between memories never below 0); older snapshots are then rebuilt from the log."""
 _ARRAYS = (("indptr", "<i8"), ("indices", "<i4"), ("data", "<i4"))
 _MATRICES = ("counts", "reduction")
 LEARNED = {

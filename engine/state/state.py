@@ -173,8 +173,8 @@ class State:
         no read, listing or link."""
         self.memory_links: dict[tuple[int, int], tuple[float, Position]] = {}
         """Taught links between stream neighbours: (match row, neighbour row) -> the learned
-        delta (-1 or more; -1 unlearns their contiguity) and the position of its last change
-        (engine/state/stream.py)."""
+        delta (0 or more: ratings never unlearn their contiguity) and the position of its
+        last change (engine/state/stream.py)."""
         self.private_units: list[tuple[Scope, list[int]]] = []
         """Concepts of each document unit ingested in a scope other than the common one (a
         memory's links come from its concepts; a unit is not kept otherwise)."""

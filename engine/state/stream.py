@@ -35,9 +35,12 @@ def share_a_concept(state: State, row: int, other: int) -> bool:
     return not set(state.rows.linked(row, SCAN)).isdisjoint(state.rows.linked(other, SCAN))
 
 
-LEAST_TAUGHT = -1.0
-"""The lowest a taught memory-to-memory link goes: at -1 ratings have unlearned the
-contiguity of the two memories (a read no longer brings one beside the other)."""
+LEAST_TAUGHT = 0.0
+"""The lowest a taught memory-to-memory link goes: unhelpful ratings take back what helpful
+ones taught, never the contiguity the log wrote. A neighbour that did not help one question
+is no evidence that the two memories are unrelated for every other: unlearning their
+contiguity (down to -1, until snapshot format 9) cost the questions no rating touched
+recall, and gained the rated ones nothing (bench/README.md)."""
 
 
 def taught(before: float, outcome: float) -> float:
