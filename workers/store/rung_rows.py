@@ -66,11 +66,11 @@ class Held:
 
 class SharedRows:
     """The rows shared by the rungs in `here` (one tenant's epoch). Each save's rows are
-    appended as one chunk to each file, compressed (engine/snapshot/frames.py): texts and
-    concepts take a third of their size unpacked, and loading the rows of a rung costs
-    decompressing them (on threads, 0.14 s for a million commit messages' texts), much less
-    than the rungs the disk they would take unpacked keeps. `rows.chunks` says where each
-    chunk ends, unpacked and as stored, in both; `rows.starts` where each row starts."""
+    appended as one chunk to each file, compressed (engine/snapshot/frames.py): a load
+    decompresses a rung's rows on threads, and the disk they would take unpacked (about
+    three times as much) goes to more rungs instead (figures in bench/README.md).
+    `rows.chunks` says where each chunk ends, unpacked and as stored, in both files;
+    `rows.starts` where each row starts."""
 
     def __init__(self, here: Path) -> None:
         self.here = here
