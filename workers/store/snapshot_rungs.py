@@ -9,8 +9,8 @@ Rungs kept in Redis made that much shorter but cost Redis's memory and slowed ev
 start; on disk a rung costs disk only.
 
 A rung is a snapshot the store published, saved with the snapshots it loads on (its base,
-and a small delta's delta), each file once: `<directory>/<tenant>/<epoch>/<position>`, with
-an index (`rungs.json`) of the rungs, the events each had folded, and each file's base.
+and a small delta's delta), each file once: `<directory>/<tenant>/<epoch>-v<format>/<position>`,
+with an index (`rungs.json`) of the rungs, the events each had folded, and each file's base.
 Each file is kept without its memories' texts and concepts, which the rungs of an epoch
 share (workers/store/rung_rows.py): without that, every full snapshot kept held all the
 texts of the log before it again.
@@ -23,7 +23,8 @@ rung whose removal leaves the shortest run of events between its neighbours goes
 thin out evenly over the log (rather than oldest first, which would make as-of reads into
 the early log fold from zero).
 An erasure drops them all (`drop`), and the rungs of another epoch of the log (a history
-rewritten) are never read. The files hold what users wrote: the directory is its owner's.
+rewritten) or of another snapshot format (`SNAPSHOT_FORMAT`: they could not be loaded) are
+never read, and go at the next save. The files hold what users wrote: the directory is its owner's.
 
 A rung's files are kept unpacked while the budget allows (engine/snapshot/frames.py,
 `UNPACKED_MAGIC`), about 2.5 times the disk of compressed, and mapped copy-on-write to be
@@ -49,7 +50,7 @@ import orjson
 
 from assocmem.engine.errors import CorruptSnapshot
 from assocmem.engine.position import Position
-from assocmem.engine.snapshot.codec import RowsApart
+from assocmem.engine.snapshot.codec import SNAPSHOT_FORMAT, RowsApart
 from assocmem.engine.snapshot.delta import base_of
 from assocmem.engine.snapshot.frames import (
     UNPACKED_MAGIC,
@@ -297,12 +298,12 @@ class RungStore:
             write_private(here / str(at), _kept(rows, snapshot))
 
     def _here(self, tenant: str) -> Path:
-        return self.directory / tenant / str(self._epoch(tenant))
+        return self.directory / tenant / f"{self._epoch(tenant)}-v{SNAPSHOT_FORMAT}"
 
     @contextlib.contextmanager
     def _locked(self, tenant: str) -> Iterator[Path]:
         """The tenant's directory of the epoch now, locked against other writers; those of
-        older epochs are removed."""
+        older epochs and snapshot formats are removed."""
         here = self._here(tenant)
         private_directory(self.directory)
         private_directory(here.parent)

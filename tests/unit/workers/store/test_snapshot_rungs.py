@@ -9,7 +9,13 @@ from pathlib import Path
 import pytest
 
 from assocmem.engine.position import Position
-from assocmem.engine.snapshot.codec import RowsApart, content_hash, dump_state, load_state
+from assocmem.engine.snapshot.codec import (
+    SNAPSHOT_FORMAT,
+    RowsApart,
+    content_hash,
+    dump_state,
+    load_state,
+)
 from assocmem.engine.snapshot.frames import UNPACKED_MAGIC, is_unpacked
 from assocmem.engine.snapshot.rows_apart import split_rows
 from assocmem.engine.state.state import State
@@ -27,6 +33,8 @@ from assocmem.workers.store.snapshot_rungs import Rungs, RungSnapshotStore, Rung
 from tests.stores import Clock, write
 
 STRIDE = 30
+EPOCH_0 = f"0-v{SNAPSHOT_FORMAT}"
+"""The directory of a tenant's rungs of the log's first epoch."""
 
 
 def _runtime(directory: Path) -> Runtime:
@@ -79,7 +87,7 @@ def test_an_as_of_rebuild_starts_from_the_newest_rung_before_it_and_equals_a_fol
 def test_a_rung_that_cannot_be_read_gives_way_to_the_one_before_it(runtime: Runtime) -> None:
     written = _fill(runtime, 20)
     rungs = _rungs(runtime).positions("default")
-    directory = _rungs(runtime).directory / "default" / "0"
+    directory = _rungs(runtime).directory / "default" / EPOCH_0
     (directory / str(rungs[-1])).write_bytes(b"not a snapshot")
     upto = max(p for p in written if p < runtime.snapshots.positions("default")[0])
     assert starting_state(runtime.snapshots, "default", upto).position == rungs[-2]
@@ -116,7 +124,7 @@ def test_rungs_are_kept_unpacked_and_mapped_and_one_kept_compressed_is_read_too(
     written = _fill(runtime, 12)
     store = _rungs(runtime)
     rungs = store.positions("default")
-    directory = store.directory / "default" / "0"
+    directory = store.directory / "default" / EPOCH_0
     files = _rung_files(directory, rows=False)
     assert files and all(read_apart(f.read_bytes()) for f in files)
     assert all(is_unpacked(read_apart(f.read_bytes())[1]) for f in files)  # type: ignore[index]
@@ -159,7 +167,7 @@ def test_a_rewritten_history_reads_no_rung_of_before_and_an_erasure_leaves_no_fi
     assert _rungs(runtime).positions("default") == []
     assert runtime.snapshots.starts("default") == runtime.snapshots.positions("default")
     _fill(runtime, 6)  # a rung of the new epoch: the old epoch's files go
-    assert [d.name for d in directory.iterdir() if d.is_dir()] == ["1"]
+    assert [d.name for d in directory.iterdir() if d.is_dir()] == [f"1-v{SNAPSHOT_FORMAT}"]
     runtime.snapshots.drop("default")
     assert not directory.exists()
     assert _rungs(runtime).positions("default") == []
@@ -214,7 +222,7 @@ def test_past_the_disk_budget_older_rungs_are_compressed_before_any_is_thinned_o
     written += _fill(bounded, 20)
     assert _folded(store) == _folded(_rungs(unbounded)), "none thinned out"
     assert sum(f.stat().st_size for f in _rung_files(store.directory)) <= store.budget
-    directory = store.directory / "default" / "0"
+    directory = store.directory / "default" / EPOCH_0
     heads = {p: _snapshot_head(directory / str(p)) for p in store.positions("default")}
     assert heads[min(heads)] != UNPACKED_MAGIC, "the oldest is compressed"
     assert heads[max(heads)] == UNPACKED_MAGIC, "the newest is still mapped"
@@ -289,7 +297,7 @@ def test_a_snapshot_dropped_while_it_was_saved_is_not_kept(tmp_path: Path, publi
     base = None if published else Position(4, 0)
     rungs.save("default", Position(5, 0), dump_state(State()), base, 10, store, published)
     assert rungs.positions("default") == []
-    assert {p.name for p in (tmp_path / "default" / "0").iterdir()} <= {"rungs.json"}
+    assert {p.name for p in (tmp_path / "default" / EPOCH_0).iterdir()} <= {"rungs.json"}
 
 
 def test_between_two_publishes_the_fold_keeps_a_delta_unpublished_as_a_rung(
@@ -333,7 +341,7 @@ def test_a_rung_kept_between_publishes_loads_on_the_full_snapshot_alone(
 
 def test_what_a_writer_killed_mid_write_left_goes_at_the_next_save(runtime: Runtime) -> None:
     _fill(runtime, 6)
-    directory = _rungs(runtime).directory / "default" / "0"
+    directory = _rungs(runtime).directory / "default" / EPOCH_0
     orphan = directory / ".1796000000000-0.4242.tmp"  # hundreds of MB at a million events
     orphan.write_bytes(b"half a snapshot")
     _fill(runtime, 6)
@@ -370,7 +378,7 @@ def test_the_rungs_hold_each_memory_s_text_once_however_many_there_are(
     events, most of the rungs' disk. Now the rungs share one copy of each row."""
     _fill(runtime, 40)
     store = _rungs(runtime)
-    directory = store.directory / "default" / "0"
+    directory = store.directory / "default" / EPOCH_0
     assert len(store.positions("default")) >= 8
     latest = starting_state(runtime.snapshots, "default", store.positions("default")[-1])
     texts = b"".join(memory.text.encode() for memory in latest.rows)
@@ -386,7 +394,7 @@ def test_rows_a_writer_killed_mid_append_left_are_cut_off_at_the_next_save(
     runtime: Runtime,
 ) -> None:
     _fill(runtime, 12)
-    directory = _rungs(runtime).directory / "default" / "0"
+    directory = _rungs(runtime).directory / "default" / EPOCH_0
     for name in ("rows.text", "rows.concepts", "rows.starts", "rows.chunks"):
         with (directory / name).open("ab") as file:
             file.write(b"\x07" * 40)  # appended, and the count held not yet written
@@ -442,3 +450,19 @@ def test_a_delta_on_a_base_kept_whole_by_a_version_before_is_kept_whole_quietly(
     assert not caplog.records and rows.held().rows == 0
     assert read_apart(kept) is None and is_unpacked(kept)
     assert content_hash(load_snapshot(kept, lambda _: base)) == content_hash(state)
+
+
+def test_rungs_of_another_snapshot_format_are_never_read_and_go_at_the_next_save(
+    runtime: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A version that folds a log into another state (or lays it out otherwise) bumps the
+    format: rungs kept before cannot be loaded, and rungs are saved only past the newest
+    kept, so they would stand in the way of every as-of read into the log they cover."""
+    _fill(runtime, 12)
+    store = _rungs(runtime)
+    assert store.positions("default")
+    monkeypatch.setattr(snapshot_rungs, "SNAPSHOT_FORMAT", SNAPSHOT_FORMAT + 1)
+    assert store.positions("default") == []
+    _fill(runtime, 6)
+    names = [d.name for d in (store.directory / "default").iterdir() if d.is_dir()]
+    assert names == [f"0-v{SNAPSHOT_FORMAT + 1}"]
