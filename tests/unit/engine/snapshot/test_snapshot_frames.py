@@ -15,7 +15,14 @@ from assocmem.engine.errors import CorruptSnapshot
 from assocmem.engine.events.fold import fold_from_zero
 from assocmem.engine.snapshot import frames as snapshot_frames
 from assocmem.engine.snapshot.codec import content_hash, dump_state, encode_state, load_state
-from assocmem.engine.snapshot.frames import TABLE_MAGIC, UNPACKED_MAGIC, _cut, unpacked_snapshot
+from assocmem.engine.snapshot.frames import (
+    TABLE_MAGIC,
+    UNPACKED_MAGIC,
+    _cut,
+    compress_snapshot,
+    decompress_all,
+    unpacked_snapshot,
+)
 from tests.unit.engine.make_events import acceptance_notes, feedback
 
 
@@ -108,3 +115,14 @@ def test_a_snapshot_kept_unpacked_loads_as_the_compressed_one_does(
 
 def _address(buffer: memoryview) -> int:
     return int(np.frombuffer(buffer, dtype=np.uint8).ctypes.data)
+
+
+def test_pieces_decompressed_together_are_their_bytes_and_a_broken_one_is_corrupt() -> None:
+    parts = [b"first part " * 1000, b"second" * 7, b"third " * 100]
+    blobs = [compress_snapshot([memoryview(p)]) for p in parts]
+    assert decompress_all(blobs).tobytes() == b"".join(parts)
+    assert decompress_all([]).tobytes() == b""
+    with pytest.raises(CorruptSnapshot):
+        decompress_all([blobs[0], b"not zstd"])
+    with pytest.raises(CorruptSnapshot):
+        decompress_all([TABLE_MAGIC + b"\x08"])  # a table of frames cut short
