@@ -114,18 +114,18 @@ class SharedRows:
         count = len(split.text_lengths)
         if split.start > held.rows:
             return None
-        starts = self._starts(held.rows)
         overlap = min(held.rows, split.start + count) - split.start
-        lengths = np.diff(starts[split.start : split.start + overlap + 1], axis=0)
+        starts = self._starts(split.start, split.start + overlap)
+        lengths = np.diff(starts, axis=0)
         if not (
             np.array_equal(lengths[:, 0], split.text_lengths[:overlap])
             and np.array_equal(lengths[:, 1], split.lengths[:overlap])
         ):
             return None
-        if split.start + count > held.rows:
-            self._append(split, overlap, held)
-            starts = self._starts(split.start + count)
-        first, last = starts[split.start], starts[split.start + count]
+        first, last = starts[0], starts[-1]
+        if overlap < count:
+            now = self._append(split, overlap, held)
+            last = np.array([now.text, now.concepts])
         return Span((int(first[0]), int(last[0])), (int(first[1]), int(last[1])))
 
     def apart(self, rest: bytes | memoryview, span: Span) -> RowsApart:
@@ -138,13 +138,14 @@ class SharedRows:
             _unpacked(self.here / CONCEPTS, chunks[:, 2:4], span.concepts, "<i4"),
         )
 
-    def _starts(self, rows: int) -> np.ndarray:
-        """Where rows 0 to `rows` start in the texts and the concepts (the last: where all
-        end), as (text, concepts) pairs."""
-        if rows == 0:
+    def _starts(self, first: int, last: int) -> np.ndarray:
+        """Where rows `first` to `last` start in the texts and the concepts (a row past the
+        last held: where they all end), as (text, concepts) pairs; only those are read."""
+        if last == 0:
             return np.zeros((1, 2), dtype="<i8")
-        starts = np.fromfile(self.here / STARTS, dtype="<i8", count=2 * (rows + 1))
-        if len(starts) != 2 * (rows + 1):
+        count = 2 * (last - first + 1)
+        starts = np.fromfile(self.here / STARTS, dtype="<i8", count=count, offset=16 * first)
+        if len(starts) != count:
             raise CorruptSnapshot(f"the rungs' rows {self.here / STARTS} are cut short")
         return starts.reshape(-1, 2)
 
@@ -157,9 +158,9 @@ class SharedRows:
             chunks = np.zeros(0, dtype="<i8")
         return chunks[: len(chunks) // 4 * 4].reshape(-1, 4)
 
-    def _append(self, split: SplitRows, skipped: int, held: Held) -> None:
+    def _append(self, split: SplitRows, skipped: int, held: Held) -> Held:
         """`split`'s rows past its first `skipped` (held already), as one more chunk; then
-        `rows.json` says they are held."""
+        `rows.json` says they are held (what it says is returned)."""
         text = split.text[int(split.text_lengths[:skipped].sum()) :]
         concepts = split.concepts[int(split.lengths[:skipped].sum()) :]
         ends = np.empty((len(split.text_lengths) - skipped, 2), dtype="<i8")
@@ -186,6 +187,7 @@ class SharedRows:
         chunk = (now.text, now.text_stored, now.concepts, now.concepts_stored)
         _append(self.here / CHUNKS, [np.array(chunk, dtype="<i8")])
         write_private(self.here / HELD, [orjson.dumps(dataclasses.asdict(now))])
+        return now
 
 
 def apart_pieces(span: Span, rest: Iterable[bytes | memoryview]) -> list[bytes | memoryview]:
