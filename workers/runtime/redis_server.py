@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import random
 import secrets
 import signal
 import socket
@@ -41,18 +42,47 @@ POLL = 0.01
 loaded, then the API ready), and each wait loses half a poll on average."""
 
 
-def free_port(below: int = 65_536) -> int:
-    """A port nobody listens on now, below `below`."""
-    while True:
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            port = int(sock.getsockname()[1])
-        if port < below:
-            return port
+def free_port() -> int:
+    """A port nobody listens on now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
 
 
 CLUSTER_BUS_OFFSET = 10_000
 """A cluster node also listens on its port + this, for the other nodes."""
+LOWEST_CLUSTER_PORT = 20_000
+
+
+def free_cluster_port() -> int:
+    """A port free now together with its bus port (+ CLUSTER_BUS_OFFSET), both below the
+    range the kernel hands to outgoing connections where it can: a port from that range
+    can be taken by any client's connection between this check and the node's bind."""
+    first_ephemeral = _ephemeral_ports()[0]
+    high = first_ephemeral - CLUSTER_BUS_OFFSET
+    if high - LOWEST_CLUSTER_PORT < 1_000:
+        high = 65_536 - CLUSTER_BUS_OFFSET
+    while True:
+        port = random.randrange(LOWEST_CLUSTER_PORT, high)
+        if _can_bind(port) and _can_bind(port + CLUSTER_BUS_OFFSET):
+            return port
+
+
+def _ephemeral_ports() -> tuple[int, int]:
+    try:
+        low, high = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
+        return int(low), int(high)
+    except (OSError, ValueError):
+        return 32_768, 60_999
+
+
+def _can_bind(port: int) -> bool:
+    with socket.socket() as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
 
 
 @dataclasses.dataclass
@@ -116,7 +146,7 @@ def start_redis(
     (`RedisServer.wait_answering`), as `up` starts it to start the API meanwhile. With
     `cluster`, it is a Redis Cluster node (`cluster-enabled yes`) serving no slot yet."""
     data_dir = private_directory(data_dir.resolve())
-    port = port or free_port(below=65_536 - CLUSTER_BUS_OFFSET if cluster else 65_536)
+    port = port or (free_cluster_port() if cluster else free_port())
     config = data_dir / "redis.conf"
     config.touch(mode=0o600)
     config.chmod(0o600)
