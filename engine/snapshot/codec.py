@@ -28,6 +28,7 @@ from assocmem.engine.position import Position, Positions
 from assocmem.engine.snapshot.frames import compress_snapshot, decompress_snapshot
 from assocmem.engine.state.cooccurrence import COUNT_DTYPE
 from assocmem.engine.state.memory_columns import ARRAYS, decode_memories, encode_memories
+from assocmem.engine.state.packed_text import PackedText
 from assocmem.engine.state.postings import index_type
 from assocmem.engine.state.state import State
 
@@ -60,7 +61,7 @@ class RowsApart:
     (workers/store/snapshot_rungs.py, engine/snapshot/rows_apart.py)."""
 
     rest: bytes | memoryview
-    text: np.ndarray
+    text: np.ndarray | PackedText
     concepts: np.ndarray
 
 

@@ -36,11 +36,11 @@ TABLE_MAGIC = struct.pack("<I", 0x184D2A5A)
 """A zstd skippable frame's, for the table of frame sizes."""
 
 
-def compress_snapshot(raw: Sequence[memoryview]) -> bytes:
+def compress_snapshot(raw: Sequence[memoryview], frame_bytes: int | None = None) -> bytes:
     """`raw`'s pieces, one after the other, compressed: zstd at level 1, a third of zlib's
-    time at its fastest, for the same size. Each frame says its size, so a load
-    decompresses into one buffer."""
-    frames = _cut(raw, FRAME_BYTES)
+    time at its fastest, for the same size, in frames of `frame_bytes` (FRAME_BYTES). Each
+    frame says its size, so a load decompresses into one buffer."""
+    frames = _cut(raw, frame_bytes or FRAME_BYTES)
     if len(frames) == 1:
         return _compressed(frames[0])
     with ThreadPoolExecutor(THREADS) as pool:
@@ -80,6 +80,17 @@ def decompress_all(blobs: Sequence[bytes | memoryview]) -> np.ndarray:
         return _decompressed(frames) if frames else np.zeros(0, dtype=np.uint8)
     except (zstandard.ZstdError, struct.error) as exc:
         raise CorruptSnapshot(f"a compressed piece cannot be decompressed: {exc}") from exc
+
+
+def frames_of(blob: bytes | memoryview) -> list[memoryview]:
+    """The zstd frames of a blob `compress_snapshot` made, each decompressible alone."""
+    try:
+        found = _zstd_frames(blob)
+    except struct.error as exc:
+        raise CorruptSnapshot(f"a compressed piece's table of frames is cut short: {exc}") from exc
+    if found is None:
+        raise CorruptSnapshot("a compressed piece is not zstd")
+    return found
 
 
 def is_unpacked(blob: bytes | memoryview) -> bool:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from assocmem.engine.state.memory_rows import LoadedMemories
+from assocmem.engine.state.packed_text import PackedText
 
 if TYPE_CHECKING:
     from assocmem.engine.state.state import State
@@ -83,7 +84,7 @@ def decode_memories(
     block = LoadedMemories(
         start=start,
         ids=header["ids"],
-        text_bytes=memoryview(arrays["memory_text"]),
+        text_bytes=_text_of(arrays["memory_text"]),
         text_offsets=text_offsets,
         concepts=arrays["memory_concepts"],
         offsets=offsets,
@@ -113,6 +114,15 @@ def offsets_of(lengths: np.ndarray) -> np.ndarray:
     offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
     return offsets
+
+
+def _text_of(column: np.ndarray | PackedText) -> memoryview | PackedText:
+    """The texts as a block holds them: a view of the snapshot's bytes, or still packed."""
+    return column if isinstance(column, PackedText) else memoryview(column)
+
+
+def _joinable(text: memoryview | PackedText) -> memoryview | bytes:
+    return bytes(text) if isinstance(text, PackedText) else text
 
 
 def _block_part(block: LoadedMemories, lo: int, hi: int, start: int) -> dict[str, Any]:
@@ -196,7 +206,7 @@ def joined_blocks(blocks: list[LoadedMemories]) -> LoadedMemories:
     return LoadedMemories(
         start=blocks[0].start,
         ids=list(chain.from_iterable(block.ids for block in blocks)),
-        text_bytes=memoryview(b"".join([block.text_bytes for block in blocks])),
+        text_bytes=memoryview(b"".join([_joinable(block.text_bytes) for block in blocks])),
         text_offsets=_rebased([block.text_offsets for block in blocks]),
         concepts=np.concatenate([block.concepts for block in blocks]),
         offsets=_rebased([block.offsets for block in blocks]),

@@ -20,6 +20,7 @@ import numpy as np
 
 if TYPE_CHECKING:
     from assocmem.engine.state.memory import Memory, Scope
+    from assocmem.engine.state.packed_text import PackedText
     from assocmem.engine.state.state import State
 
 
@@ -41,10 +42,10 @@ class LoadedMemories:
 
     start: int
     ids: list[str]
-    text_bytes: memoryview
+    text_bytes: memoryview | PackedText
     """Every row's text in UTF-8, one after the other (`text_offsets` tells where each
     starts): decoded when asked for, and written out again as they are (a view of the
-    snapshot's bytes, which are not copied)."""
+    snapshot's bytes, which are not copied, or the frames they are stored in)."""
     text_offsets: np.ndarray
     concepts: np.ndarray
     """Every row's concept indices, one after the other (`offsets` tells where each starts)."""

@@ -95,7 +95,7 @@ def files_under(home: Path) -> bytes:
                 found.append(decompress_snapshot(apart[1] if apart else raw))
             if SNAPSHOT_RUNGS in path.parts and path.name == "rows.text":
                 rows = SharedRows(path.parent)
-                found.append(rows.apart(b"", Span((0, rows.held().text), (0, 0))).text)
+                found.append(bytes(rows.apart(b"", Span((0, rows.held().text), (0, 0))).text))
     return b"\n".join(found)
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import mmap
 import os
 import struct
 from collections.abc import Iterable
@@ -26,8 +27,9 @@ import orjson
 
 from assocmem.engine.errors import CorruptSnapshot
 from assocmem.engine.snapshot.codec import RowsApart
-from assocmem.engine.snapshot.frames import compress_snapshot, decompress_all
+from assocmem.engine.snapshot.frames import compress_snapshot, decompress_all, frames_of
 from assocmem.engine.snapshot.rows_apart import SplitRows
+from assocmem.engine.state.packed_text import PackedText
 from assocmem.workers.store.private_paths import write_private
 
 APART_MAGIC = b"AMROWS\x00\x01"
@@ -41,6 +43,9 @@ TEXT, CONCEPTS, STARTS, CHUNKS, HELD = (
     "rows.json",
 )
 FILES = (TEXT, CONCEPTS, STARTS, CHUNKS, HELD)
+TEXT_FRAME_BYTES = 1 << 20
+"""Texts per zstd frame: a read of a few memories' texts decompresses the frames they are
+in (engine/state/packed_text.py), where the snapshots' 8 MB frames took 8 ms each."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -134,7 +139,7 @@ class SharedRows:
         chunks = self._chunks()
         return RowsApart(
             rest,
-            _unpacked(self.here / TEXT, chunks[:, 0:2], span.text, "u1"),
+            _packed(self.here / TEXT, chunks[:, 0:2], span.text),
             _unpacked(self.here / CONCEPTS, chunks[:, 2:4], span.concepts, "<i4"),
         )
 
@@ -167,7 +172,9 @@ class SharedRows:
         np.cumsum(split.text_lengths[skipped:], out=ends[:, 0])
         np.cumsum(split.lengths[skipped:], out=ends[:, 1])
         ends += (held.text, held.concepts)
-        packed_text = compress_snapshot([memoryview(np.ascontiguousarray(text)).cast("B")])
+        packed_text = compress_snapshot(
+            [memoryview(np.ascontiguousarray(text)).cast("B")], TEXT_FRAME_BYTES
+        )
         packed_concepts = compress_snapshot(
             [memoryview(np.ascontiguousarray(concepts, dtype="<i4")).cast("B")]
         )
@@ -212,16 +219,47 @@ def read_apart(view: bytes | memoryview) -> tuple[Span, bytes | memoryview] | No
     return span, view[at + 8 + size :]
 
 
+def _packed(path: Path, chunks: np.ndarray, span: tuple[int, int]) -> PackedText:
+    """Bytes `span` of the texts in `path` (`chunks` as `_unpacked` takes them), still
+    compressed: the file is mapped, and a slice decompresses the frames it needs."""
+    start, end = span
+    if start == end:
+        return PackedText([], 0, 0)
+    first, last = _chunks_of(path, chunks, span)
+    stored = np.concatenate([[0], chunks[:, 1]])
+    try:
+        with path.open("rb", buffering=0) as file:
+            mapped = memoryview(mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ))
+    except (FileNotFoundError, ValueError) as exc:
+        raise CorruptSnapshot(f"the rungs' rows {path}: {exc}") from exc
+    if len(mapped) < stored[last + 1]:
+        raise CorruptSnapshot(f"the rungs' rows {path} are cut short")
+    frames = [
+        frame
+        for k in range(first, last + 1)
+        for frame in frames_of(mapped[int(stored[k]) : int(stored[k + 1])])
+    ]
+    unpacked_from = int(chunks[first - 1, 0]) if first else 0
+    return PackedText(frames, start - unpacked_from, end - start)
+
+
+def _chunks_of(path: Path, chunks: np.ndarray, span: tuple[int, int]) -> tuple[int, int]:
+    """The first and last chunk items `span` are in."""
+    start, end = span
+    first = int(np.searchsorted(chunks[:, 0], start, side="right"))
+    last = int(np.searchsorted(chunks[:, 0], end, side="left"))
+    if last >= len(chunks):
+        raise CorruptSnapshot(f"the rungs' rows {path} end before item {end}")
+    return first, last
+
+
 def _unpacked(path: Path, chunks: np.ndarray, span: tuple[int, int], dtype: str) -> np.ndarray:
     """Items `span` of the chunks of `path` (`chunks`: where each ends, unpacked and stored,
     in bytes or in items), decompressed: those of the chunks they are in, in one buffer."""
     start, end = span
     if start == end:
         return np.zeros(0, dtype=dtype)
-    first = int(np.searchsorted(chunks[:, 0], start, side="right"))
-    last = int(np.searchsorted(chunks[:, 0], end, side="left"))
-    if last >= len(chunks):
-        raise CorruptSnapshot(f"the rungs' rows {path} end before item {end}")
+    first, last = _chunks_of(path, chunks, span)
     stored = np.concatenate([[0], chunks[:, 1]])
     unpacked_from = int(chunks[first - 1, 0]) if first else 0
     try:
@@ -235,7 +273,10 @@ def _unpacked(path: Path, chunks: np.ndarray, span: tuple[int, int], dtype: str)
         view[int(stored[k] - stored[first]) : int(stored[k + 1] - stored[first])]
         for k in range(first, last + 1)
     ]
-    items = decompress_all(pieces).view(dtype)
+    # Not `.view(dtype)`: a slice of that has the bytes as its base, and scipy, which counts
+    # a base's items to tell a small view of a large array, took the million memories'
+    # concepts for one and copied them (a tenth of a rung's load).
+    items = np.frombuffer(memoryview(decompress_all(pieces)), dtype)
     return items[start - unpacked_from : end - unpacked_from]
 
 

@@ -384,7 +384,7 @@ def test_the_rungs_hold_each_memory_s_text_once_however_many_there_are(
     texts = b"".join(memory.text.encode() for memory in latest.rows)
     held = SharedRows(directory).held()
     shared = SharedRows(directory).apart(b"", Span((0, held.text), (0, held.concepts)))
-    assert shared.text.tobytes() == texts
+    assert bytes(shared.text) == texts
     marker = b"topic3 word0 pair3"  # one memory's text
     assert texts.count(marker) == 1
     assert not any(marker in f.read_bytes() for f in _rung_files(directory, rows=False))
