@@ -25,7 +25,8 @@ a read a few near one another)."""
 
 class PackedText:
     """`length` bytes of text, from byte `skip` of `frames` decompressed one after the other.
-    Sliced like the bytes it stands for (a slice is bytes); `bytes()` of it is all of them."""
+    Sliced like the bytes it stands for (a slice is bytes, or a bytearray when it spans
+    frames); `bytes()` of it is all of them."""
 
     def __init__(self, frames: Sequence[memoryview], skip: int, length: int) -> None:
         sizes = [zstandard.frame_content_size(frame) for frame in frames]
@@ -43,7 +44,7 @@ class PackedText:
     def __len__(self) -> int:
         return self._length
 
-    def __getitem__(self, where: slice) -> bytes:
+    def __getitem__(self, where: slice) -> bytes | bytearray:
         start, stop, step = where.indices(self._length)
         if step != 1:
             raise ValueError("texts are sliced in order")
@@ -51,15 +52,23 @@ class PackedText:
             return b""
         low, high = start + self._skip, stop + self._skip
         first, last = np.searchsorted(self._ends, [low, high - 1], side="right").tolist()
-        pieces = []
+        if first == last:
+            begin = int(self._ends[first - 1]) if first else 0
+            return self._frame(first)[low - begin : high - begin]
+        # Many frames (an encode of the whole state): into one buffer as they come, neither
+        # kept nor joined at the end, which held the texts twice
+        out = bytearray(high - low)
+        at = 0
         for k in range(first, last + 1):
             begin = int(self._ends[k - 1]) if k else 0
-            frame = self._frame(k)
-            pieces.append(frame[max(low - begin, 0) : high - begin])
-        return pieces[0] if len(pieces) == 1 else b"".join(pieces)
+            frame = self._decompressed(k)
+            piece = memoryview(frame)[max(low - begin, 0) : high - begin]
+            out[at : at + len(piece)] = piece
+            at += len(piece)
+        return out
 
     def __bytes__(self) -> bytes:
-        return self[:]
+        return bytes(self[:])
 
     def _frame(self, k: int) -> bytes:
         with self._lock:
@@ -67,10 +76,7 @@ class PackedText:
             if found is not None:
                 self._cached.move_to_end(k)
                 return found
-        try:
-            frame = zstandard.ZstdDecompressor().decompress(self._frames[k])
-        except zstandard.ZstdError as exc:
-            raise CorruptSnapshot(f"a frame of the texts cannot be decompressed: {exc}") from exc
+        frame = self._decompressed(k)
         with self._lock:
             if k not in self._cached:
                 self._cached[k] = frame
@@ -79,3 +85,9 @@ class PackedText:
                 _, gone = self._cached.popitem(last=False)
                 self._cached_bytes -= len(gone)
         return frame
+
+    def _decompressed(self, k: int) -> bytes:
+        try:
+            return zstandard.ZstdDecompressor().decompress(self._frames[k])  # type: ignore[no-any-return]
+        except zstandard.ZstdError as exc:
+            raise CorruptSnapshot(f"a frame of the texts cannot be decompressed: {exc}") from exc
