@@ -3,8 +3,8 @@ decompresses the frames it spans, not the rest (workers/store/rung_rows.py hands
 loaded from a rung its texts so).
 
 A read looks at the texts of the few memories it returns, but a state holds every
-memory's: decompressing all of them into fresh memory (400 MB at a million commit
-messages) was the largest part of an `as_of` read far into a long log.
+memory's: decompressing all of them into fresh memory (hundreds of MB at a million
+memories) was the largest part of an `as_of` read far into a long log.
 """
 
 from __future__ import annotations

@@ -45,7 +45,7 @@ TEXT, CONCEPTS, STARTS, CHUNKS, HELD = (
 FILES = (TEXT, CONCEPTS, STARTS, CHUNKS, HELD)
 TEXT_FRAME_BYTES = 1 << 20
 """Texts per zstd frame: a read of a few memories' texts decompresses the frames they are
-in (engine/state/packed_text.py), where the snapshots' 8 MB frames took 8 ms each."""
+in (engine/state/packed_text.py), up to 8 MB each in a snapshot's frames."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
