@@ -52,14 +52,14 @@ def free_port() -> int:
 CLUSTER_BUS_OFFSET = 10_000
 """A cluster node also listens on its port + this, for the other nodes."""
 LOWEST_CLUSTER_PORT = 20_000
+"""The lowest port a cluster node is given (`free_cluster_port`)."""
 
 
 def free_cluster_port() -> int:
     """A port free now together with its bus port (+ CLUSTER_BUS_OFFSET), both below the
     range the kernel hands to outgoing connections where it can: a port from that range
     can be taken by any client's connection between this check and the node's bind."""
-    first_ephemeral = _ephemeral_ports()[0]
-    high = first_ephemeral - CLUSTER_BUS_OFFSET
+    high = _first_ephemeral_port() - CLUSTER_BUS_OFFSET
     if high - LOWEST_CLUSTER_PORT < 1_000:
         high = 65_536 - CLUSTER_BUS_OFFSET
     while True:
@@ -68,12 +68,11 @@ def free_cluster_port() -> int:
             return port
 
 
-def _ephemeral_ports() -> tuple[int, int]:
+def _first_ephemeral_port() -> int:
     try:
-        low, high = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
-        return int(low), int(high)
-    except (OSError, ValueError):
-        return 32_768, 60_999
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32_768  # Linux's default
 
 
 def _can_bind(port: int) -> bool:
