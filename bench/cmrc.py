@@ -15,7 +15,10 @@ other half, and for those of it whose answers no rating touched (the questions o
 paragraph share its subject, as the questions of one conversation do); then the same
 without the learned concept links (valence and the links between memories only).
 
-    .venv/bin/python bench/cmrc.py ../shared/data/zh/cmrc2018_trial.json [--feedback [--unhelpful]]
+`--sessions`: each paragraph is written as a session of its own, as the turns of one
+conversation are, so that its sentences are one stream and no other paragraph's.
+
+    .venv/bin/python bench/cmrc.py ../shared/data/zh/cmrc2018_trial.json [--sessions] [--feedback [--unhelpful]]
 """
 
 from __future__ import annotations
@@ -59,6 +62,19 @@ def sentences_and_questions(path: Path) -> tuple[list[str], list[tuple[str, int]
     return sentences, questions
 
 
+def paragraph_of(path: Path) -> list[int]:
+    """Per sentence, in the order `sentences_and_questions` reads them, its paragraph."""
+    streams: list[int] = []
+    number = 0
+    for article in orjson.loads(path.read_bytes())["data"]:
+        for paragraph in article["paragraphs"]:
+            for match in _SENTENCE.finditer(paragraph["context"]):
+                if match.group(0).strip():
+                    streams.append(number)
+            number += 1
+    return streams
+
+
 def tokens(text: str) -> list[str]:
     return [w for w in jieba.lcut(text) if w.strip() and w not in CHINESE_STOP_WORDS]
 
@@ -71,6 +87,11 @@ def main() -> None:
     parser.add_argument("--feedback", action="store_true", help="the feedback protocol instead")
     parser.add_argument("--seed", type=int, default=7, help="of the split into rated and held out")
     parser.add_argument(
+        "--sessions",
+        action="store_true",
+        help="each paragraph written as a session of its own (a conversation), not all in one",
+    )
+    parser.add_argument(
         "--unhelpful",
         action="store_true",
         help="with --feedback: the other memories each rated read returned rated unhelpful too",
@@ -78,7 +99,8 @@ def main() -> None:
     args = parser.parse_args()
     sentences, pairs = sentences_and_questions(args.data)
     print(f"{len(sentences):,} sentences, {len(pairs):,} questions")
-    state = build_state(sentences, [WRITTEN] * len(sentences), progress=False)
+    sessions = [f"p{n}" for n in paragraph_of(args.data)] if args.sessions else None
+    state = build_state(sentences, [WRITTEN] * len(sentences), progress=False, sessions=sessions)
     questions = [Question(text, frozenset({target}), NOW) for text, target in pairs]
     if args.feedback:
         feedback(state, questions, args.seed, args.unhelpful)

@@ -33,7 +33,7 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from cmrc import sentences_and_questions, tokens
+from cmrc import paragraph_of, sentences_and_questions, tokens
 from questions import content_words, first_name
 from retrieval import Bm25, Question, ask, build_state, describe, english_tokens, hits, paired
 from skeleton import load_corpus
@@ -115,7 +115,7 @@ def report(
 
 def cmrc(path: Path) -> None:
     sentences, pairs = sentences_and_questions(path)
-    streams = _paragraph_of(path)
+    streams = paragraph_of(path)
     bm25 = Bm25(sentences, tokens)
     questions = []
     now = 1_700_000_000.0
@@ -127,22 +127,6 @@ def cmrc(path: Path) -> None:
     times = [now - 365 * 86_400.0 + TURN * n for n in range(len(sentences))]
     state = build_state(sentences, times, progress=False)
     report("cmrc, answer beside the best match", state, bm25, questions, streams, (1, 5, 10))
-
-
-def _paragraph_of(path: Path) -> list[int]:
-    """Per sentence, in the order `sentences_and_questions` reads them, its paragraph."""
-    import orjson
-    from cmrc import _SENTENCE
-
-    streams: list[int] = []
-    number = 0
-    for article in orjson.loads(path.read_bytes())["data"]:
-        for paragraph in article["paragraphs"]:
-            for match in _SENTENCE.finditer(paragraph["context"]):
-                if match.group(0).strip():
-                    streams.append(number)
-            number += 1
-    return streams
 
 
 def commits(path: Path, notes: int, count: int, seed: int) -> None:

@@ -42,11 +42,20 @@ class Question:
     """Concepts named instead of text (the read extracts nothing)."""
 
 
-def build_state(texts: Sequence[str], times: Sequence[float], progress: bool = True) -> State:
-    """Fold one memory.written event per text, extracting concepts as the API does."""
+def build_state(
+    texts: Sequence[str],
+    times: Sequence[float],
+    progress: bool = True,
+    sessions: Sequence[str] | None = None,
+) -> State:
+    """Fold one memory.written event per text, extracting concepts as the API does; with
+    `sessions`, each text written in its own (a conversation's, say)."""
     events = []
     for n, (text, ts) in enumerate(zip(texts, times, strict=True)):
-        events.append(written_event(text, ts, n))
+        event = written_event(text, ts, n)
+        events.append(
+            event if sessions is None else dataclasses.replace(event, session=sessions[n])
+        )
         if progress and (n + 1) % 5000 == 0:
             print(f"  extracted {n + 1:,} of {len(texts):,}", flush=True)
     return fold_from_zero(events)
