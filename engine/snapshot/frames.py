@@ -70,15 +70,10 @@ def decompress_snapshot(blob: bytes | memoryview) -> np.ndarray:
 def decompress_all(blobs: Sequence[bytes | memoryview]) -> np.ndarray:
     """Blobs `compress_snapshot` made, decompressed one after the other into one buffer (on
     threads, frame by frame, as one blob is)."""
-    frames: list[memoryview] = []
+    frames = [frame for blob in blobs for frame in frames_of(blob)]
     try:
-        for blob in blobs:
-            found = _zstd_frames(blob)
-            if found is None:
-                raise CorruptSnapshot("a compressed piece is not zstd")
-            frames += found
         return _decompressed(frames) if frames else np.zeros(0, dtype=np.uint8)
-    except (zstandard.ZstdError, struct.error) as exc:
+    except zstandard.ZstdError as exc:
         raise CorruptSnapshot(f"a compressed piece cannot be decompressed: {exc}") from exc
 
 

@@ -72,7 +72,8 @@ class Held:
 class SharedRows:
     """The rows shared by the rungs in `here` (one tenant's epoch). Each save's rows are
     appended as one chunk to each file, compressed (engine/snapshot/frames.py): a load
-    decompresses a rung's rows on threads, and the disk they would take unpacked (about
+    decompresses a rung's concepts on threads and leaves its texts packed until a read asks
+    for some (engine/state/packed_text.py), and the disk they would take unpacked (about
     three times as much) goes to more rungs instead (figures in bench/README.md).
     `rows.chunks` says where each chunk ends, unpacked and as stored, in both files;
     `rows.starts` where each row starts."""
@@ -111,11 +112,12 @@ class SharedRows:
                 total += (self.here / name).stat().st_size
         return total
 
-    def hold(self, split: SplitRows) -> Span | None:
+    def hold(self, split: SplitRows, held: Held | None = None) -> Span | None:
         """Where `split`'s rows are, once those past the rows held are appended (the caller
-        holds the tenant's lock); None if they do not line up with those held: its first
-        row is past them, or a row held has other lengths (a state not of this epoch's log)."""
-        held = self.held()
+        holds the tenant's lock; `held`: what `held()` says now, if it has read it); None if
+        they do not line up with those held: its first row is past them, or a row held has
+        other lengths (a state not of this epoch's log)."""
+        held = self.held() if held is None else held
         count = len(split.text_lengths)
         if split.start > held.rows:
             return None

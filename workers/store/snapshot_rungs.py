@@ -369,9 +369,10 @@ def _kept(rows: SharedRows, blob: bytes | memoryview) -> Iterable[bytes | memory
     on a base kept whole (by a version before the rows were shared), or rows that do not
     line up with those held (never seen: a state of this epoch's log has the same rows)."""
     split = split_rows(blob)
-    if split.start > rows.held().rows:
+    held = rows.held()
+    if split.start > held.rows:
         return unpacked_snapshot(blob)
-    span = rows.hold(split)
+    span = rows.hold(split, held)
     if span is None:
         log.warning("a snapshot's rows differ from its rungs' in %s: kept whole", rows.here)
         return unpacked_snapshot(blob)
