@@ -12,8 +12,10 @@ so is time parsing on against off.
 helpful (with `--unhelpful`, the other memories their reads returned rated unhelpful),
 R@5 of each depth before and after: for the rated questions themselves, for the
 other half, and for those of it whose answers no rating touched (the questions of one
-paragraph share its subject, as the questions of one conversation do); then the same
-without the learned concept links (valence and the links between memories only).
+paragraph share its subject, as the questions of one conversation do); where the answers
+of those a read still misses sit (in a rated memory's paragraph, behind rated memories);
+then the same without the learned concept links (valence and the links between memories
+only).
 
 `--sessions`: each paragraph is written as a session of its own, as the turns of one
 conversation are, so that its sentences are one stream and no other paragraph's.
@@ -31,7 +33,18 @@ from pathlib import Path
 import jieba
 import numpy as np
 import orjson
-from retrieval import Bm25, Question, ask, build_state, describe, hits, paired, rate, seeded_half
+from retrieval import (
+    Bm25,
+    Question,
+    ask,
+    build_state,
+    describe,
+    hits,
+    paired,
+    rate,
+    seeded_half,
+    transfer_room,
+)
 
 from assocmem.engine.state.state import State
 from assocmem.engine.text.extraction import CHINESE_STOP_WORDS
@@ -103,7 +116,7 @@ def main() -> None:
     state = build_state(sentences, [WRITTEN] * len(sentences), progress=False, sessions=sessions)
     questions = [Question(text, frozenset({target}), NOW) for text, target in pairs]
     if args.feedback:
-        feedback(state, questions, args.seed, args.unhelpful)
+        feedback(state, questions, args.seed, paragraph_of(args.data), args.unhelpful)
         return
     bm25 = Bm25(sentences, tokens)
     for k in (1, 5):
@@ -127,7 +140,12 @@ def main() -> None:
 
 
 def feedback(
-    state: State, questions: list[Question], seed: int, unhelpful: bool = False, k: int = 5
+    state: State,
+    questions: list[Question],
+    seed: int,
+    paragraphs: list[int],
+    unhelpful: bool = False,
+    k: int = 5,
 ) -> None:
     rated_half = [q for q in questions if seeded_half(q.text, seed) == 0]
     held = [q for q in questions if seeded_half(q.text, seed) == 1]
@@ -161,6 +179,7 @@ def feedback(
                 print(describe(f"  R@{k} {d}{label}, {name}", result, ("before", "after")))
 
     report("", depths)
+    print(transfer_room(state, held, before_held["standard"], untouched, rated, paragraphs, k))
     state.learned = {}
     state.learned_version += 1
     report(" without learned links", ("standard",))

@@ -134,7 +134,7 @@ def commits(path: Path, notes: int, count: int, seed: int) -> None:
     texts = [f"{r['author']}: {r['text']}" for r in rows]
     times = [float(r["ts"]) for r in rows]
     state = build_state(texts, times)
-    streams = _sessions(rows)
+    streams = author_sessions(rows)
     nexts = _next_in_session(rows, streams)
     frequency = {c: state.postings.size(i) for c, i in state.concept_index.items()}
     rnd = random.Random(seed)
@@ -163,7 +163,7 @@ def commits(path: Path, notes: int, count: int, seed: int) -> None:
     report("commits, the next step of a session", state, bm25, questions, streams, (10,))
 
 
-def _sessions(rows: list[dict]) -> list[int]:
+def author_sessions(rows: list[dict]) -> list[int]:
     """Per commit (oldest first), its session: the author's commits within SESSION_GAP."""
     last: dict[str, tuple[float, int]] = {}
     sessions, number = [], 0

@@ -13,9 +13,12 @@ Benchmarks (each prints its table; `--only` picks some):
 - association: a memory asked for by its neighbours' concepts only (it carries none of
   them): fast cannot find it, standard and deep must follow links;
 - feedback: the questions split in two by a seeded hash; the answers of one half rated
-  helpful; R@10 of the rated half asked again, and of the other half before and after,
-  for the questions whose answers no rating touched, with links-only and valence-only
-  ablations.
+  helpful (then, in a second run, the other memories their reads returned unhelpful too);
+  R@10 at each depth of the rated half asked again, and of the other half before and
+  after, for the questions whose answers no rating touched; where the answers those reads
+  still miss sit (in the session of a rated memory, one author's commits within a few
+  hours: how much a rule acting through the rated memories could win); then `standard`
+  with links-only and valence-only ablations.
 
     .venv/bin/python bench/quality.py ../shared/data/corpus_en.jsonl --notes 20000
 """
@@ -28,10 +31,12 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+from episodes import author_sessions
 from questions import associations, citations, known_items
 from retrieval import (
     AGE_BUCKETS,
     Bm25,
+    K,
     Question,
     ask,
     build_state,
@@ -41,6 +46,7 @@ from retrieval import (
     paired,
     rate,
     seeded_half,
+    transfer_room,
 )
 from skeleton import load_corpus
 
@@ -79,11 +85,17 @@ def compare(
     print(f"  engine read, mean over depths: {elapsed:.2f} ms")
 
 
-def feedback_protocol(state: State, questions: list[Question], seed: int, unhelpful: bool) -> None:
+def feedback_protocol(
+    state: State, questions: list[Question], seed: int, unhelpful: bool, sessions: list[int]
+) -> None:
     rated_half = [q for q in questions if seeded_half(q.text, seed) == 0]
     held = [q for q in questions if seeded_half(q.text, seed) == 1]
-    before = [hits(q.answers, ask(state, q, "standard")) for q in held]
-    asked = [hits(q.answers, ask(state, q, "standard")) for q in rated_half]
+
+    def scores(group: list[Question], depth: str) -> list[float]:
+        return [hits(q.answers, ask(state, q, depth)) for q in group]
+
+    before = {d: scores(held, d) for d in DEPTHS}
+    asked = {d: scores(rated_half, d) for d in DEPTHS}
     rated = set(rate(state, rated_half, questions[0].now, unhelpful))
     untouched = [n for n, q in enumerate(held) if not q.answers & rated]
     print(
@@ -92,28 +104,32 @@ def feedback_protocol(state: State, questions: list[Question], seed: int, unhelp
         f" {len(held)} held out, {len(untouched)} of them with answers no rating touched"
     )
 
-    def report(label: str) -> None:
-        again = [hits(q.answers, ask(state, q, "standard")) for q in rated_half]
-        print(describe(f"  {label}, rated, asked again", paired(asked, again), ("before", "after")))
-        after = [hits(q.answers, ask(state, q, "standard")) for q in held]
-        print(describe(f"  {label}, all held out", paired(before, after), ("before", "after")))
+    def report(label: str, depth: str) -> None:
+        name = f"{label}, {depth}"
+        again = scores(rated_half, depth)
+        result = paired(asked[depth], again)
+        print(describe(f"  {name}, rated, asked again", result, ("before", "after")))
+        after, first = scores(held, depth), before[depth]
+        print(describe(f"  {name}, all held out", paired(first, after), ("before", "after")))
         for kind in sorted({q.kind for q in held}):
             at = [n for n in untouched if held[n].kind == kind]
-            result = paired([before[n] for n in at], [after[n] for n in at])
+            result = paired([first[n] for n in at], [after[n] for n in at])
             print(describe(f"    untouched, {kind}", result, ("before", "after")))
-        result = paired([before[n] for n in untouched], [after[n] for n in untouched])
+        result = paired([first[n] for n in untouched], [after[n] for n in untouched])
         print(describe("    untouched, all", result, ("before", "after")))
 
-    report("links + valence")
+    for depth in DEPTHS:
+        report("links + valence", depth)
+    print(transfer_room(state, held, before["standard"], untouched, rated, sessions, K))
     valence = {r: state.rows[r].valence for r in rated}
     for r in rated:
         state.set_valence(state.rows[r], 0.0)
-    report("links only")
+    report("links only", "standard")
     for r, v in valence.items():
         state.set_valence(state.rows[r], v)
     learned, state.learned = state.learned, {}
     state.learned_version += 1
-    report("valence only")
+    report("valence only", "standard")
     state.learned = learned
     state.learned_version += 1
 
@@ -245,8 +261,10 @@ def main() -> None:
         compare("association", state, bm25, linked, ())
     if "feedback" in only:
         questions = [*known, *described]
-        feedback_protocol(cached_state(args.state_cache, texts, times), questions, args.seed, False)
-        feedback_protocol(cached_state(args.state_cache, texts, times), questions, args.seed, True)
+        sessions = author_sessions(rows)
+        for unhelpful in (False, True):
+            state = cached_state(args.state_cache, texts, times)
+            feedback_protocol(state, questions, args.seed, unhelpful, sessions)
 
 
 if __name__ == "__main__":

@@ -185,6 +185,60 @@ def rate(state: State, questions: list[Question], now: float, unhelpful: bool) -
     return rated
 
 
+def transfer_room(
+    state: State,
+    held: list[Question],
+    before: Sequence[float],
+    untouched: list[int],
+    rated: set[int],
+    sessions: Sequence[int],
+    k: int,
+) -> str:
+    """Where the answers of untouched questions that a read still misses after rating sit,
+    and so how much any rule acting through the rated memories could win on them (`held`:
+    the questions not rated, `before`: their R@k before rating; `untouched`: indices of
+    those whose answers no rating touched; `rated`: the rated rows; `sessions`: per row,
+    its session). Dropping memories is a bound, not a rule: it would cost every question
+    whose answer a rating touched."""
+    valence = state.valence.values[: len(state.rows)]
+    liked = {sessions[r] for r in rated if valence[r] > 0}
+    counts = dict.fromkeys(
+        ("missed", "earlier", "shown", "session", "liked", "wide", "helpful", "unhelpful"), 0
+    )
+    for n in untouched:
+        answers = held[n].answers
+        first = ask(state, held[n], "standard", k)
+        if answers & set(first):
+            continue
+        wide = ask(state, held[n], "standard", 50)
+        found = {
+            "missed": True,
+            "earlier": before[n] == 0,
+            "shown": any(r in rated for r in first),
+            "session": bool({sessions[a] for a in answers} & {sessions[r] for r in first}),
+            "liked": any(sessions[a] in liked for a in answers),
+            "wide": bool(answers & set(wide)),
+            "helpful": bool(answers & set([r for r in wide if valence[r] <= 0][:k])),
+            "unhelpful": bool(answers & set([r for r in wide if valence[r] >= 0][:k])),
+        }
+        for name, value in found.items():
+            counts[name] += value
+    lines = [
+        f"    untouched, missed after rating (standard, R@{k}): {counts['missed']} of"
+        f" {len(untouched)}, {counts['earlier']} of them missed before it too; of those",
+        f"      a rated memory among the first {k}: {counts['shown']}",
+        f"      a memory of the answer's session among the first {k}: {counts['session']}",
+        f"      the answer in the session of a memory rated helpful: {counts['liked']}",
+        f"      the answer among the first 50: {counts['wide']}",
+        f"      found once every memory rated helpful is dropped: {counts['helpful']}",
+    ]
+    if (valence < 0).any():
+        lines.append(
+            f"      found once every memory rated unhelpful is dropped: {counts['unhelpful']}"
+        )
+    return "\n".join(lines)
+
+
 def seeded_half(key: str, seed: int) -> int:
     """0 or 1, by a hash of `key` that does not depend on Python's hash randomisation."""
     value = 0
