@@ -35,25 +35,40 @@ def protected_above(cover: float) -> float:
 
 
 def bounded(
-    full: np.ndarray, direct: np.ndarray, cover: np.ndarray, taught: np.ndarray | None = None
+    full: np.ndarray,
+    direct: np.ndarray,
+    cover: np.ndarray,
+    taught: np.ndarray | None = None,
+    floor: float = -np.inf,
 ) -> np.ndarray:
     """`full` scores, each capped so that what it holds beyond its `direct` score never takes
     it past a memory that carries clearly more of the question (`cover`, per memory: the
     share of the question's weight it carries) and whose direct score is at least its own;
     one that carries none of it and that a taught link found (`taught`, per memory), past
-    any memory that carries some."""
-    linked = np.flatnonzero(full > direct)
+    any memory that carries some. Scores below `floor`, which can reach no place a read
+    returns, are left as they are."""
+    linked = np.flatnonzero((full > direct) & (full >= floor))
     if not len(linked):
         return full
     levels = np.round(cover, 9)
     strict = np.zeros(len(full), dtype=bool) if taught is None else taught & (levels == 0)
+    lifted_strict = strict[linked]
+    # (level, found only through a taught link) -> the coverage a memory above it needs
+    bars = {
+        (level, False): protected_above(level)
+        for level in np.unique(levels[linked][~lifted_strict]).tolist()
+    }
+    if lifted_strict.any():
+        bars[0.0, True] = 0.0
+    pool = np.flatnonzero(levels > min(bars.values()))
+    order = pool[np.argsort(direct[pool])]
+    ascending, ascending_levels = direct[order], levels[order]
     out = full.copy()
-    groups = set(zip(levels[linked].tolist(), strict[linked].tolist(), strict=True))
-    for level, only_taught in sorted(groups):
-        above = np.sort(direct[levels > (level if only_taught else protected_above(level))])
+    for (level, only_taught), bar in bars.items():
+        above = ascending[ascending_levels > bar]
         if not len(above):
             continue
-        rows = linked[(levels[linked] == level) & (strict[linked] == only_taught)]
+        rows = linked[(levels[linked] == level) & (lifted_strict == only_taught)]
         at = np.searchsorted(above, direct[rows], side="left")
         ceiling = np.where(at < len(above), above[np.minimum(at, len(above) - 1)], np.inf)
         out[rows] = np.minimum(full[rows], np.maximum(direct[rows], ceiling - MARGIN))

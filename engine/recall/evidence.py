@@ -33,6 +33,8 @@ class Relevance(NamedTuple):
     """The share of the question's weight the memory carries (a query concept or a near
     miss of one, or, for a concept naming the read's time range, being written in it),
     whatever its tier and length."""
+    kinds: np.ndarray
+    """The first kind of evidence that found the memory: the one that labels its item."""
 
 
 class Evidence:
@@ -70,11 +72,14 @@ class Evidence:
         at = np.empty(size, dtype=np.int64)
         at[candidates] = np.arange(len(candidates))
         full, direct, cover = (np.zeros(len(candidates)) for _ in range(3))
+        kinds = np.full(len(candidates), NONE, dtype=np.int8)
         total = float(self.weights.sum()) or 1.0
         by_slot: dict[int, list[tuple[int, np.ndarray, np.ndarray]]] = {}
         for slot, kind, rows, values in self.parts:
+            index = at[rows]
+            kinds[index] = np.minimum(kinds[index], kind)
             if slot >= 0:
-                by_slot.setdefault(slot, []).append((kind, at[rows], values))
+                by_slot.setdefault(slot, []).append((kind, index, values))
         for slot, parts in by_slot.items():
             best = np.zeros(len(candidates))
             carried = np.zeros(len(candidates), dtype=bool)
@@ -93,12 +98,13 @@ class Evidence:
             if missed is not None:
                 best = np.maximum(best, -np.expm1(missed))
             full += weight * best
-        return Relevance(full / total, direct / total, cover / total)
+        return Relevance(full / total, direct / total, cover / total, kinds)
 
-    def first_kinds(self, rows: np.ndarray) -> np.ndarray:
-        """Per row (of the few a read returns), the first kind of evidence that found it."""
-        kinds = np.full(len(rows), NONE, dtype=np.int8)
-        for _, kind, part, _ in self.parts:  # each part's rows ascend: postings, ranges
-            at = np.minimum(np.searchsorted(part, rows), len(part) - 1)
-            kinds = np.where(part[at] == rows, np.minimum(kinds, kind), kinds)
-        return kinds
+
+def kinds_of(candidates: np.ndarray, kinds: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Per row, the first kind of evidence that found it (`kinds`, per candidate, of a
+    read's ascending `candidates`); NONE for a row no evidence touched."""
+    if not len(candidates):
+        return np.full(len(rows), NONE, dtype=np.int8)
+    at = np.minimum(np.searchsorted(candidates, rows), len(candidates) - 1)
+    return np.where(candidates[at] == rows, kinds[at], NONE).astype(np.int8)

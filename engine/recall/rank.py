@@ -71,12 +71,20 @@ def priors(state: State, rows: np.ndarray, now: float, recency_weight: float) ->
     return recency * standing * valence * use
 
 
+def reach(relevance: np.ndarray, limit: int) -> float:
+    """The relevance below which a memory cannot reach the top `limit` once priors apply,
+    if each of these is a lower bound of a memory's relevance."""
+    if len(relevance) <= limit:
+        return -np.inf
+    kth = -np.partition(-relevance, limit - 1)[limit - 1]
+    return float(kth * PRIOR_LOW / PRIOR_HIGH)
+
+
 def contenders(relevance: np.ndarray, limit: int) -> np.ndarray:
     """Indices of the relevances that can still reach the top `limit` once priors apply."""
     if len(relevance) <= limit:
         return np.arange(len(relevance))
-    kth = -np.partition(-relevance, limit - 1)[limit - 1]
-    return np.flatnonzero(relevance >= kth * PRIOR_LOW / PRIOR_HIGH)
+    return np.flatnonzero(relevance >= reach(relevance, limit))
 
 
 def top(rows: np.ndarray, scores: np.ndarray, limit: int) -> list[tuple[int, float]]:

@@ -29,7 +29,16 @@ from assocmem.engine.position import Position
 from assocmem.engine.recall.chains import Chain, chain_along, chains_between, local_graph, pagerank
 from assocmem.engine.recall.context import ANCHORS, Neighbour, neighbours
 from assocmem.engine.recall.dominance import bounded
-from assocmem.engine.recall.evidence import CHAIN, DIRECT, FUZZY, LINK, NONE, TIME, Evidence
+from assocmem.engine.recall.evidence import (
+    CHAIN,
+    DIRECT,
+    FUZZY,
+    LINK,
+    NONE,
+    TIME,
+    Evidence,
+    kinds_of,
+)
 from assocmem.engine.recall.expiry import expired
 from assocmem.engine.recall.filters import Filters, matching
 from assocmem.engine.recall.links import LinkWeights, Row, links_of
@@ -42,6 +51,7 @@ from assocmem.engine.recall.rank import (
     idf,
     length_norms,
     priors,
+    reach,
     top,
 )
 from assocmem.engine.state.link_rule import link_weight
@@ -228,7 +238,7 @@ def recall(state: State, query: Query) -> Recall:
             if name in slots:  # a memory written in the range carries the date it names
                 evidence.add(slots[name], TIME, in_range, 1.0)
     candidates = evidence.candidates(n)
-    full, direct, cover = evidence.relevance(candidates, n)
+    full, direct, cover, kinds = evidence.relevance(candidates, n)
     keep = np.ones(len(candidates), dtype=bool)
     if in_range is not None:
         inside = np.isin(candidates, in_range, assume_unique=True)
@@ -245,7 +255,9 @@ def recall(state: State, query: Query) -> Recall:
         keep &= ~expired(state, query.expired_before, candidates)
     rows, full, direct, cover = candidates[keep], full[keep], direct[keep], cover[keep]
     taught = _taught(state, vias, rows)
-    relevance = bounded(full, direct, cover, taught)
+    # a cap never takes a score below its direct one, so what cannot reach the list even
+    # against the direct scores needs none: `contenders` leaves it out
+    relevance = bounded(full, direct, cover, taught, floor=reach(direct, query.limit))
     near = contenders(relevance, query.limit)
     rows, relevance, direct, cover = rows[near], relevance[near], direct[near], cover[near]
     taught = taught[near] if taught is not None else None
@@ -256,10 +268,12 @@ def recall(state: State, query: Query) -> Recall:
     best = [(int(rows[k]), score) for k, score in top(np.arange(len(rows)), scores, query.limit)]
     beside: dict[int, Neighbour] = {}
     if query.context and query.depth != "fast" and best:
-        kinds = evidence.first_kinds(np.array([row for row, _ in best[:ANCHORS]], dtype=np.int64))
-        matched = [kind in (DIRECT, FUZZY) for kind in kinds.tolist()]
+        anchors = np.array([row for row, _ in best[:ANCHORS]], dtype=np.int64)
+        matched = [
+            kind in (DIRECT, FUZZY) for kind in kinds_of(candidates, kinds, anchors).tolist()
+        ]
         best, beside = _with_context(state, query, best, matched)
-    found_by = evidence.first_kinds(np.array([row for row, _ in best], dtype=np.int64))
+    found_by = kinds_of(candidates, kinds, np.array([row for row, _ in best], dtype=np.int64))
     seed_names = {state.concepts[j] for j in seeds}
     items = tuple(
         _beside(

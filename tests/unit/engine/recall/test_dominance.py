@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from assocmem.engine.events.fold import fold_from_zero
 from assocmem.engine.recall.dominance import bounded
+from assocmem.engine.recall.rank import contenders, reach
 from assocmem.engine.recall.recall import Query, recall
 from tests.unit.engine.make_events import feedback, written
 
@@ -95,3 +98,40 @@ def test_bounded_keeps_a_memory_only_a_taught_link_found_below_any_that_carries_
     capped = bounded(full, direct, cover, taught)
     assert capped[1] < 0.10  # found through a taught link: below what carries a fifth
     assert capped[2] == 0.60  # through a written one: may pass a memory carrying so little
+
+
+def test_bounded_leaves_scores_below_the_floor_as_they_are() -> None:
+    full = np.array([0.30, 0.90, 0.25])
+    direct = np.array([0.30, 0.20, 0.05])
+    cover = np.array([1.0, 0.4, 0.4])
+    capped = bounded(full, direct, cover, floor=0.28)
+    assert capped[1] < 0.30  # could reach the list: capped below the memory carrying all
+    assert capped[2] == 0.25  # could not: left, though it would be capped too
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.floats(0.0, 1.0),
+            st.floats(0.0, 1.0),
+            st.sampled_from([0.0, 0.25, 0.5, 0.75, 1.0]),
+            st.booleans(),
+        ),
+        min_size=1,
+        max_size=40,
+    ),
+    st.integers(1, 8),
+)
+def test_capping_only_what_could_reach_the_list_changes_no_read(memories, limit) -> None:
+    """recall caps only the scores its direct scores leave a chance (floor=reach(direct)):
+    the memories that can reach the list, and their scores, are those of capping them all."""
+    direct = np.array([d for d, _, _, _ in memories])
+    full = direct + np.array([lift for _, lift, _, _ in memories])
+    cover = np.array([c for _, _, c, _ in memories])
+    taught = np.array([t for _, _, _, t in memories])
+    every = bounded(full, direct, cover, taught)
+    some = bounded(full, direct, cover, taught, floor=reach(direct, limit))
+    assert contenders(every, limit).tolist() == contenders(some, limit).tolist()
+    near = contenders(every, limit)
+    assert every[near].tolist() == some[near].tolist()
