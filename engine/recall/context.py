@@ -5,8 +5,9 @@ oldest law of episodic memory. In a conversation or a work session the next turn
 (the reply, the outcome) often holds the answer while sharing no word with the question.
 
 A neighbour is scored from its match: the match's score times FOLLOWING_SHARE (written
-after it) or PRECEDING_SHARE (before it), moved by what ratings of it taught their link
-(`taught_share`). So the read itself decides how much room context
+after it) or PRECEDING_SHARE (before it), RELATED times that when the two share a key
+concept, moved by what ratings of it taught their link (`taught_share`). So the read
+itself decides how much room context
 gets: a neighbour enters the list only past memories that matched less than that share of
 the strong match, and a read whose direct matches are close together leaves it none."""
 
@@ -24,6 +25,10 @@ FOLLOWING_SHARE = 0.5
 """A following memory's score, as a share of the match it follows."""
 PRECEDING_SHARE = 0.25
 """A preceding memory's score, as a share of the match it precedes: weaker backwards."""
+RELATED = 1.4
+"""How much larger either share is when the neighbour carries a key concept of its match:
+contiguity and similarity together. The next turn on the same subject is likelier the
+answer than a note on another that happened to be written next."""
 ANCHORS = 2
 """The strongest matches whose neighbours a read brings."""
 CLEAR = 1.01
@@ -66,11 +71,13 @@ def neighbours(
             if near is None:
                 continue
             taught = state.memory_links.get((row, near), (0.0, None))[0]
-            if not (after or taught > 0 or share_a_concept(state, row, near)):
+            related = share_a_concept(state, row, near)
+            if not (after or taught > 0 or related):
                 continue
             if allowed(np.array([near], dtype=np.int64))[0]:
+                written = share * RELATED if related else share
                 found.append(
-                    Neighbour(near, score * taught_share(share, taught), row, after, taught)
+                    Neighbour(near, score * taught_share(written, taught), row, after, taught)
                 )
     return found
 

@@ -9,7 +9,12 @@ import dataclasses
 from assocmem.engine.events.envelope import Event
 from assocmem.engine.events.fold import fold_from_zero
 from assocmem.engine.position import Position
-from assocmem.engine.recall.context import FOLLOWING_SHARE, PRECEDING_SHARE, taught_share
+from assocmem.engine.recall.context import (
+    FOLLOWING_SHARE,
+    PRECEDING_SHARE,
+    RELATED,
+    taught_share,
+)
 from assocmem.engine.recall.recall import Query, recall
 from assocmem.engine.snapshot.codec import content_hash, dump_state, load_state
 from assocmem.engine.state.stream import CONTEXT_GAP
@@ -43,6 +48,21 @@ def test_the_turn_after_a_strong_match_comes_as_context_beside_it() -> None:
     assert following.score == round(match.score * FOLLOWING_SHARE, 6)
 
 
+def test_the_next_turn_on_the_same_subject_comes_stronger_than_one_on_another() -> None:
+    """The seat shares nothing with the flight it follows: FOLLOWING_SHARE of its score. A
+    reply that names Lisbon again, with no word of the question, is about the same thing:
+    RELATED times that."""
+    events = conversation()
+    events[1] = dataclasses.replace(
+        written(2, ["lisbon", "tram", "ticket"], "a tram ticket in Lisbon"), ts=1060.0
+    )
+    items = recall(fold_from_zero(events), Query(("flight", "booked"), limit=3)).items
+    match, reply = items[0], items[1]
+    assert (match.memory.id, reply.memory.id, reply.source) == ("1-0", "2-0", "context")
+    assert reply.score == round(match.score * FOLLOWING_SHARE * RELATED, 6)
+    assert RELATED > 1 and FOLLOWING_SHARE * RELATED < 1
+
+
 def test_the_turn_before_comes_weaker_and_only_if_it_is_about_the_same_thing() -> None:
     """What precedes a match is the turn it answers only if they share a key concept; an
     unrelated note written before it is not."""
@@ -57,7 +77,7 @@ def test_the_turn_before_comes_weaker_and_only_if_it_is_about_the_same_thing() -
     items = {i.memory.id: i for i in recall(state, Query(("hotel",), limit=3)).items}
     before = items["2-0"]
     assert before.source == "context" and before.beside == "3-0" and not before.after
-    assert before.score == round(items["3-0"].score * PRECEDING_SHARE, 6)
+    assert before.score == round(items["3-0"].score * PRECEDING_SHARE * RELATED, 6)
 
 
 def test_only_a_neighbour_of_the_same_stream_within_the_gap_comes() -> None:
