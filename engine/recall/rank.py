@@ -89,8 +89,11 @@ def contenders(relevance: np.ndarray, limit: int) -> np.ndarray:
 
 def top(rows: np.ndarray, scores: np.ndarray, limit: int) -> list[tuple[int, float]]:
     """The `limit` best (row, score), best first; among equal scores the newest row first."""
+    rounded = np.round(scores, 9)
     if len(rows) > 4 * limit:
-        keep = np.argpartition(-scores, 4 * limit)[: 4 * limit]
-        rows, scores = rows[keep], scores[keep]
-    order = np.lexsort((-rows, -np.round(scores, 9)))[:limit]
+        # every score tied with the limit-th stays: a cap gives many memories one score
+        bar = -np.partition(-rounded, limit - 1)[limit - 1]
+        keep = np.flatnonzero(rounded >= bar)
+        rows, scores, rounded = rows[keep], scores[keep], rounded[keep]
+    order = np.lexsort((-rows, -rounded))[:limit]
     return [(int(rows[n]), float(scores[n])) for n in order]
