@@ -7,9 +7,9 @@ oldest law of episodic memory. In a conversation or a work session the next turn
 A neighbour is scored from its match: the match's score times FOLLOWING_SHARE (written
 after it) or PRECEDING_SHARE (before it), RELATED times that when the two share a key
 concept, moved by what ratings of it taught their link (`taught_share`). So the read
-itself decides how much room context
-gets: a neighbour enters the list only past memories that matched less than that share of
-the strong match, and a read whose direct matches are close together leaves it none."""
+itself decides how much room context gets: a neighbour enters the list only past memories
+that matched less than that share of the strong match, and a read whose direct matches
+are close together leaves it none."""
 
 from __future__ import annotations
 
@@ -75,9 +75,9 @@ def neighbours(
             if not (after or taught > 0 or related):
                 continue
             if allowed(np.array([near], dtype=np.int64))[0]:
-                written = share * RELATED if related else share
+                untaught = share * RELATED if related else share
                 found.append(
-                    Neighbour(near, score * taught_share(written, taught), row, after, taught)
+                    Neighbour(near, score * taught_share(untaught, taught), row, after, taught)
                 )
     return found
 
