@@ -112,11 +112,12 @@ def main() -> None:
     args = parser.parse_args()
     sentences, pairs = sentences_and_questions(args.data)
     print(f"{len(sentences):,} sentences, {len(pairs):,} questions")
-    sessions = [f"p{n}" for n in paragraph_of(args.data)] if args.sessions else None
+    paragraphs = paragraph_of(args.data)
+    sessions = [f"p{n}" for n in paragraphs] if args.sessions else None
     state = build_state(sentences, [WRITTEN] * len(sentences), progress=False, sessions=sessions)
     questions = [Question(text, frozenset({target}), NOW) for text, target in pairs]
     if args.feedback:
-        feedback(state, questions, args.seed, paragraph_of(args.data), args.unhelpful)
+        feedback(state, questions, args.seed, paragraphs, args.unhelpful)
         return
     bm25 = Bm25(sentences, tokens)
     for k in (1, 5):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections import Counter
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
@@ -202,27 +203,25 @@ def transfer_room(
     whose answer a rating touched."""
     valence = state.valence.values[: len(state.rows)]
     liked = {sessions[r] for r in rated if valence[r] > 0}
-    counts = dict.fromkeys(
-        ("missed", "earlier", "shown", "session", "liked", "wide", "helpful", "unhelpful"), 0
-    )
+    counts: Counter[str] = Counter()
     for n in untouched:
         answers = held[n].answers
         first = ask(state, held[n], "standard", k)
         if answers & set(first):
             continue
         wide = ask(state, held[n], "standard", 50)
-        found = {
-            "missed": True,
-            "earlier": before[n] == 0,
-            "shown": any(r in rated for r in first),
-            "session": bool({sessions[a] for a in answers} & {sessions[r] for r in first}),
-            "liked": any(sessions[a] in liked for a in answers),
-            "wide": bool(answers & set(wide)),
-            "helpful": bool(answers & set([r for r in wide if valence[r] <= 0][:k])),
-            "unhelpful": bool(answers & set([r for r in wide if valence[r] >= 0][:k])),
-        }
-        for name, value in found.items():
-            counts[name] += value
+        counts.update(
+            {
+                "missed": True,
+                "earlier": before[n] == 0,
+                "shown": any(r in rated for r in first),
+                "session": bool({sessions[a] for a in answers} & {sessions[r] for r in first}),
+                "liked": any(sessions[a] in liked for a in answers),
+                "wide": bool(answers & set(wide)),
+                "helpful": bool(answers & set([r for r in wide if valence[r] <= 0][:k])),
+                "unhelpful": bool(answers & set([r for r in wide if valence[r] >= 0][:k])),
+            }
+        )
     lines = [
         f"    untouched, missed after rating (standard, R@{k}): {counts['missed']} of"
         f" {len(untouched)}, {counts['earlier']} of them missed before it too; of those",
