@@ -31,8 +31,8 @@ class Relevance(NamedTuple):
     """Direct and near-miss evidence alone: what `fast` ranks by."""
     cover: np.ndarray
     """The share of the question's weight the memory carries (a query concept or a near
-    miss of one, or, for a concept naming the read's time range, being written in it),
-    whatever its tier and length."""
+    miss of one, or, for a concept naming the read's time range or time hint, being written
+    in it), whatever its tier and length."""
     kinds: np.ndarray
     """The first kind of evidence that found the memory: the one that labels its item."""
 
@@ -48,11 +48,18 @@ class Evidence:
         self.weights = np.asarray(weights, dtype=np.float64)
         """Per query concept (slot), how telling it is (its idf)."""
         self.parts: list[tuple[int, int, np.ndarray, np.ndarray]] = []
+        self.carriers: list[tuple[int, np.ndarray]] = []
 
     def add(self, slot: int, kind: int, rows: np.ndarray, values: np.ndarray | float) -> None:
         """`rows` hold each memory at most once (one concept's postings)."""
         if len(rows):
             self.parts.append((slot, kind, rows, np.broadcast_to(values, rows.shape)))
+
+    def carry(self, slot: int, rows: np.ndarray) -> None:
+        """The memories at ascending `rows` carry the concept of `slot` (they were written at
+        the time it names), whether or not they hold it: it counts in their cover, not in
+        their score, and finds none of them."""
+        self.carriers.append((slot, rows))
 
     def candidates(self, size: int) -> np.ndarray:
         """Ascending rows some part touched, of `size` memories."""
@@ -92,6 +99,9 @@ class Evidence:
                 else:
                     missed = np.zeros(len(candidates)) if missed is None else missed
                     missed[index] += np.log1p(-values)
+            for carried_slot, rows in self.carriers:
+                if carried_slot == slot:
+                    carried[_among(candidates, rows)] = True
             weight = self.weights[slot]
             direct += weight * best
             cover += weight * (carried | (best > 0))
@@ -99,6 +109,14 @@ class Evidence:
                 best = np.maximum(best, -np.expm1(missed))
             full += weight * best
         return Relevance(full / total, direct / total, cover / total, kinds)
+
+
+def _among(candidates: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """The places in ascending `candidates` of those of ascending `rows` among them."""
+    at = np.searchsorted(candidates, rows)
+    inside = at < len(candidates)
+    at = at[inside]
+    return at[candidates[at] == rows[inside]]
 
 
 def kinds_of(candidates: np.ndarray, kinds: np.ndarray, rows: np.ndarray) -> np.ndarray:

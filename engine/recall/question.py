@@ -40,10 +40,9 @@ concepts remain)."""
 CHINESE_RECENCY_WORDS = frozenset("最近 最新 近来 近期 目前 当前 现在".split())
 
 _YEAR = re.compile(r"(?<!\d)(1[89]\d\d|2\d\d\d)(?!\d)")
-_MONTH_NAME = re.compile(
-    r"\b(january|february|march|april|june|july|august|september|october|november|december)\b",
-    re.IGNORECASE,
-)
+MONTHS = "january february march april june july august september october november december"
+"""Month names that name a time in a question ("may" is left out: mostly a verb)."""
+_MONTH_NAME = re.compile(rf"\b({'|'.join(MONTHS.split())})\b", re.IGNORECASE)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -53,8 +52,21 @@ class Question:
     """The time expression found in the text, applied or not."""
     is_time_applied: bool
     time_concepts: tuple[str, ...] = ()
-    """Concepts naming the applied time (a year, a month), also among `concepts`."""
+    """Concepts naming the time (a year, a month; of a time not applied, the numbers and
+    month names of its expression), also among `concepts`."""
     prefers_recent: bool = False
+
+    @property
+    def time_range(self) -> TimeRange | None:
+        """The range of the time expression found, applied or not."""
+        if self.time is None:
+            return None
+        return TimeRange(self.time.start.timestamp(), self.time.end.timestamp())
+
+    @property
+    def hint(self) -> TimeRange | None:
+        """The range of a time expression found and not applied (Query.time_hint)."""
+        return None if self.is_time_applied else self.time_range
 
 
 def question_words() -> frozenset[str]:
@@ -70,6 +82,8 @@ def parse_question(text: str, now: datetime, auto_time: bool = True) -> Question
     dropped, recency = _dropped()
     found = extract_concepts(rest, QUESTION_LIMIT) if rest.strip() else ()
     concepts = tuple(dict.fromkeys(c for c in (*found, *named) if c not in dropped))[:DEFAULT_LIMIT]
+    if match is not None and not applied:
+        named = tuple(c for c in _date_concepts(match.expression) if c in concepts)
     prefers_recent = any(c in recency for c in found)
     return Question(concepts, match, applied, named, prefers_recent)
 
@@ -77,17 +91,14 @@ def parse_question(text: str, now: datetime, auto_time: bool = True) -> Question
 def read_query(text: str, now: datetime, auto_time: bool = True, **options: object) -> Query | None:
     """The Query the API runs for question `text` at `now` (None when nothing is left to ask)."""
     question = parse_question(text, now, auto_time)
-    time_range = (
-        TimeRange(question.time.start.timestamp(), question.time.end.timestamp())
-        if question.is_time_applied and question.time is not None
-        else None
-    )
+    time_range = question.time_range if question.is_time_applied else None
     if not question.concepts and time_range is None:
         return None
     return Query(
         question.concepts,
         now=now.timestamp(),
         time_range=time_range,
+        time_hint=question.hint,
         time_concepts=question.time_concepts,
         prefers_recent=question.prefers_recent,
         **options,  # type: ignore[arg-type]
@@ -97,6 +108,17 @@ def read_query(text: str, now: datetime, auto_time: bool = True, **options: obje
 def _time_concepts(expression: str) -> tuple[str, ...]:
     words = _YEAR.findall(expression) + _MONTH_NAME.findall(expression)
     return tuple(c for w in words for c in extract_concepts(w)[:1])
+
+
+def _date_concepts(expression: str) -> list[str]:
+    """The concepts of a time expression that name a date: numbers and month names."""
+    months = _month_concepts()
+    return [c for c in extract_concepts(expression) if c in months or any(map(str.isdigit, c))]
+
+
+@functools.cache
+def _month_concepts() -> frozenset[str]:
+    return frozenset(c for name in MONTHS.split() for c in extract_concepts(name)[:1])
 
 
 @functools.cache

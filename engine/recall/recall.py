@@ -120,7 +120,12 @@ class Query:
     """Which memories the read may see (the request's scopes); all by default."""
     time_concepts: tuple[str, ...] = ()
     """Concepts naming the time range (a year, a month): a memory carrying one is about that
-    time, whenever it was written."""
+    time, whenever it was written. With `time_hint` instead: the concepts naming the hint."""
+    time_hint: TimeRange | None = None
+    """A time the question names without asking for it (a date too unsure to apply as a
+    range: "add a Code of Conduct document, 2019-09-24"): a memory written in it carries
+    `time_concepts`, so no link lifts another past it for lacking them, but it ranks
+    nothing first."""
     prefers_recent: bool = False
     """The question asks for the latest memories: recency weighs more."""
     context: bool = True
@@ -145,8 +150,9 @@ class Query:
             raise InvalidQuery(f"limit {self.limit} is out of range: expected 1 to {MAX_LIMIT}")
         if not self.kinds or set(self.kinds) - set(KINDS):
             raise InvalidQuery(f"kinds {list(self.kinds)} is invalid: expected some of {KINDS}")
-        if self.time_range and self.time_range.end <= self.time_range.start:
-            raise InvalidQuery("time range is empty: expected start before end")
+        for name, span in (("time range", self.time_range), ("time hint", self.time_hint)):
+            if span and span.end <= span.start:
+                raise InvalidQuery(f"{name} is empty: expected start before end")
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -237,6 +243,11 @@ def recall(state: State, query: Query) -> Recall:
         for name in query.time_concepts:
             if name in slots:  # a memory written in the range carries the date it names
                 evidence.add(slots[name], TIME, in_range, 1.0)
+    elif query.time_hint is not None:
+        written = _written_in(state, query.time_hint)
+        for name in query.time_concepts:
+            if name in slots:
+                evidence.carry(slots[name], written)
     candidates = evidence.candidates(n)
     full, direct, cover, kinds = evidence.relevance(candidates, n)
     keep = np.ones(len(candidates), dtype=bool)
@@ -503,13 +514,17 @@ def _taught(state: State, vias: dict[int, list[Via]], rows: np.ndarray) -> np.nd
 
 def _about(state: State, time_range: TimeRange, concepts: tuple[str, ...]) -> np.ndarray:
     """Rows written in the range, or carrying a concept that names it (an event of that time)."""
-    ts = state.ts.values
-    rows = [np.flatnonzero((ts >= time_range.start) & (ts < time_range.end))]
+    rows = [_written_in(state, time_range)]
     for name in concepts:
         index = state.concept_index.get(name)
         if index is not None:
             rows.append(state.postings.of(index)[0])
     return np.unique(np.concatenate(rows)).astype(np.int64)
+
+
+def _written_in(state: State, time_range: TimeRange) -> np.ndarray:
+    ts = state.ts.values
+    return np.flatnonzero((ts >= time_range.start) & (ts < time_range.end))
 
 
 def _is_activity(state: State, rows: np.ndarray) -> np.ndarray:

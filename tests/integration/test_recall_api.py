@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from datetime import UTC, datetime
 from collections.abc import Iterator
 
 import pytest
@@ -96,6 +97,26 @@ def test_time_expression_in_the_query_ranks_that_day_first(http: TestClient) -> 
     assert not described["time"]["applied"]
     assert len(described["items"]) == 2
     assert len(read(http, text="deploy", time="last 30 days")["items"]) == 2
+
+
+def test_a_date_too_unsure_to_apply_still_keeps_its_day_above_links_to_it(
+    http: TestClient,
+) -> None:
+    """"..., 2019-09-24" after a container word ("document") is not applied as a range, but
+    the memory written that day carries the date: notes linked to the date only through
+    their author's name (hers carry it twice) do not pass it (Query.time_hint)."""
+    later = datetime(2021, 3, 1, tzinfo=UTC).timestamp()
+    for n in range(2):
+        write(http, f"coc update {n}", ["ann", "vance", "coc", "2019-09-24", "update"], ts=later)
+    for n in range(6):
+        write(http, f"her note {n}", ["ann", "vance", "add", "code", f"topic{n}"], ts=later)
+    for n, word in enumerate(["code"] * 20 + ["conduct"] * 20 + ["add"] * 20):
+        write(http, f"filler {n}", [word, f"filler{n}"], ts=later)
+    day = datetime(2019, 9, 24, 12, tzinfo=UTC).timestamp()
+    answer = write(http, "add a code of conduct", ["add", "code", "conduct", "jeff"], ts=day)
+    result = read(http, text="add a Code of Conduct document, 2019-09-24", limit=3)
+    assert not result["time"]["applied"]
+    assert result["items"][2]["id"] == answer, [i["text"] for i in result["items"]]
 
 
 def test_superseded_memory_is_hidden_unless_history_is_asked(http: TestClient) -> None:

@@ -454,6 +454,7 @@ class Application(MemoryQueries):
                 context=request.context,
                 kinds=tuple(request.kinds) if request.kinds else ("memory", "activity"),
                 time_concepts=question.time_concepts if question is not None else (),
+                time_hint=question.hint if question is not None else None,
                 prefers_recent=question is not None and question.prefers_recent,
                 visibility=self._visibility(principal),
                 filters=parse_filters(request.filters),

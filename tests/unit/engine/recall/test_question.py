@@ -56,6 +56,20 @@ def test_a_year_or_a_month_named_by_an_applied_time_stays_a_concept() -> None:
     assert relative.is_time_applied and relative.time_concepts == ()
 
 
+def test_a_date_too_unsure_to_apply_is_a_hint_named_by_its_own_concepts() -> None:
+    """After a container word ("document") a date may describe content, so it ranks nothing
+    first; the memories written that day still carry it (Query.time_hint)."""
+    dated = parse_question("add a Code of Conduct document, 2019-09-24", NOW)
+    assert not dated.is_time_applied and dated.time_range is not None
+    assert dated.hint == dated.time_range and dated.time_concepts == ("2019-09-24",)
+    query = read_query("add a Code of Conduct document, 2019-09-24", NOW)
+    assert query is not None and query.time_range is None and query.time_hint == dated.hint
+    vague = parse_question("the article about last week's launch", NOW)
+    assert vague.hint is not None and vague.time_concepts == ()  # "week" names no date
+    applied = parse_question("what did we launch in March", NOW)
+    assert applied.hint is None and read_query("what did we launch in March", NOW).time_hint is None
+
+
 def test_a_question_of_question_words_only_asks_nothing() -> None:
     assert read_query("what is it?", NOW) is None
     assert read_query("what happened yesterday?", NOW).concepts == ()  # the time alone

@@ -6,7 +6,7 @@ import pytest
 
 from assocmem.engine.errors import InvalidQuery
 from assocmem.engine.events.fold import fold_from_zero
-from assocmem.engine.recall.recall import Query, recall
+from assocmem.engine.recall.recall import Query, TimeRange, recall
 from tests.unit.engine.make_events import acceptance_notes, feedback, written
 
 
@@ -184,6 +184,29 @@ def test_a_time_range_ranks_first_but_never_empties_the_answer() -> None:
         ("1-0", "direct"),  # written at another time, still a match
         ("3-0", "time"),  # in the range, matching nothing else
     ]
+
+
+def test_links_do_not_lift_a_memory_past_one_written_on_the_date_the_question_names() -> None:
+    """A date too unsure to apply as a range (Query.time_hint) still says when: the memory
+    written that day carries it. Notes linked to the date only through their author's name
+    ("ann", "vance": the two notes that carry the date are hers) then stay below the one
+    written that day that carries the rest of the question."""
+    day = 86_400.0
+    coc = [written(n, ["ann", "vance", "coc", "2019-09-24", "update"]) for n in (1, 2)]
+    hers = [written(n, ["ann", "vance", "add", "code", f"topic{n}"]) for n in range(3, 9)]
+    words = ["code"] * 20 + ["conduct"] * 20 + ["add"] * 20
+    common = [written(n, [word, f"filler{n}"]) for n, word in enumerate(words, start=9)]
+    answer = written(69, ["add", "code", "conduct", "jeff"])
+    events = [dataclasses.replace(e, ts=500 * day + e.ts) for e in [*coc, *hers, *common]]
+    state = fold_from_zero([*events, dataclasses.replace(answer, ts=100 * day)])
+    query = Query(("add", "code", "conduct", "2019-09-24"), time_concepts=("2019-09-24",))
+
+    def ranked(hint):
+        result = recall(state, dataclasses.replace(query, time_hint=hint, limit=3))
+        return [i.memory.id for i in result.items]
+
+    assert ranked(None)[2] != "69-0"  # without the date: one of hers, lifted by her name
+    assert ranked(TimeRange(100 * day, 101 * day)) == ["2-0", "1-0", "69-0"]
 
 
 def test_old_relevant_memory_outranks_new_irrelevant_one() -> None:
