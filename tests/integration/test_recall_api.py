@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import time
-from datetime import UTC, datetime
 from collections.abc import Iterator
+from datetime import UTC, datetime
 
 import pytest
 from fastapi.testclient import TestClient
@@ -102,7 +102,7 @@ def test_time_expression_in_the_query_ranks_that_day_first(http: TestClient) -> 
 def test_a_date_too_unsure_to_apply_still_keeps_its_day_above_links_to_it(
     http: TestClient,
 ) -> None:
-    """"..., 2019-09-24" after a container word ("document") is not applied as a range, but
+    """ "..., 2019-09-24" after a container word ("document") is not applied as a range, but
     the memory written that day carries the date: notes linked to the date only through
     their author's name (hers carry it twice) do not pass it (Query.time_hint)."""
     later = datetime(2021, 3, 1, tzinfo=UTC).timestamp()
