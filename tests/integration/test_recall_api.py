@@ -102,9 +102,9 @@ def test_time_expression_in_the_query_ranks_that_day_first(http: TestClient) -> 
 def test_a_date_too_unsure_to_apply_still_keeps_its_day_above_links_to_it(
     http: TestClient,
 ) -> None:
-    """ "..., 2019-09-24" after a container word ("document") is not applied as a range, but
-    the memory written that day carries the date: notes linked to the date only through
-    their author's name (hers carry it twice) do not pass it (Query.time_hint)."""
+    """A date after a container word ("document") is not applied as a range, but the
+    memory written that day carries it: notes linked to the date only through their
+    author's name (hers carry it twice) do not pass it (Query.time_hint)."""
     later = datetime(2021, 3, 1, tzinfo=UTC).timestamp()
     for n in range(2):
         write(http, f"coc update {n}", ["ann", "vance", "coc", "2019-09-24", "update"], ts=later)
