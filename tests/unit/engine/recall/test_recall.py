@@ -83,6 +83,7 @@ def test_two_strong_links_outrank_a_match_of_a_common_word_only() -> None:
         ({"concepts": ()}, "concepts is empty"),
         ({"concepts": ("a",), "limit": 0}, "limit 0"),
         ({"concepts": ("a",), "floor": -1}, "floor -1"),
+        ({"concepts": ("a",), "time_hint": TimeRange(5.0, 5.0)}, "time hint is empty"),
     ],
 )
 def test_bad_query_is_refused_with_the_field_named(kwargs, message) -> None:
