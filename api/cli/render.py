@@ -213,10 +213,12 @@ def link_audit(r: dict[str, Any]) -> str:
 def memory_audit(r: dict[str, Any]) -> str:
     lines = [f"memory {r['id']}"]
     for e in r["events"]:
-        shown = {k: v for k, v in e["detail"].items() if k != "links"}
-        detail = ", ".join(f"{k} {v}" for k, v in shown.items())
+        shown = {k: v for k, v in e["detail"].items() if k not in ("links", "rule")}
+        parts = [", ".join(f"{k} {v}" for k, v in shown.items())] if shown else []
+        verb = "faded to" if e["type"] == "links.consolidated" else "taught"
         for link in e["detail"].get("links", ()):
-            detail += f"; link from {link['from']} taught {link['taught']:+g}"
+            parts.append(f"link from {link['from']} {verb} {link['taught']:+g}")
+        detail = "; ".join(parts)
         lines.append(
             f"  {e['position']}  {moment(e['ts'])}  {e['agent']:<10} {e['type']:<22} {detail[:160]}"
         )

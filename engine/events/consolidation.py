@@ -10,7 +10,8 @@ applies the decision, so a replay reproduces it exactly.
   again from every count ever written, not from counts already rounded.
 - **Taught deltas** are halved every taught half-life (longer than the written one) for
   the time past the window since they were last taught, or since the previous
-  consolidation; one that falls below DROP_TAUGHT is dropped.
+  consolidation; one that falls below DROP_TAUGHT is dropped. Those of the links between
+  memories (a rated stream neighbour, engine/events/feedback_given.py) too.
 - **Pruned concepts** lose every written link; memories carrying them still match them.
   The decision names them: fewer co-occurrences ever written than the minimum (age does
   not make a concept rare), or beyond the vocabulary cap (the ones weighing least after
@@ -32,6 +33,7 @@ import scipy.sparse
 
 from assocmem.engine.errors import InvalidEvent
 from assocmem.engine.events.payload import check_time
+from assocmem.engine.position import Position
 from assocmem.engine.state.cooccurrence import (
     COUNT_DTYPE,
     LINK_WINDOW,
@@ -70,11 +72,16 @@ class Rule:
     vocabulary_cap: int = 500_000
     """Concepts with links kept at most; the ones with the fewest co-occurrences go first."""
     merge_duplicates: bool = True
+    decays_memory_links: bool = True
+    """The taught half-life applies to the taught links between memories too. False in the
+    consolidations recorded before it did (links.consolidated version 1), so that a log
+    replays to the state it made then."""
 
     def __post_init__(self) -> None:
         check_time(self.at, "at")
-        if not isinstance(self.merge_duplicates, bool):
-            raise InvalidEvent(f"merge_duplicates {self.merge_duplicates!r} is not true or false")
+        for name in ("merge_duplicates", "decays_memory_links"):
+            if not isinstance(getattr(self, name), bool):
+                raise InvalidEvent(f"{name} {getattr(self, name)!r} is not true or false")
         for name in ("window_days", "written_half_life_days", "taught_half_life_days"):
             value = getattr(self, name)
             if value is None and name != "window_days":
@@ -116,6 +123,8 @@ class Effect:
     links_decayed: int
     links_dropped: int
     taught_decayed: int
+    """Taught links decayed, between concepts and between memories (the same for dropped
+    and for the delta taken off)."""
     taught_dropped: int
     memories_merged: int
     written_removed: int
@@ -133,7 +142,8 @@ def decide(state: State, rule: Rule, progress: Progress | None = None) -> tuple[
     decision = Decision(
         rule, tuple(state.concepts[i] for i in pruned), tuple((a, b) for a, b in merged)
     )
-    return decision, _effect(state, _without(decayed, pruned), taught, decision)
+    between = decayed_memory_links(state, rule)
+    return decision, _effect(state, _without(decayed, pruned), taught, between, decision)
 
 
 def apply_decision(state: State, decision: Decision) -> None:
@@ -148,6 +158,11 @@ def apply_decision(state: State, decision: Decision) -> None:
             state.drop_learned(i, j)
         else:
             state.rescale_learned(i, j, value)
+    for link, value in decayed_memory_links(state, rule).items():
+        if value is None:
+            del state.memory_links[link]
+        else:
+            state.memory_links[link] = (value, state.memory_links[link][1])
     for i, j in list(state.learned_at):
         learned = state.learned[i][j]
         if learned < 0:  # unlearns what is written, no more (the floor is never above 0)
@@ -217,19 +232,43 @@ def _decayed_counts(state: State, rule: Rule, progress: Progress | None) -> scip
 
 def _decayed_taught(state: State, rule: Rule) -> dict[tuple[int, int], float | None]:
     """Each taught delta that decays: its value after, or None when it is dropped."""
-    found: dict[tuple[int, int], float | None] = {}
     if rule.taught_half_life_days is None:
-        return found
-    window = rule.window_days * DAY
-    half_life = rule.taught_half_life_days * DAY
-    for (i, j), taught_at in state.learned_at.items():
-        value = state.learned.get(i, {}).get(j, 0.0)
-        exposed = rule.at - max(taught_at.ms / 1000 + window, state.consolidated_at)
-        if exposed <= 0:
-            continue
-        after = value * 0.5 ** (exposed / half_life)
-        found[(i, j)] = None if abs(after) < DROP_TAUGHT else after
-    return found
+        return {}
+    return {
+        (i, j): decayed_delta(state.learned.get(i, {}).get(j, 0.0), at, state.consolidated_at, rule)
+        for (i, j), at in state.learned_at.items()
+        if exposure(at, state.consolidated_at, rule) > 0
+    }
+
+
+def decayed_memory_links(state: State, rule: Rule) -> dict[tuple[int, int], float | None]:
+    """Each taught link between memories (anchor row, rated row) that decays: its delta
+    after, or None when it is dropped."""
+    if rule.taught_half_life_days is None or not rule.decays_memory_links:
+        return {}
+    return {
+        link: decayed_delta(value, taught_at, state.consolidated_at, rule)
+        for link, (value, taught_at) in state.memory_links.items()
+        if exposure(taught_at, state.consolidated_at, rule) > 0
+    }
+
+
+def exposure(taught_at: Position, consolidated_at: float, rule: Rule) -> float:
+    """Seconds of a taught delta's decay at a consolidation under `rule`: from the end of
+    the window after it was last taught (at `taught_at`), or from the previous
+    consolidation (at `consolidated_at`), whichever is later."""
+    return rule.at - max(taught_at.ms / 1000 + rule.window_days * DAY, consolidated_at)
+
+
+def decayed_delta(
+    value: float, taught_at: Position, consolidated_at: float, rule: Rule
+) -> float | None:
+    """A taught delta after a consolidation under `rule` (with a taught half-life), None
+    once it falls below DROP_TAUGHT."""
+    assert rule.taught_half_life_days is not None
+    exposed = max(exposure(taught_at, consolidated_at, rule), 0.0)
+    after = value * 0.5 ** (exposed / (rule.taught_half_life_days * DAY))
+    return None if abs(after) < DROP_TAUGHT else after
 
 
 def _pruned(
@@ -318,6 +357,7 @@ def _effect(
     state: State,
     counts: scipy.sparse.csr_array,
     taught: dict[tuple[int, int], float | None],
+    between: dict[tuple[int, int], float | None],
     decision: Decision,
 ) -> Effect:
     before_keys, before = _upper_entries(state.counts.matrix())
@@ -328,12 +368,15 @@ def _effect(
     taught_removed = 0.0
     for (i, j), value in taught.items():
         taught_removed += abs(state.learned[i][j]) - (abs(value) if value is not None else 0.0)
+    for link, value in between.items():
+        taught_removed += abs(state.memory_links[link][0]) - abs(value or 0.0)
+    changed = [*taught.values(), *between.values()]
     return Effect(
         concepts_pruned=len(decision.pruned),
         links_decayed=int(((after_of_before < before) & (after_of_before > 0)).sum()),
         links_dropped=int((after_of_before == 0).sum()),
-        taught_decayed=sum(1 for v in taught.values() if v is not None),
-        taught_dropped=sum(1 for v in taught.values() if v is None),
+        taught_decayed=sum(1 for v in changed if v is not None),
+        taught_dropped=sum(1 for v in changed if v is None),
         memories_merged=len(decision.merged),
         written_removed=int(before.sum() - after.sum()),
         taught_removed=round(taught_removed, 6),

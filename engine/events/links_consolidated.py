@@ -60,4 +60,15 @@ def apply(state: State, event: Event) -> None:
     apply_decision(state, decision_of(event.data))
 
 
-LINKS_CONSOLIDATED = EventType("links.consolidated", 1, check, apply, build)
+def _leaving_memory_links(data: Payload) -> Payload:
+    """Version 1 -> 2: a consolidation recorded before the taught half-life applied to the
+    links between memories left them as they were."""
+    rule = data.get("rule")
+    if not isinstance(rule, dict):
+        return data  # `check` names what is wrong
+    return {**data, "rule": {**rule, "decays_memory_links": False}}
+
+
+LINKS_CONSOLIDATED = EventType(
+    "links.consolidated", 2, check, apply, build, upcasters={1: _leaving_memory_links}
+)

@@ -17,6 +17,7 @@ import dataclasses
 import re
 from collections.abc import Callable, Iterable, Iterator
 
+from assocmem.engine.events.consolidation import Rule, decayed_delta, exposure
 from assocmem.engine.events.envelope import Event
 from assocmem.engine.events.fold import fold
 from assocmem.engine.events.links_consolidated import LINKS_CONSOLIDATED
@@ -153,6 +154,7 @@ def _stored_type(raw: bytes) -> bytes | None:
 
 
 _NOTE_TYPES = frozenset(kind.encode() for kind in NOTES)
+_CONSOLIDATED = LINKS_CONSOLIDATED.name.encode()
 
 
 def may_rate(raw: bytes) -> bool:
@@ -305,26 +307,36 @@ class _Words:
 
 
 def memory_filter(memory_id: str) -> Callable[[Position, bytes], bool]:
-    """Whether a stored entry may concern the memory: its write (at its id), or an entry
+    """Whether a stored entry may concern the memory: its write (at its id), an entry
     naming its id (ids are positions: digits and a dash, which JSON writes as they are)
-    or holding an escape."""
+    or holding an escape, or a consolidation (which may decay the links ratings taught it)."""
     named = memory_id.encode()
-    return lambda position, raw: named in raw or str(position) == memory_id or b"\\u" in raw
+    return lambda position, raw: (
+        named in raw
+        or str(position) == memory_id
+        or b"\\u" in raw
+        or _stored_type(raw) == _CONSOLIDATED
+    )
 
 
 def memory_history(events: Iterable[Event], memory_id: str) -> list[MemoryEvent]:
     """The memory's write, its accesses, ratings, importance changes, supersession and
-    deletion."""
+    deletion, and the consolidations since its write (`with_taught_links` keeps those that
+    merged it or decayed a link a rating taught it)."""
     found: list[MemoryEvent] = []
     for event in events:
         data = event.data
         detail: dict[str, object] | None = None
+        if event.type == LINKS_CONSOLIDATED.name and not found:
+            continue  # before the memory was written (or an id never written)
         if str(event.position) == memory_id:
             detail = {"text": data.get("text"), "concepts": data.get("concepts")}
         elif memory_id in data.get("supersedes", ()):
             detail = {"superseded_by": str(event.position)}
-        elif event.type == LINKS_CONSOLIDATED.name and memory_id in _merged(data):
-            detail = {"superseded_by": _merged(data)[memory_id], "merged": True}
+        elif event.type == LINKS_CONSOLIDATED.name:
+            detail = {"rule": data.get("rule")}
+            if memory_id in _merged(data):
+                detail |= {"superseded_by": _merged(data)[memory_id], "merged": True}
         elif event.type == "feedback.given" and memory_id in data.get("memory_ids", ()):
             detail = {"outcome": data.get("outcome"), "concepts": data.get("concepts")}
         elif event.type == "memory.accessed" and memory_id in data.get("memory_ids", ()):
@@ -357,13 +369,27 @@ def _learned(state: State, source: str, target: str) -> float:
 def with_taught_links(state: State, memory_id: str, found: list[MemoryEvent]) -> list[MemoryEvent]:
     """A memory's history (`memory_history`), each rating saying which link from a stream
     neighbour to the memory it taught and the link's learned delta after it, as the fold
-    teaches them (engine/events/feedback_given.py)."""
+    teaches them (engine/events/feedback_given.py), and each consolidation that decayed
+    those links saying what it left of them (engine/events/consolidation.py)."""
     memory = state.memories.get(memory_id)
     if memory is None:
-        return found
+        return [e for e in found if e.type != LINKS_CONSOLIDATED.name or e.detail.get("merged")]
     values: dict[int, float] = {}
+    taught_at: dict[int, tuple[Position, bool]] = {}
+    consolidated_at = 0.0
     shown = []
     for event in found:
+        if event.type == LINKS_CONSOLIDATED.name:
+            rule = Rule.of(event.detail["rule"])  # type: ignore[arg-type]
+            decayed = _decayed_links(values, taught_at, consolidated_at, rule)
+            consolidated_at = max(consolidated_at, rule.at)
+            if decayed or event.detail.get("merged"):
+                links = [
+                    {"from": state.rows.id_of(anchor), "written": after, "taught": value}
+                    for anchor, after, value in decayed
+                ]
+                shown.append(dataclasses.replace(event, detail={**event.detail, "links": links}))
+            continue
         if event.type != "feedback.given":
             shown.append(event)
             continue
@@ -374,6 +400,7 @@ def with_taught_links(state: State, memory_id: str, found: list[MemoryEvent]) ->
             anchor_id = state.rows.id_of(anchor)
             if Position.parse(anchor_id) < event.position:  # the fold saw only what came before
                 values[anchor] = taught(values.get(anchor, 0.0), float(event.detail["outcome"]))  # type: ignore[arg-type]
+                taught_at[anchor] = (event.position, after)
                 links.append(
                     {
                         "from": anchor_id,
@@ -383,3 +410,28 @@ def with_taught_links(state: State, memory_id: str, found: list[MemoryEvent]) ->
                 )
         shown.append(dataclasses.replace(event, detail={**event.detail, "links": links}))
     return shown
+
+
+def _decayed_links(
+    values: dict[int, float],
+    taught_at: dict[int, tuple[Position, bool]],
+    consolidated_at: float,
+    rule: Rule,
+) -> list[tuple[int, str, float]]:
+    """What a consolidation under `rule` did to the links ratings taught a memory (`values`
+    by anchor row, changed in place, as the fold changes them): (anchor, written, delta
+    after; 0 once dropped) of each it decayed."""
+    if rule.taught_half_life_days is None or not rule.decays_memory_links:
+        return []
+    decayed = []
+    for anchor, value in list(values.items()):
+        at, after = taught_at[anchor]
+        if exposure(at, consolidated_at, rule) <= 0:
+            continue
+        left = decayed_delta(value, at, consolidated_at, rule)
+        if left is None:
+            del values[anchor]
+        else:
+            values[anchor] = left
+        decayed.append((anchor, "after" if after else "before", left or 0.0))
+    return decayed

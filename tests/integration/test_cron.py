@@ -10,16 +10,20 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 import redis
+from fastapi.testclient import TestClient
 
+from assocmem.api.http.app import create_app
+from assocmem.engine.events.envelope import Event
 from assocmem.engine.position import Position
 from assocmem.workers.jobs.consolidation_job import AGENT, consolidate, enqueue_consolidation
 from assocmem.workers.jobs.cron import Cron, Lease, run_cron
 from assocmem.workers.jobs.fold_job import fold_and_publish
 from assocmem.workers.jobs.job_list import job_info
 from assocmem.workers.runtime.services import Runtime
-from assocmem.workers.runtime.settings import ConsolidationSettings, load_settings
+from assocmem.workers.runtime.settings import ConsolidationSettings, Settings, load_settings
 from assocmem.workers.state.rebuild import events_of, rebuild
 from assocmem.workers.store.redis.keys import MAINTENANCE_QUEUE, cron_last_key
+from tests.api_keys import bearer, operator_key
 from tests.stores import note, work, write
 
 
@@ -102,6 +106,39 @@ def test_a_consolidation_job_appends_its_decision_and_reports_it(runtime: Runtim
     first = state.rows[0]
     assert first.superseded_by == state.rows[1].id
     assert Position.parse(job.result["decided_at"]) < events[0].position
+
+
+def test_a_taught_half_life_fades_a_rated_neighbour_s_link_and_its_audit_says_so(
+    settings: Settings,
+) -> None:
+    """Two years after a rating taught the link from a match to the note written after it,
+    a night with a taught half-life of a year leaves 0.5 ** ((730 - 90) / 365) of it, and
+    the memory's audit through HTTP names that night and what it left."""
+    night = dataclasses.replace(settings.consolidation, taught_half_life_days=365.0)
+    settings = dataclasses.replace(settings, consolidation=night)
+    runtime = Runtime.connect(settings)
+    try:
+        first, second = write(runtime, ["flight", "lisbon"], ["seat", "window"])
+        rating = {"memory_ids": [str(second)], "outcome": 1.0, "concepts": ["flight"]}
+        runtime.log.append("default", [Event("feedback.given", "default", "agent", 1.0, rating)])
+        report = consolidate(runtime, "default", clock=lambda: time.time() + 730 * 86_400.0)
+        assert report.effect.taught_decayed == 3  # flight -- seat, flight -- window, 1 -> 2
+        state = rebuild(runtime.log, runtime.snapshots, "default")
+        left = 0.5 ** ((730 - 90) / 365)
+        assert state.memory_links[(0, 1)][0] == pytest.approx(left, rel=1e-3)
+        with TestClient(create_app(settings), headers=bearer(operator_key(settings))) as http:
+            events = http.get(f"/v1/audit/memory/{second}").json()["events"]
+        assert [e["type"] for e in events] == [
+            "memory.written",
+            "feedback.given",
+            "links.consolidated",
+        ]
+        assert events[-1]["position"] == report.appended_at
+        faded = events[-1]["detail"]["links"]
+        assert faded == [{"from": str(first), "written": "after", "taught": faded[0]["taught"]}]
+        assert faded[0]["taught"] == state.memory_links[(0, 1)][0]
+    finally:
+        runtime.close()
 
 
 def test_a_consolidation_decides_on_the_state_its_worker_keeps_without_loading_a_snapshot(

@@ -267,6 +267,10 @@ function eventDetail(e) {
     const taught = (d.links || []).map((l) => h("span", {}, " · taught from ", h("a", { href: memoryHref(l.from) }, l.from), ` ${num(l.taught)}`));
     return [`outcome ${num(d.outcome)} for `, (d.concepts || []).map((c) => [chip(c), " "]), taught];
   }
+  if (e.type === "links.consolidated" && !d.superseded_by) {
+    const faded = (d.links || []).map((l) => h("span", {}, " · faded from ", h("a", { href: memoryHref(l.from) }, l.from), ` to ${num(l.taught)}`));
+    return ["consolidation", faded];
+  }
   if (e.type === "memory.superseded" || d.supersedes || d.superseded_by) {
     const other = d.superseded_by || d.by || (d.supersedes || [])[0];
     return other ? ["by ", h("a", { href: memoryHref(other) }, other)] : JSON.stringify(d);

@@ -66,6 +66,22 @@ def test_a_link_audit_shows_what_a_consolidation_took_off_as_a_minus() -> None:
     assert lines[1].index(" written ") == lines[2].index(" written ")  # columns aligned
 
 
+def test_a_memory_audit_says_what_a_consolidation_left_of_a_taught_link_not_its_rule() -> None:
+    event = {"ts": 0.0, "agent": "consolidation", "type": "links.consolidated"}
+    rule = {"at": 0.0, "window_days": 90.0, "taught_half_life_days": 365.0}
+    links = [{"from": "1-0", "written": "after", "taught": 0.25}]
+    audit = {
+        "id": "2-0",
+        "events": [
+            {**event, "position": "9-0", "detail": {"rule": rule, "links": links}},
+            {**event, "position": "9-1", "detail": {"rule": rule, "superseded_by": "3-0"}},
+        ],
+    }
+    lines = render.memory_audit(audit).splitlines()
+    assert lines[1].endswith("links.consolidated     link from 1-0 faded to +0.25")
+    assert lines[2].endswith("links.consolidated     superseded_by 3-0")
+
+
 def test_a_plotted_link_holds_its_last_weight_past_its_last_change() -> None:
     written = {"agent": "operator", "type": "memory.written", "taught": 0.0, "learned": 0.0}
     changes = [

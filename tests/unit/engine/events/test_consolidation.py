@@ -12,10 +12,10 @@ from hypothesis import strategies as st
 
 from assocmem.engine.errors import InvalidEvent
 from assocmem.engine.events.consolidation import DAY, Rule, _words, decide
-from assocmem.engine.events.envelope import Event
+from assocmem.engine.events.envelope import Event, upcast
 from assocmem.engine.events.fold import fold, fold_from_zero
 from assocmem.engine.events.links_consolidated import LINKS_CONSOLIDATED
-from assocmem.engine.history.audit import link_history, memory_history
+from assocmem.engine.history.audit import link_history, memory_history, with_taught_links
 from assocmem.engine.history.link_index import link_index
 from assocmem.engine.position import Position
 from assocmem.engine.recall.links import links_of
@@ -105,6 +105,62 @@ def test_taught_links_fade_slower_than_written_ones_and_small_ones_are_dropped()
     assert state.concept_index["gamma"] not in state.learned.get(zeta, {})
 
 
+def rated_neighbours() -> list[Event]:
+    """Two streams of two notes; the second of each rated for a question its first answers:
+    1.0 taught from 1-0 to 2-0, 0.06 from 3-0 to 4-0, ten years before NOW."""
+    events = [note(1, ["flight", "lisbon"], 1000.0), note(2, ["seat", "window"], 1060.0)]
+    events += [note(3, ["hotel", "alfama"], 1000.0, agent="b")]
+    events += [note(4, ["taxi", "airport"], 1060.0, agent="b")]
+    return [*events, feedback(5, ["2-0"], 1.0, ["flight"]), feedback(6, ["4-0"], 0.06, ["hotel"])]
+
+
+TAUGHT_DECAY = Rule(NOW, min_cooccurrence=0, taught_half_life_days=3650.0)
+
+
+def test_taught_links_between_memories_fade_as_taught_links_do_and_the_audit_says_so() -> None:
+    events = rated_neighbours()
+    assert fold_from_zero(events).memory_links == {
+        (0, 1): (1.0, Position(5, 0)),
+        (2, 3): (0.06, Position(6, 0)),
+    }
+    state, log = consolidate(events, TAUGHT_DECAY)
+    faded = 0.5 ** ((NOW - 0.005 - 90 * DAY) / (3650 * DAY))
+    assert state.memory_links == {(0, 1): (faded, Position(5, 0))}  # 0.06 fell below: dropped
+    _, effect = decide(fold_from_zero(events), TAUGHT_DECAY)
+    assert (effect.taught_decayed, effect.taught_dropped) == (3, 3)  # 2 + 2 concept links too
+
+    audited = with_taught_links(state, "2-0", memory_history(log, "2-0"))
+    assert [e.type for e in audited] == ["memory.written", "feedback.given", "links.consolidated"]
+    assert audited[-1].detail["links"] == [{"from": "1-0", "written": "after", "taught": faded}]
+    dropped = with_taught_links(state, "4-0", memory_history(log, "4-0"))[-1]
+    assert dropped.detail["links"] == [{"from": "3-0", "written": "after", "taught": 0.0}]
+    unrated = with_taught_links(state, "1-0", memory_history(log, "1-0"))
+    assert [e.type for e in unrated] == ["memory.written"]  # nothing of its decayed
+
+
+def test_a_consolidation_recorded_before_links_between_memories_faded_leaves_them() -> None:
+    """links.consolidated version 1 replays as it was written: its taught half-life applied
+    to the links between concepts only."""
+    events = rated_neighbours()
+    event = consolidated(7, fold_from_zero(events), TAUGHT_DECAY)
+    old_rule = {k: v for k, v in event.data["rule"].items() if k != "decays_memory_links"}
+    data, version = upcast(event.type, 1, {**event.data, "rule": old_rule})
+    assert version == 2 and data["rule"]["decays_memory_links"] is False
+    state = fold_from_zero([*events, dataclasses.replace(event, data=data)])
+    assert state.memory_links == fold_from_zero(events).memory_links
+    assert state.learned != fold_from_zero(events).learned  # the concept links faded
+
+
+def test_faded_links_between_memories_replay_the_same_from_a_snapshot() -> None:
+    events = rated_neighbours()
+    log = [*events, consolidated(7, fold_from_zero(events), TAUGHT_DECAY)]
+    log.append(feedback(8, ["2-0"], 1.0, ["flight"]))
+    head = load_state(dump_state(fold_from_zero(log[:-2])))
+    fold(head, log[-2:])
+    assert content_hash(head) == content_hash(fold_from_zero(log))
+    assert head.memory_links[(0, 1)][1] == Position(8, 0)
+
+
 def test_a_pruned_concept_loses_its_links_but_its_memory_is_still_found() -> None:
     events = [note(1, ["lonely", "word"], NOW), note(2, ["busy", "word", "more"], NOW)]
     state, log = consolidate(events, Rule(NOW, min_cooccurrence=2))
@@ -139,7 +195,8 @@ def test_duplicates_of_one_agent_merge_into_the_newest_and_the_audit_says_so() -
     assert state.memories["1-0"].superseded_by == "2-0"
     assert state.memories["3-0"].superseded_by is None
     assert sorted(found_ids(state, "deploy")) == ["2-0", "3-0"]
-    assert memory_history(log, "1-0")[-1].detail == {"superseded_by": "2-0", "merged": True}
+    merged = memory_history(log, "1-0")[-1].detail
+    assert (merged["superseded_by"], merged["merged"], merged["rule"]["at"]) == ("2-0", True, NOW)
 
 
 def test_alike_notes_of_two_scopes_are_not_duplicates() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from assocmem.engine.events.consolidation import Rule
 from assocmem.engine.events.envelope import Event, decode_event, encode_event
 from assocmem.engine.events.fold import fold, fold_from_zero
 from assocmem.engine.events.record import EventType
@@ -23,6 +24,7 @@ from assocmem.engine.state.state import State
 from tests.unit.engine.make_events import (
     acceptance_notes,
     accessed,
+    consolidated,
     document,
     feedback,
     importance_set,
@@ -124,6 +126,19 @@ def test_a_link_taught_through_a_memory_naming_only_one_concept_keeps_that_memor
     ]
     history = link_history(kept, "deploy", "jitter")
     assert [(str(c.position), c.taught) for c in history.changes] == [("2-0", 1.0)]
+
+
+def test_a_memory_audit_reads_every_consolidation_after_its_write_and_none_before() -> None:
+    """A consolidation names no memory it does not merge, but it may decay the links
+    ratings taught one (engine/events/consolidation.py): the audit's filter keeps it."""
+    events = acceptance_notes()
+    night = consolidated(7, fold_from_zero(events), Rule(10.0))
+    keep = memory_filter("3-0")
+    assert keep(night.position, encode_event(night))
+    assert not keep(Position(8, 0), encode_event(accessed(8, ["1-0"])))
+    assert [e.type for e in memory_history([*events, night], "3-0")][-1] == "links.consolidated"
+    assert memory_history([night, *events], "3-0")[0].type == "memory.written"
+    assert memory_history([*events, night], "9-0") == []  # never written: unknown
 
 
 def test_a_memory_naming_one_concept_is_folded_only_when_a_rating_of_the_link_needs_it() -> None:
