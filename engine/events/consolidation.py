@@ -25,8 +25,8 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import re
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
 import numpy as np
 import scipy.sparse
@@ -51,6 +51,7 @@ DROP_TAUGHT = 0.05
 """A taught delta smaller than this (either sign) is dropped by consolidation."""
 
 Progress = Callable[[float], None]
+K = TypeVar("K")
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -232,43 +233,38 @@ def _decayed_counts(state: State, rule: Rule, progress: Progress | None) -> scip
 
 def _decayed_taught(state: State, rule: Rule) -> dict[tuple[int, int], float | None]:
     """Each taught delta that decays: its value after, or None when it is dropped."""
-    if rule.taught_half_life_days is None:
-        return {}
-    return {
-        (i, j): decayed_delta(state.learned.get(i, {}).get(j, 0.0), at, state.consolidated_at, rule)
-        for (i, j), at in state.learned_at.items()
-        if exposure(at, state.consolidated_at, rule) > 0
+    learned = state.learned
+    taught = {
+        (i, j): (learned.get(i, {}).get(j, 0.0), at) for (i, j), at in state.learned_at.items()
     }
+    return faded(taught, state.consolidated_at, rule)
 
 
 def decayed_memory_links(state: State, rule: Rule) -> dict[tuple[int, int], float | None]:
     """Each taught link between memories (anchor row, rated row) that decays: its delta
     after, or None when it is dropped."""
-    if rule.taught_half_life_days is None or not rule.decays_memory_links:
+    if not rule.decays_memory_links:
         return {}
-    return {
-        link: decayed_delta(value, taught_at, state.consolidated_at, rule)
-        for link, (value, taught_at) in state.memory_links.items()
-        if exposure(taught_at, state.consolidated_at, rule) > 0
-    }
+    return faded(state.memory_links, state.consolidated_at, rule)
 
 
-def exposure(taught_at: Position, consolidated_at: float, rule: Rule) -> float:
-    """Seconds of a taught delta's decay at a consolidation under `rule`: from the end of
-    the window after it was last taught (at `taught_at`), or from the previous
-    consolidation (at `consolidated_at`), whichever is later."""
-    return rule.at - max(taught_at.ms / 1000 + rule.window_days * DAY, consolidated_at)
-
-
-def decayed_delta(
-    value: float, taught_at: Position, consolidated_at: float, rule: Rule
-) -> float | None:
-    """A taught delta after a consolidation under `rule` (with a taught half-life), None
-    once it falls below DROP_TAUGHT."""
-    assert rule.taught_half_life_days is not None
-    exposed = max(exposure(taught_at, consolidated_at, rule), 0.0)
-    after = value * 0.5 ** (exposed / (rule.taught_half_life_days * DAY))
-    return None if abs(after) < DROP_TAUGHT else after
+def faded(
+    taught: Mapping[K, tuple[float, Position]], consolidated_at: float, rule: Rule
+) -> dict[K, float | None]:
+    """Of taught deltas (each with the position it was last taught at), those a
+    consolidation under `rule` decays, after the previous one at `consolidated_at`: each
+    halved every taught half-life for the time past the window since it was last taught, or
+    since the previous consolidation; None once below DROP_TAUGHT."""
+    if rule.taught_half_life_days is None:
+        return {}
+    half_life, window = rule.taught_half_life_days * DAY, rule.window_days * DAY
+    found: dict[K, float | None] = {}
+    for key, (value, taught_at) in taught.items():
+        exposed = rule.at - max(taught_at.ms / 1000 + window, consolidated_at)
+        if exposed > 0:
+            after = value * 0.5 ** (exposed / half_life)
+            found[key] = None if abs(after) < DROP_TAUGHT else after
+    return found
 
 
 def _pruned(

@@ -17,7 +17,7 @@ import dataclasses
 import re
 from collections.abc import Callable, Iterable, Iterator
 
-from assocmem.engine.events.consolidation import Rule, decayed_delta, exposure
+from assocmem.engine.events.consolidation import Rule, faded
 from assocmem.engine.events.envelope import Event
 from assocmem.engine.events.fold import fold
 from assocmem.engine.events.links_consolidated import LINKS_CONSOLIDATED
@@ -421,17 +421,14 @@ def _decayed_links(
     """What a consolidation under `rule` did to the links ratings taught a memory (`values`
     by anchor row, changed in place, as the fold changes them): (anchor, written, delta
     after; 0 once dropped) of each it decayed."""
-    if rule.taught_half_life_days is None or not rule.decays_memory_links:
+    if not rule.decays_memory_links:
         return []
+    taught = {anchor: (value, taught_at[anchor][0]) for anchor, value in values.items()}
     decayed = []
-    for anchor, value in list(values.items()):
-        at, after = taught_at[anchor]
-        if exposure(at, consolidated_at, rule) <= 0:
-            continue
-        left = decayed_delta(value, at, consolidated_at, rule)
+    for anchor, left in faded(taught, consolidated_at, rule).items():
         if left is None:
             del values[anchor]
         else:
             values[anchor] = left
-        decayed.append((anchor, "after" if after else "before", left or 0.0))
+        decayed.append((anchor, "after" if taught_at[anchor][1] else "before", left or 0.0))
     return decayed

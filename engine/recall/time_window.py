@@ -42,10 +42,8 @@ def read_window(
         time_range = TimeRange(match.start.timestamp(), match.end.timestamp())
         return Window(time_range, match, True, question)
     if question is not None and question.time is not None:
-        match = question.time
-        time_range = TimeRange(match.start.timestamp(), match.end.timestamp())
         applied = question.is_time_applied
-        return Window(time_range if applied else None, match, applied, question)
+        return Window(question.time_range if applied else None, question.time, applied, question)
     return Window(None, question=question)
 
 
