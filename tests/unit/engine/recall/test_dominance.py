@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from assocmem.engine.events.fold import fold_from_zero
-from assocmem.engine.recall.dominance import bounded
+from assocmem.engine.recall.dominance import MARGIN, bounded, protected_above
 from assocmem.engine.recall.rank import contenders, reach
 from assocmem.engine.recall.recall import Query, recall
 from tests.unit.engine.make_events import feedback, written
@@ -109,27 +109,48 @@ def test_bounded_leaves_scores_below_the_floor_as_they_are() -> None:
     assert capped[2] == 0.25  # could not: left, though it would be capped too
 
 
-@settings(max_examples=300, deadline=None)
-@given(
-    st.lists(
-        st.tuples(
-            st.floats(0.0, 1.0),
-            st.floats(0.0, 1.0),
-            st.sampled_from([0.0, 0.25, 0.5, 0.75, 1.0]),
-            st.booleans(),
-        ),
-        min_size=1,
-        max_size=40,
+MEMORIES = st.lists(
+    st.tuples(
+        st.floats(0.0, 1.0),
+        st.sampled_from([0.0, 0.0, 0.1, 0.5]),
+        st.sampled_from([0.0, 0.25, 0.5, 0.75, 1.0]),
+        st.booleans(),
     ),
-    st.integers(1, 8),
+    min_size=1,
+    max_size=40,
 )
-def test_capping_only_what_could_reach_the_list_changes_no_read(memories, limit) -> None:
-    """recall caps only the scores its direct scores leave a chance (floor=reach(direct)):
-    the memories that can reach the list, and their scores, are those of capping them all."""
+
+
+def scored(memories: list) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(direct, lift, cover, taught) per memory -> full, direct, cover, taught arrays."""
     direct = np.array([d for d, _, _, _ in memories])
     full = direct + np.array([lift for _, lift, _, _ in memories])
     cover = np.array([c for _, _, c, _ in memories])
-    taught = np.array([t for _, _, _, t in memories])
+    return full, direct, cover, np.array([t for _, _, _, t in memories])
+
+
+@settings(max_examples=300, deadline=None)
+@given(MEMORIES)
+def test_bounded_caps_each_lift_below_the_lowest_memory_that_keeps_its_place(memories) -> None:
+    """The rule the module states, memory by memory: a lift stops just below the lowest
+    memory at or above its direct score that carries more than half of what it lacks (any
+    that carries some, for one carrying none that a taught link found)."""
+    full, direct, cover, taught = scored(memories)
+    capped = bounded(full, direct, cover, taught)
+    for n in range(len(memories)):
+        bar = 0.0 if taught[n] and cover[n] == 0 else protected_above(cover[n])
+        above = [direct[m] for m in range(len(memories)) if cover[m] > bar]
+        above = [d for d in above if d >= direct[n]]
+        expected = min(full[n], max(direct[n], min(above, default=np.inf) - MARGIN))
+        assert capped[n] == (expected if full[n] > direct[n] else full[n])
+
+
+@settings(max_examples=300, deadline=None)
+@given(MEMORIES, st.integers(1, 8))
+def test_capping_only_what_could_reach_the_list_changes_no_read(memories, limit) -> None:
+    """recall caps only the scores its direct scores leave a chance (floor=reach(direct)):
+    the memories that can reach the list, and their scores, are those of capping them all."""
+    full, direct, cover, taught = scored(memories)
     every = bounded(full, direct, cover, taught)
     some = bounded(full, direct, cover, taught, floor=reach(direct, limit))
     assert contenders(every, limit).tolist() == contenders(some, limit).tolist()
