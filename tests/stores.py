@@ -6,13 +6,13 @@ import dataclasses
 from collections.abc import Iterator
 
 import pytest
-from rq import SimpleWorker
 from rq.serializers import JSONSerializer
 
 from assocmem.engine.events.envelope import Event
 from assocmem.engine.position import Position
 from assocmem.workers.runtime.services import Runtime, use_runtime
 from assocmem.workers.runtime.settings import Settings
+from assocmem.workers.runtime.worker import HeartbeatWorker
 
 KINDS = ("memory", "redis")
 CONTRACT_KINDS = (*KINDS, "cluster", "cluster3")
@@ -64,9 +64,10 @@ def write(runtime: Runtime, *concept_sets: list[str], tenant: str = "default") -
 
 
 def work(runtime: Runtime) -> None:
-    """Run the queued jobs in this process, as a worker in burst mode would."""
+    """Run the queued jobs in this process, as `up`'s worker in burst mode would (RQ's own
+    SimpleWorker could wait a minute to stop: workers/runtime/worker.py PUBSUB_WAIT)."""
     use_runtime(runtime)
-    worker = SimpleWorker(
+    worker = HeartbeatWorker(
         runtime.queues(), connection=runtime.queue_connection, serializer=JSONSerializer
     )
     worker.work(burst=True)

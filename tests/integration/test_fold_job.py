@@ -12,8 +12,6 @@ from collections.abc import Iterator
 import orjson
 import pytest
 import zstandard
-from rq import SimpleWorker
-from rq.serializers import JSONSerializer
 
 from assocmem.engine.position import ZERO, Position
 from assocmem.engine.snapshot.codec import (
@@ -28,12 +26,12 @@ from assocmem.workers.jobs import fold_job
 from assocmem.workers.jobs.consolidation_job import consolidate
 from assocmem.workers.jobs.fold_job import fold_and_publish
 from assocmem.workers.jobs.scheduler import enqueue_fold, schedule_folds
-from assocmem.workers.runtime.services import Runtime, use_runtime
+from assocmem.workers.runtime.services import Runtime
 from assocmem.workers.runtime.settings import Settings
 from assocmem.workers.state.live import latest_loaded
 from assocmem.workers.state.rebuild import Rebuild, rebuild, starting_state
 from assocmem.workers.store.ports import Ladder, iter_entries, latest_snapshot
-from tests.stores import KINDS, Clock, make_runtime, write
+from tests.stores import KINDS, Clock, make_runtime, work, write
 
 
 @pytest.fixture
@@ -198,10 +196,7 @@ def test_scheduler_enqueues_one_job_per_tenant_and_a_worker_runs_it(runtime: Run
     write(runtime, ["a", "b"])
     assert schedule_folds(runtime) == ["default"]
     assert enqueue_fold(runtime, "default") is False  # already queued
-    use_runtime(runtime)
-    SimpleWorker(
-        runtime.queues(), connection=runtime.queue_connection, serializer=JSONSerializer
-    ).work(burst=True)
+    work(runtime)
     assert runtime.snapshots.latest_position("default") is not None
     assert schedule_folds(runtime) == []  # flag cleared by the job
 
@@ -221,10 +216,7 @@ def test_a_fold_that_dies_halfway_leaves_the_fold_wanted(
         fold_and_publish(runtime, "default")
     monkeypatch.undo()
     assert schedule_folds(runtime) == ["default"]
-    use_runtime(runtime)
-    SimpleWorker(
-        runtime.queues(), connection=runtime.queue_connection, serializer=JSONSerializer
-    ).work(burst=True)
+    work(runtime)
     assert runtime.snapshots.latest_position("default") is not None
     assert schedule_folds(runtime) == []
 
