@@ -33,7 +33,8 @@ lint: install
 # for processes they started, so two take about two thirds of the time even on two cores.
 # PYTEST_PROCESSES=0 runs it in one.
 PYTEST_PROCESSES ?= 2
-PYTEST := $(BIN)/python -m pytest -n $(PYTEST_PROCESSES) --dist loadfile
+# The ten slowest tests close each pass: a test that starts taking a minute shows there.
+PYTEST := $(BIN)/python -m pytest -n $(PYTEST_PROCESSES) --dist loadfile --durations=10
 
 # then the end-to-end tests but the slow ones again on `up --cluster 3` (the failover test
 # and the store contract run on a cluster in the first pass already)
