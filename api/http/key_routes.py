@@ -10,7 +10,8 @@ from pydantic import BaseModel, Field
 from assocmem.api.http.principal import Caller
 from assocmem.api.http.schemas import Strict
 from assocmem.engine.principal import AGENT_PERMISSIONS, PERMISSIONS
-from assocmem.workers.store.redis.api_keys import ApiKey
+from assocmem.workers.store.redis.api_keys import SCOPE_PATTERN, ApiKey
+from assocmem.workers.store.redis.keys import TENANT_PATTERN
 
 
 class KeyIn(Strict):
@@ -21,7 +22,7 @@ class KeyIn(Strict):
     )
     tenant: str | None = Field(
         None,
-        max_length=64,
+        pattern=TENANT_PATTERN,
         description="The tenant the key acts for; the caller's own when absent (another"
         " tenant needs an operator key).",
     )
@@ -36,14 +37,16 @@ class KeyIn(Strict):
     )
     user: str | None = Field(
         None,
-        max_length=128,
+        pattern=SCOPE_PATTERN,
         description="Pin the key to this user: every request with it is about that user, and"
         " sees that user's memories and the shared ones only (a header naming another is a"
         " 403). A pinned key is no admin.",
     )
-    session: str | None = Field(None, max_length=128, description="Pin the key to this session.")
+    session: str | None = Field(
+        None, pattern=SCOPE_PATTERN, description="Pin the key to this session."
+    )
     namespace: str | None = Field(
-        None, max_length=128, description="Pin the key to this namespace."
+        None, pattern=SCOPE_PATTERN, description="Pin the key to this namespace."
     )
 
 

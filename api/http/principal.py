@@ -6,7 +6,6 @@ X-Assocmem-* headers, recorded on every event it appends."""
 from __future__ import annotations
 
 import dataclasses
-import re
 from typing import Annotated
 
 from fastapi import Depends, Request, Security
@@ -15,11 +14,11 @@ from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBea
 from starlette.exceptions import HTTPException
 
 from assocmem.engine.principal import Principal
+from assocmem.workers.store.redis.api_keys import SCOPE
 
 _bearer = HTTPBearer(auto_error=False, description="An API key: `assocmem keys create`.")
 _header = APIKeyHeader(name="X-API-Key", auto_error=False)
 CHALLENGE = {"WWW-Authenticate": 'Bearer realm="assocmem"'}
-_SCOPE = re.compile(r"[\w.:@+-]{1,128}")  # whole values only (fullmatch)
 SCOPES = ("X-Assocmem-User", "X-Assocmem-Session", "X-Assocmem-Namespace")
 """Whom a request is about, out of the OpenAPI document (the app's description lists them):
 declared header parameters make fuzzers send "unexpected" extra headers as invalid
@@ -39,7 +38,7 @@ def _scopes(request: Request) -> tuple[str | None, ...]:
             "input": value,
         }
         for name, value in zip(SCOPES, values, strict=True)
-        if value is not None and not _SCOPE.fullmatch(value)
+        if value is not None and not SCOPE.fullmatch(value)
     ]
     if errors:
         raise RequestValidationError(errors)

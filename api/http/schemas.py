@@ -34,6 +34,7 @@ from assocmem.engine.events.payload import (
 )
 from assocmem.engine.recall.prompt import MAX_BUDGET, MIN_BUDGET
 from assocmem.engine.recall.recall import DEFAULT_FLOOR, DEFAULT_LIMIT, MAX_LIMIT
+from assocmem.workers.store.redis.keys import TENANT_PATTERN
 
 Depth = Literal["fast", "standard", "deep"]
 MAX_READ_TEXT = 10_000
@@ -270,7 +271,7 @@ class ForgetIn(Strict):
     session: str = Field(None, min_length=1, max_length=128)  # type: ignore[assignment]
     namespace: str = Field(None, min_length=1, max_length=128)  # type: ignore[assignment]
     tenant: str = Field(  # type: ignore[assignment]
-        None, min_length=1, max_length=64, description="The whole tenant: its own name."
+        None, pattern=TENANT_PATTERN, description="The whole tenant: its own name."
     )
 
 

@@ -121,6 +121,22 @@ def test_an_admin_manages_its_own_tenant_s_keys_and_an_operator_every_tenant_s(
     assert bad.status_code == 422 and "root" in bad.json()["detail"]
 
 
+def test_an_admin_erases_its_own_tenant_only_and_names_keys_as_the_document_says(
+    http: TestClient, settings: Settings
+) -> None:
+    admin = bearer(key_for(settings, "acme", "boss", ("read", "admin")))
+    refused = http.post("/v1/forget", json={"tenant": "globex"}, headers=admin)
+    assert refused.status_code == 403 and "its own tenant ('acme')" in refused.json()["detail"]
+    assert http.get("/v1/jobs", headers=admin).json()["jobs"] == []
+    # what the service would refuse, the OpenAPI document refuses too (a client's check of
+    # a body against the document is the service's)
+    for bad in ({"tenant": ""}, {"tenant": "a b"}, {"user": ""}, {"session": "a/b"}):
+        answer = http.post("/v1/keys", json={"agent": "x", **bad}, headers=admin)
+        [(field, value)] = bad.items()
+        assert answer.status_code == 422
+        assert answer.json()["detail"].startswith(f"{field} '{value}' is invalid")
+
+
 def test_the_last_operator_key_cannot_be_revoked_but_one_of_two_can(
     http: TestClient, settings: Settings
 ) -> None:

@@ -92,7 +92,7 @@ from assocmem.workers.app.transfer import (
     exported,
     parsed,
 )
-from assocmem.workers.errors import InvalidRequest, UnknownMemory
+from assocmem.workers.errors import InvalidRequest, NotAllowed, UnknownMemory
 from assocmem.workers.jobs.erasure import KINDS as ERASABLE
 from assocmem.workers.jobs.erasure import Subject, subject_of
 from assocmem.workers.jobs.erasure_job import enqueue_erasure
@@ -347,7 +347,7 @@ class Application(MemoryQueries):
         if kind not in ERASABLE:
             raise InvalidRequest(f"kind {kind!r} is invalid: expected one of {', '.join(ERASABLE)}")
         if kind == "tenant" and value != principal.tenant:
-            raise InvalidRequest(
+            raise NotAllowed(
                 f"tenant {value!r} is not yours: a key erases its own tenant ({principal.tenant!r})"
             )
         subject = subject_of(kind, value)

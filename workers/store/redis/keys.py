@@ -13,7 +13,8 @@ QUEUES = (FOLD_QUEUE, MAINTENANCE_QUEUE, REPLAY_QUEUE)
 """Standard RQ queues (rq-dashboard and `rq info` see them), worked in this order."""
 RATES_PREFIX = f"{PREFIX}:rate"
 """The prefix of the per-key rate counters (`limits` names the rest)."""
-_TENANT = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+TENANT_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
+_TENANT = re.compile(TENANT_PATTERN)
 
 
 def check_tenant(tenant: str) -> str:
