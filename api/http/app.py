@@ -129,11 +129,14 @@ def create_app(
         warming.start()
         yield
         stop.set()
-        for thread in [*application.threads, warming]:
-            thread.join(timeout=10)
+        for thread in [application.recording, warming]:
+            if thread is not None:
+                thread.join(timeout=10)  # the last accesses are logged
         application.extraction.close()
         if runtime is None:
-            connected.close()
+            connected.close()  # wakes the refresh threads out of their read of the stream
+        for thread in application.folds:
+            thread.join(timeout=10)
 
     app = FastAPI(
         title="assocmem",

@@ -149,13 +149,22 @@ class Child:
         return True
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(STOP_TIMEOUT)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_together([self])
+
+
+def stop_together(children: list[Child]) -> None:
+    """SIGTERM to each at once, then a wait for all: they stop side by side (the API's stop
+    alone takes most of a second), each killed if not gone STOP_TIMEOUT after its signal."""
+    running = [child.process for child in children if child.process.poll() is None]
+    for process in running:
+        process.terminate()
+    deadline = time.monotonic() + STOP_TIMEOUT
+    for process in running:
+        try:
+            process.wait(max(deadline - time.monotonic(), 0.0))
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
 
 
 def restart_delay(code: int, lived: float, quick_exits: int) -> tuple[float, int]:
@@ -349,8 +358,7 @@ def run_pipeline(
         echo(f"assocmem serving {url}  (data: {home}, logs: {logs}; Ctrl-C stops)")
         _watch(home, url, children, redis, settings, stop, echo, cluster)
     finally:
-        for child in reversed(children):
-            child.stop()
+        stop_together(children)
         if cluster:
             cluster.stop()
         if redis:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import logging
 import subprocess
 import sys
 import time
@@ -12,6 +13,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 from assocmem.api.http.app import create_app
+from assocmem.engine.events.envelope import decode_event
+from assocmem.engine.events.memory_accessed import MEMORY_ACCESSED
+from assocmem.engine.position import ZERO
 from assocmem.workers.runtime.services import Runtime
 from assocmem.workers.runtime.settings import Settings
 from tests.api_keys import bearer, operator_key
@@ -31,6 +35,32 @@ def test_write_then_read_sees_the_write_at_once(http: TestClient) -> None:
     body = http.post("/v1/read", json={"concepts": ["timeout"]}).json()
     assert [i["id"] for i in body["items"]] == [written.json()["id"]]
     assert body["position"] == written.json()["position"]
+
+
+def test_a_stopping_api_ends_its_refresh_threads_and_reports_no_outage_of_redis(
+    settings: Settings, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The connections close under the refresh threads' blocking read of the stream, to end
+    it at once: that is a stop, not an outage to report."""
+    with TestClient(create_app(settings), headers=bearer(operator_key(settings))) as http:
+        assert http.post("/v1/memories", json={"text": "x", "concepts": ["a"]}).is_success
+        application = http.app.state.application  # type: ignore[attr-defined]
+        time.sleep(0.3)  # the refresh threads wait on the stream again
+    assert application.folds and not any(thread.is_alive() for thread in application.folds)
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING], caplog.text
+
+
+def test_a_stopping_api_logs_the_accesses_of_its_last_reads(settings: Settings) -> None:
+    with TestClient(create_app(settings), headers=bearer(operator_key(settings))) as http:
+        written = http.post("/v1/memories", json={"text": "x", "concepts": ["a"]}).json()
+        assert http.post("/v1/read", json={"concepts": ["a"]}).json()["items"]
+    runtime = Runtime.connect(settings)
+    try:
+        events = [decode_event(raw, p) for p, raw in runtime.log.entries(settings.tenant, ZERO)]
+    finally:
+        runtime.close()
+    accessed = [e.data for e in events if e.type == MEMORY_ACCESSED.name]
+    assert accessed == [{"memory_ids": [written["id"]], "hits": [1]}]
 
 
 def test_concepts_are_extracted_when_not_given(http: TestClient) -> None:
@@ -221,6 +251,9 @@ import sys
 from fastapi.testclient import TestClient
 from threadpoolctl import threadpool_info
 from assocmem.api.http.app import create_app
+from assocmem.engine.events.envelope import decode_event
+from assocmem.engine.events.memory_accessed import MEMORY_ACCESSED
+from assocmem.engine.position import ZERO
 from assocmem.workers.runtime.settings import Settings
 
 before = max(pool["num_threads"] for pool in threadpool_info())

@@ -156,16 +156,20 @@ class Application(MemoryQueries):
         self.evicted = 0
         """Tenant states let go for the budget, since the start (the metrics say it)."""
         self._stop: threading.Event | None = None
-        self.threads: list[threading.Thread] = []
+        self.recording: threading.Thread | None = None
+        """The thread that logs reads' accesses: joined while the connections are open."""
+        self.folds: list[threading.Thread] = []
+        """The live states' refresh threads, each blocked up to TAIL_WAIT on the stream: closing
+        the connections under them ends them at once."""
 
     # --- running -----------------------------------------------------------------------------
 
     def start(self, stop: threading.Event) -> None:
         """Keep every live state folded as entries arrive and log accesses, until `stop`."""
         self._stop = stop
-        self._thread(self.accesses.run, stop)
+        self.recording = self._thread(self.accesses.run, stop)
         for live in list(self._live.values()):
-            self._thread(live.keep_fresh, stop)
+            self.folds.append(self._thread(live.keep_fresh, stop))
 
     def live(self, tenant: str) -> LiveState:
         """The tenant's live state, created (and kept fresh, once started) on first use."""
@@ -190,7 +194,7 @@ class Application(MemoryQueries):
                     preload.take if preload and preload.tenant == tenant else None,
                 )
                 if self._stop is not None:
-                    self._thread(live.keep_fresh, self._stop)
+                    self.folds.append(self._thread(live.keep_fresh, self._stop))
                 self._within_budget(keep=tenant)
             return live
 
@@ -221,10 +225,13 @@ class Application(MemoryQueries):
         (reads of it need not wait)."""
         return self.live(tenant).caught_up
 
-    def _thread(self, target: Callable[[threading.Event], None], stop: threading.Event) -> None:
+    @staticmethod
+    def _thread(
+        target: Callable[[threading.Event], None], stop: threading.Event
+    ) -> threading.Thread:
         thread = threading.Thread(target=target, args=(stop,), daemon=True)
         thread.start()
-        self.threads.append(thread)
+        return thread
 
     # --- commands ----------------------------------------------------------------------------
 

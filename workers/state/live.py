@@ -232,6 +232,8 @@ class LiveState:
                     with self._handed:
                         self._handed.wait_for(lambda: self._appending == 0, HANDOFF_WAIT)
             except Exception as exc:  # a Redis hiccup must not end the loop; reads retry too
+                if stop.is_set():  # the connections closed under it: the process is stopping
+                    return
                 outage.failed(exc, RETRY_AFTER)
                 stop.wait(RETRY_AFTER)
 
