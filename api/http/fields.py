@@ -80,12 +80,14 @@ NO_NUL = "^[^\\x00]*$"
 """What `_valid_unicode` says of NUL, as the OpenAPI document says it."""
 
 
-def text(most: int, least: int = 1) -> Any:
-    """Text of `least` to `most` characters, valid Unicode, with no NUL character."""
+def text(most: int, least: int = 1, blank: bool = True) -> Any:
+    """Text of `least` to `most` characters, valid Unicode, with no NUL character; `blank`:
+    whether spaces alone are text (the document says what the service checks after it)."""
+    pattern = NO_NUL if blank else NOT_BLANK
     return Annotated[
         str,
         AfterValidator(_valid_unicode),
-        Field(min_length=least, max_length=most, json_schema_extra={"pattern": NO_NUL}),
+        Field(min_length=least, max_length=most, json_schema_extra={"pattern": pattern}),
     ]
 
 
@@ -127,7 +129,7 @@ Concept = Annotated[
     Field(min_length=1, max_length=MAX_CONCEPT_LENGTH, json_schema_extra={"pattern": NOT_BLANK}),
 ]
 """A concept as a caller names it: some word in it (extraction normalises the rest)."""
-Label = text(MAX_LABEL_LENGTH)
+Label = text(MAX_LABEL_LENGTH, blank=False)  # engine/events/payload.py check_label
 Key = text(MAX_KEY_LENGTH)
 
 

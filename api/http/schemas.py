@@ -42,7 +42,7 @@ MAX_READ_TEXT = 10_000
 MAX_READ_CONCEPTS = 64
 """Concepts named by a read, a chain or a feedback."""
 MAX_BATCH = 1000
-NoteText = text(MAX_TEXT_LENGTH)
+NoteText = text(MAX_TEXT_LENGTH, blank=False)  # engine/events/payload.py check_text
 QuestionText = text(MAX_READ_TEXT)
 TimeExpression = text(MAX_TIME_EXPRESSION)
 Zone = text(MAX_ZONE_LENGTH)
