@@ -31,7 +31,9 @@ from assocmem.workers.errors import (
     UnknownJob,
     UnknownMemory,
 )
+from assocmem.workers.store.redis.api_keys import SCOPE_PATTERN
 from assocmem.workers.store.redis.errors import is_unavailable
+from assocmem.workers.store.redis.keys import TENANT_PATTERN
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +46,11 @@ CUSTOM_MESSAGES = {
     "invalid_scope",
 }
 """Validation errors whose message already reads after the value ("is out of range: ...")."""
+PATTERN_WORDS = {
+    TENANT_PATTERN: "1 to 64 letters, digits, '_' or '-'",
+    SCOPE_PATTERN: "1 to 128 letters, digits or .:@+-_",
+}
+"""What a field's pattern asks for, in words (pydantic says the regular expression)."""
 ERRORS_SAID = 10
 """Validation errors a problem's detail spells out: a batch of 500 items with two wrong
 fields each gave 1,000 of them, 75 KB of detail."""
@@ -126,6 +133,8 @@ def _said(error: Any) -> str:
         return f"{field} {quoted(value)} {error['msg']}"
     if kind == "json_invalid":
         return f"body is not valid JSON: {context.get('error', error['msg'])}"
+    if kind == "string_pattern_mismatch" and context.get("pattern") in PATTERN_WORDS:
+        return f"{field} {quoted(value)} is invalid: expected {PATTERN_WORDS[context['pattern']]}"
     if kind.endswith(("too_short", "too_long")) and isinstance(value, str | list | dict):
         short = kind.endswith("too_short")
         bound = f"at least {context['min_length']}" if short else f"at most {context['max_length']}"
