@@ -251,9 +251,6 @@ import sys
 from fastapi.testclient import TestClient
 from threadpoolctl import threadpool_info
 from assocmem.api.http.app import create_app
-from assocmem.engine.events.envelope import decode_event
-from assocmem.engine.events.memory_accessed import MEMORY_ACCESSED
-from assocmem.engine.position import ZERO
 from assocmem.workers.runtime.settings import Settings
 
 before = max(pool["num_threads"] for pool in threadpool_info())

@@ -23,9 +23,8 @@ from assocmem.workers.store.redis.keys import api_key_ids_key, api_key_key, chec
 SECRET_PREFIX = "amk"
 _AGENT = re.compile(r"^[A-Za-z0-9_.:@-]{1,100}$")
 SCOPE_PATTERN = r"^[\w.:@+-]{1,128}$"
-"""A user, session or namespace: as a pin of a key, or a scope header of a request."""
+"""A user, session or namespace, as the X-Assocmem-* headers and a key's pins name them."""
 SCOPE = re.compile(SCOPE_PATTERN)
-"""A user, session or namespace, as the X-Assocmem-* headers name them (whole values)."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
