@@ -14,7 +14,7 @@ from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBea
 from starlette.exceptions import HTTPException
 
 from assocmem.engine.principal import Principal
-from assocmem.workers.store.redis.api_keys import SCOPE
+from assocmem.workers.store.redis.api_keys import SCOPE, SCOPE_WORDS
 
 _bearer = HTTPBearer(auto_error=False, description="An API key: `assocmem keys create`.")
 _header = APIKeyHeader(name="X-API-Key", auto_error=False)
@@ -34,7 +34,7 @@ def _scopes(request: Request) -> tuple[str | None, ...]:
         {
             "type": "invalid_scope",
             "loc": ("header", name),
-            "msg": "is invalid: expected 1 to 128 letters, digits or .:@+-_",
+            "msg": f"is invalid: expected {SCOPE_WORDS}",
             "input": value,
         }
         for name, value in zip(SCOPES, values, strict=True)

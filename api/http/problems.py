@@ -31,9 +31,9 @@ from assocmem.workers.errors import (
     UnknownJob,
     UnknownMemory,
 )
-from assocmem.workers.store.redis.api_keys import SCOPE_PATTERN
+from assocmem.workers.store.redis.api_keys import SCOPE_PATTERN, SCOPE_WORDS
 from assocmem.workers.store.redis.errors import is_unavailable
-from assocmem.workers.store.redis.keys import TENANT_PATTERN
+from assocmem.workers.store.redis.keys import TENANT_PATTERN, TENANT_WORDS
 
 log = logging.getLogger(__name__)
 
@@ -46,10 +46,7 @@ CUSTOM_MESSAGES = {
     "invalid_scope",
 }
 """Validation errors whose message already reads after the value ("is out of range: ...")."""
-PATTERN_WORDS = {
-    TENANT_PATTERN: "1 to 64 letters, digits, '_' or '-'",
-    SCOPE_PATTERN: "1 to 128 letters, digits or .:@+-_",
-}
+PATTERN_WORDS = {TENANT_PATTERN: TENANT_WORDS, SCOPE_PATTERN: SCOPE_WORDS}
 """What a field's pattern asks for, in words (pydantic says the regular expression)."""
 ERRORS_SAID = 10
 """Validation errors a problem's detail spells out: a batch of 500 items with two wrong

@@ -148,9 +148,6 @@ class Child:
         self.process, self.started, self.due = self._spawn(self.process.pid), now, None
         return True
 
-    def stop(self) -> None:
-        stop_together([self])
-
 
 def stop_together(children: list[Child]) -> None:
     """SIGTERM to each at once, then a wait for all: they stop side by side (the API's stop

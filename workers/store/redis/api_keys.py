@@ -24,6 +24,7 @@ SECRET_PREFIX = "amk"
 _AGENT = re.compile(r"^[A-Za-z0-9_.:@-]{1,100}$")
 SCOPE_PATTERN = r"^[\w.:@+-]{1,128}$"
 """A user, session or namespace, as the X-Assocmem-* headers and a key's pins name them."""
+SCOPE_WORDS = "1 to 128 letters, digits or .:@+-_"
 SCOPE = re.compile(SCOPE_PATTERN)
 
 
@@ -97,9 +98,7 @@ def checked_pins(
     admin sees and erases every scope, which no boundary survives."""
     for name, value in zip(("user", "session", "namespace"), pins, strict=True):
         if value is not None and not SCOPE.fullmatch(value):
-            raise InvalidRequest(
-                f"{name} {value!r} is invalid: expected 1 to 128 letters, digits or .:@+-_"
-            )
+            raise InvalidRequest(f"{name} {value!r} is invalid: expected {SCOPE_WORDS}")
     if any(pins) and (operator or "admin" in permissions):
         raise InvalidRequest(
             "a key pinned to a user, session or namespace cannot be admin or operator: those"

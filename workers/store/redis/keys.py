@@ -14,14 +14,13 @@ QUEUES = (FOLD_QUEUE, MAINTENANCE_QUEUE, REPLAY_QUEUE)
 RATES_PREFIX = f"{PREFIX}:rate"
 """The prefix of the per-key rate counters (`limits` names the rest)."""
 TENANT_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
+TENANT_WORDS = "1 to 64 letters, digits, '_' or '-'"
 _TENANT = re.compile(TENANT_PATTERN)
 
 
 def check_tenant(tenant: str) -> str:
     if not _TENANT.match(tenant):
-        raise ValueError(
-            f"tenant {tenant!r} is malformed: expected 1-64 letters, digits, '_' or '-'"
-        )
+        raise ValueError(f"tenant {tenant!r} is malformed: expected {TENANT_WORDS}")
     return tenant
 
 
