@@ -1,15 +1,18 @@
 """Links never cost recall: link or chain evidence for a query concept a memory does not
 carry never lifts it past a memory that carries clearly more of the question's weight.
 
-"Clearly more" is decided by the two memories' own coverage of the question, not by a
-constant: a memory keeps its place above one whose links stand in for what it lacks when
-it carries most of what that one lacks (more than half). So what links add to a memory's
-score is capped just below the direct score of the next memory above it that carries
-clearly more. A memory that carries the whole question is never passed by one that
-carries a part of it; a pure association (carrying none of the question) enters only
-below every memory that carries more than half of it; memories that each carry a part
-(a paraphrase, a long question whose words spread over many notes) are near-ties that
-links reorder, and there links find what words alone miss.
+"Clearly more" is decided by the two memories' own concepts, not by a constant share of
+the question: a memory keeps its place above one whose links stand in for what it lacks
+when it carries most of what that one lacks (more than half of its weight) and lacks
+clearly less of the question itself. So what links add to a memory's score is capped just
+below the direct score of the next memory above it that keeps its place. A memory that
+carries the whole question is never passed by one that carries a part of it; one that
+carries most of the question is not passed by one that carries another part (the date a
+read names, say) and is linked to the rest; a pure association (carrying none of the
+question) enters only below every memory that carries more than half of it; memories
+that each carry a part of the question, none clearly more (a paraphrase, a long question
+whose words spread over many notes), are near-ties that links reorder, and there links
+find what words alone miss.
 
 A link feedback taught (or strengthened) is evidence about the memories one rating named,
 for the question it rated: a memory that carries none of the question and is found through
@@ -24,52 +27,106 @@ from __future__ import annotations
 import numpy as np
 
 MARGIN = 1e-7
-"""How far below the memory it may not pass a lifted memory stays (scores are compared
-rounded to 1e-9)."""
+"""How far below the memory it may not pass a lifted memory stays."""
+
+EPSILON = 1e-9
+"""Shares of the question closer than this count as equal: sums of the same weights in
+another order differ in their last bits."""
 
 
-def protected_above(cover: float) -> float:
-    """The coverage a memory needs to keep its place above one that carries `cover` of the
-    question and whose links stand in for the rest: more than half of what that one lacks."""
-    return cover + (1.0 - cover) / 2
+LACKS_AT_MOST = 5 / 8
+"""Of what a lifted memory lacks, how much a memory that carries most of it may lack itself
+and keep its place above it. Where the two carry nested parts of the question, carrying
+most of what the other lacks already means lacking less than half of it, and this adds
+nothing; where each carries a part the other lacks, it tells a memory that carries clearly
+more from a near-tie. Half let a memory that carries a name and the date a read names,
+linked to the rest, pass the one that carries the name and both rare words the question
+asks; any lack below the lifted one's left too few near-ties to links in long questions
+(bench/README.md, "Links never cost recall")."""
+
+
+def keeps_place(
+    carries: np.ndarray, weights: np.ndarray, carried: np.ndarray, rated: np.ndarray
+) -> np.ndarray:
+    """Per memory (row of `carries`: memories x query concepts) and lifted memory (row of
+    `carried`, the concepts it carries), whether the memory keeps its place above the lifted
+    one, whose links stand in for what it lacks: whether it carries more than half of the
+    weight (`weights`, per query concept) that one lacks, and lacks clearly less of the
+    question itself. Above one a taught link found (`rated`, per lifted memory), only
+    whether it lacks less than half of what that one lacks: a rating is evidence about that
+    memory for the question it rated, and asked again, the rated memory comes back."""
+    have, lacks = carries.astype(np.float64), ~carried
+    lacked = lacks @ weights
+    holds = have @ (lacks * weights).T
+    own_lack = (1.0 - have @ weights)[:, None]
+    keep = (holds - lacked / 2 > EPSILON) & (LACKS_AT_MOST * lacked - own_lack > EPSILON)
+    if rated.any():
+        keep[:, rated] = (lacked / 2 - own_lack > EPSILON)[:, rated]
+    return keep
 
 
 def bounded(
     full: np.ndarray,
     direct: np.ndarray,
-    cover: np.ndarray,
+    carries: np.ndarray,
+    weights: np.ndarray,
     taught: np.ndarray | None = None,
     floor: float = -np.inf,
 ) -> np.ndarray:
     """`full` scores, each capped so that what it holds beyond its `direct` score never takes
-    it past a memory that carries clearly more of the question (`cover`, per memory: the
-    share of the question's weight it carries) and whose direct score is at least its own;
-    one that carries none of it and that a taught link found (`taught`, per memory), past
-    any memory that carries some. Scores below `floor`, which can reach no place a read
-    returns, are left as they are."""
+    it past a memory whose direct score is at least its own and that carries most of what it
+    lacks and lacks clearly less (`carries`: per memory, which query concepts it carries;
+    `weights`: per query concept, its share of the question); one that a taught link found
+    (`taught`, per memory), past one that lacks less than half of what it lacks, or if it
+    carries none of the question, past any memory that carries some. Scores below `floor`,
+    which can reach no place a read returns, are left as they are."""
     linked = np.flatnonzero((full > direct) & (full >= floor))
-    if not len(linked):
+    if not len(linked) or not carries.shape[1]:
         return full
-    levels = np.round(cover, 9)
-    strict = np.zeros(len(full), dtype=bool) if taught is None else taught & (levels == 0)
-    lifted_strict = strict[linked]
-    # (level, found only through a taught link) -> the coverage a memory above it needs
-    bars = {
-        (level, False): protected_above(level)
-        for level in np.unique(levels[linked][~lifted_strict]).tolist()
-    }
-    if lifted_strict.any():
-        bars[0.0, True] = 0.0
-    pool = np.flatnonzero(levels > min(bars.values()))
-    order = pool[np.argsort(direct[pool])]
-    ascending, ascending_levels = direct[order], levels[order]
+    weights = np.asarray(weights, dtype=np.float64)
+    if taught is None:
+        carried, group = _patterns(carries[linked])
+        by_rating = np.zeros(len(carried), dtype=bool)
+    else:
+        kinds, group = _patterns(np.column_stack([carries[linked], taught[linked]]))
+        carried, by_rating = kinds[:, :-1], kinds[:, -1]
+    only_taught = by_rating & ~carried.any(axis=1)
+    lacked = (~carried) @ weights
+    # to keep its place above a kind of lifted memory, a memory carries more than half of
+    # what it lacks and lacks less than its share of it (above one only a taught link
+    # found, it carries some): one that carries no more than this keeps its place above none
+    share = np.where(by_rating, 0.5, LACKS_AT_MOST)
+    least = np.where(only_taught, 0.0, np.maximum(lacked / 2, 1.0 - share * lacked)).min()
+    pool = np.flatnonzero((direct >= direct[linked].min()) & (carries @ weights - least > EPSILON))
+    if not len(pool):
+        return full
+    # the memories that may keep their place, by the query concepts they carry: few kinds
+    held, held_kind = _patterns(carries[pool])
+    keeping = keeps_place(held, weights, carried, by_rating)
+    keeping[:, only_taught] = True
+    lifted = direct[linked]
+    ceiling = np.full(len(linked), np.inf)
+    for k in np.flatnonzero(keeping.any(axis=1)).tolist():
+        same = np.sort(direct[pool[held_kind == k]])
+        at = np.searchsorted(same, lifted, side="left")
+        above = np.where(at < len(same), same[np.minimum(at, len(same) - 1)], np.inf)
+        ceiling = np.where(keeping[k, group], np.minimum(ceiling, above), ceiling)
     out = full.copy()
-    for (level, only_taught), bar in bars.items():
-        above = ascending[ascending_levels > bar]
-        if not len(above):
-            continue
-        rows = linked[(levels[linked] == level) & (lifted_strict == only_taught)]
-        at = np.searchsorted(above, direct[rows], side="left")
-        ceiling = np.where(at < len(above), above[np.minimum(at, len(above) - 1)], np.inf)
-        out[rows] = np.minimum(full[rows], np.maximum(direct[rows], ceiling - MARGIN))
+    out[linked] = np.minimum(full[linked], np.maximum(lifted, ceiling - MARGIN))
     return out
+
+
+def _patterns(flags: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows of a boolean matrix, and per row, which of them it is."""
+    width = flags.shape[1]
+    if width > 62:
+        distinct, which = np.unique(flags, axis=0, return_inverse=True)
+        return distinct, which.reshape(-1)
+    bits = 1 << np.arange(width, dtype=np.int64)
+    codes = flags.astype(np.int64) @ bits
+    if width > 16:
+        distinct, which = np.unique(codes, return_inverse=True)
+    else:  # a table of every code is smaller than a sort
+        present = np.bincount(codes, minlength=1 << width) > 0
+        distinct, which = np.flatnonzero(present), (np.cumsum(present) - 1)[codes]
+    return (distinct[:, None] & bits) != 0, which.reshape(-1)

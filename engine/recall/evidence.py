@@ -29,10 +29,10 @@ class Relevance(NamedTuple):
     """Every kind of evidence."""
     direct: np.ndarray
     """Direct and near-miss evidence alone: what `fast` ranks by."""
-    cover: np.ndarray
-    """The share of the question's weight the memory carries (a query concept or a near
-    miss of one, or, for a concept naming the read's time range or time hint, being written
-    in it), whatever its tier and length."""
+    carries: np.ndarray
+    """Per candidate (row) and query concept (column), whether the memory carries it: the
+    concept or a near miss of one, or, for a concept naming the read's time range or time
+    hint, being written in it, whatever its tier and length."""
     kinds: np.ndarray
     """The first kind of evidence that found the memory: the one that labels its item."""
 
@@ -69,8 +69,8 @@ class Evidence:
         return np.flatnonzero(touched)
 
     def relevance(self, candidates: np.ndarray, size: int) -> Relevance:
-        """Per candidate, relevance in 0-1, with the direct part of it and the share of the
-        question the candidate carries.
+        """Per candidate, relevance in 0-1, with the direct part of it and the query concepts
+        the candidate carries.
 
         Within a query concept, direct and near-miss evidence count by their best, and links
         and chains add up like independent clues (noisy-or: 1 - prod(1 - v)); the concept
@@ -78,7 +78,8 @@ class Evidence:
         """
         at = np.empty(size, dtype=np.int64)
         at[candidates] = np.arange(len(candidates))
-        full, direct, cover = (np.zeros(len(candidates)) for _ in range(3))
+        full, direct = np.zeros(len(candidates)), np.zeros(len(candidates))
+        carries = np.zeros((len(candidates), len(self.weights)), dtype=bool)
         kinds = np.full(len(candidates), NONE, dtype=np.int8)
         total = float(self.weights.sum()) or 1.0
         by_slot: dict[int, list[tuple[int, np.ndarray, np.ndarray]]] = {}
@@ -104,11 +105,15 @@ class Evidence:
                     carried[_among(candidates, rows)] = True
             weight = self.weights[slot]
             direct += weight * best
-            cover += weight * (carried | (best > 0))
+            carries[:, slot] = carried | (best > 0)
             if missed is not None:
                 best = np.maximum(best, -np.expm1(missed))
             full += weight * best
-        return Relevance(full / total, direct / total, cover / total, kinds)
+        return Relevance(full / total, direct / total, carries, kinds)
+
+    def shares(self) -> np.ndarray:
+        """Per query concept, its share of the question's weight."""
+        return self.weights / (float(self.weights.sum()) or 1.0)
 
 
 def _among(candidates: np.ndarray, rows: np.ndarray) -> np.ndarray:

@@ -249,7 +249,7 @@ def recall(state: State, query: Query) -> Recall:
             if name in slots:
                 evidence.carry(slots[name], written)
     candidates = evidence.candidates(n)
-    full, direct, cover, kinds = evidence.relevance(candidates, n)
+    full, direct, carries, kinds = evidence.relevance(candidates, n)
     keep = np.ones(len(candidates), dtype=bool)
     if in_range is not None:
         inside = np.isin(candidates, in_range, assume_unique=True)
@@ -264,18 +264,19 @@ def recall(state: State, query: Query) -> Recall:
         keep &= matching(state, query.filters, candidates)
     if query.expired_before is not None:
         keep &= ~expired(state, query.expired_before, candidates)
-    rows, full, direct, cover = candidates[keep], full[keep], direct[keep], cover[keep]
+    rows, full, direct, carries = candidates[keep], full[keep], direct[keep], carries[keep]
     taught = _taught(state, vias, rows)
     # a cap never takes a score below its direct one, so what cannot reach the list even
     # against the direct scores needs none: `contenders` leaves it out
-    relevance = bounded(full, direct, cover, taught, floor=reach(direct, query.limit))
+    shares = evidence.shares()
+    relevance = bounded(full, direct, carries, shares, taught, floor=reach(direct, query.limit))
     near = contenders(relevance, query.limit)
-    rows, relevance, direct, cover = rows[near], relevance[near], direct[near], cover[near]
+    rows, relevance, direct, carries = rows[near], relevance[near], direct[near], carries[near]
     taught = taught[near] if taught is not None else None
     recency = RECENT_QUERY_RECENCY_WEIGHT if query.prefers_recent else RECENCY_WEIGHT
     weighed = priors(state, rows, now, recency)
     # again once priors apply: a newer memory's links must not take it past either
-    scores = bounded(relevance * weighed, direct * weighed, cover, taught)
+    scores = bounded(relevance * weighed, direct * weighed, carries, shares, taught)
     best = [(int(rows[k]), score) for k, score in top(np.arange(len(rows)), scores, query.limit)]
     beside: dict[int, Neighbour] = {}
     if query.context and query.depth != "fast" and best:
