@@ -1,6 +1,7 @@
-"""The one C extension (engine/state/_note_concepts.c), built where a C compiler and Python's
-headers are; where they are not, the install goes on without it and the engine runs the
-same functions in Python (engine/state/note_concepts.py). Everything else is in pyproject.toml."""
+"""The C extensions (engine/state/_note_concepts.c, engine/recall/_dominance.c), built where
+a C compiler and Python's headers are; where they are not, the install goes on without them
+and the engine runs the same functions in Python (engine/state/note_concepts.py,
+engine/recall/dominance.py). Everything else is in pyproject.toml."""
 
 import os
 
@@ -25,7 +26,12 @@ setup(
             "assocmem.engine.state._note_concepts",
             sources=["engine/state/_note_concepts.c"],
             optional=True,
-        )
+        ),
+        Extension(
+            "assocmem.engine.recall._dominance",
+            sources=["engine/recall/_dominance.c"],
+            optional=True,
+        ),
     ],
     cmdclass={"build_ext": BuildOptionalExt},
 )

@@ -20,6 +20,11 @@ such a link enters below every memory that carries some of it. Else one rating m
 memory the answer to every later question on the same subject (the questions of one
 conversation, of one paragraph), ahead of the memory that answers it (bench/cmrc.py
 --feedback).
+
+Every read caps its candidates twice, so the cap runs in C where the extension `_dominance`
+was built (setup.py builds it wherever a C compiler and Python's headers are); the numpy
+here runs where it was not, and tests/unit/engine/recall/test_dominance.py holds the two to
+the rule in words.
 """
 
 from __future__ import annotations
@@ -65,7 +70,7 @@ def keeps_place(
     return keep
 
 
-def bounded(
+def bounded_in_python(
     full: np.ndarray,
     direct: np.ndarray,
     carries: np.ndarray,
@@ -130,3 +135,39 @@ def _patterns(flags: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         present = np.bincount(codes, minlength=1 << width) > 0
         distinct, which = np.flatnonzero(present), (np.cumsum(present) - 1)[codes]
     return (distinct[:, None] & bits) != 0, which.reshape(-1)
+
+
+def bounded_in_c(
+    full: np.ndarray,
+    direct: np.ndarray,
+    carries: np.ndarray,
+    weights: np.ndarray,
+    taught: np.ndarray | None = None,
+    floor: float = -np.inf,
+) -> np.ndarray:
+    """`bounded_in_python`, in C."""
+    if not carries.shape[1]:
+        return full
+    out = np.array(full, dtype=np.float64)
+    cap_lifts(
+        out,
+        np.ascontiguousarray(direct, dtype=np.float64),
+        np.ascontiguousarray(carries, dtype=bool),
+        None if taught is None else np.ascontiguousarray(taught, dtype=bool),
+        np.ascontiguousarray(weights, dtype=np.float64),
+        float(floor),
+        LACKS_AT_MOST,
+        MARGIN,
+        EPSILON,
+    )
+    return out
+
+
+try:
+    from assocmem.engine.recall._dominance import cap_lifts
+except ImportError:  # not built: no C compiler or no Python headers where it was installed
+    bounded = bounded_in_python
+    NATIVE = False
+else:
+    bounded = bounded_in_c
+    NATIVE = True

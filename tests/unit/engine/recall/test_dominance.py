@@ -1,8 +1,13 @@
 """Links never cost recall (engine/recall/dominance.py): what links add never takes a memory
 past one that carries clearly more of the question; among memories that carry as much,
-links decide."""
+links decide. The cap's C (engine/recall/_dominance.c) and its numpy are each held to the
+rule in words."""
 
 from __future__ import annotations
+
+import shutil
+import sysconfig
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -10,7 +15,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from assocmem.engine.events.fold import fold_from_zero
-from assocmem.engine.recall.dominance import EPSILON, LACKS_AT_MOST, MARGIN, bounded
+from assocmem.engine.recall import dominance
+from assocmem.engine.recall.dominance import (
+    EPSILON,
+    LACKS_AT_MOST,
+    MARGIN,
+    bounded_in_c,
+    bounded_in_python,
+)
 from assocmem.engine.recall.rank import contenders, reach
 from assocmem.engine.recall.recall import Query, recall
 from tests.unit.engine.make_events import feedback, written
@@ -18,6 +30,27 @@ from tests.unit.engine.make_events import feedback, written
 FILLER = [f"detail{n}" for n in range(6)]
 QUARTERS = np.full(4, 0.25)
 """A question of four concepts of equal weight."""
+
+
+@pytest.fixture(scope="module", params=["c", "python"])
+def bounded(request):
+    if request.param == "python":
+        return bounded_in_python
+    pytest.importorskip("assocmem.engine.recall._dominance", reason="the C was not built here")
+    return bounded_in_c
+
+
+def test_the_c_one_is_the_one_used() -> None:
+    pytest.importorskip("assocmem.engine.recall._dominance", reason="the C was not built here")
+    assert dominance.bounded is bounded_in_c and dominance.NATIVE
+
+
+def test_it_is_built_wherever_it_can_be() -> None:
+    """setup.py builds it as optional: a failed build would go by unseen but for this."""
+    headers = Path(sysconfig.get_paths()["include"]) / "Python.h"
+    if not (shutil.which(sysconfig.get_config_var("CC").split()[0]) and headers.exists()):
+        pytest.skip("no C compiler or no Python headers here")
+    assert dominance.NATIVE
 
 
 def nested(cover: list[float]) -> np.ndarray:
@@ -59,7 +92,7 @@ def test_links_reorder_memories_that_carry_as_much_of_the_question() -> None:
     assert ranked.index("8-0") < ranked.index("9-0")
 
 
-def test_bounded_caps_a_lift_just_below_the_memory_it_may_not_pass() -> None:
+def test_bounded_caps_a_lift_just_below_the_memory_it_may_not_pass(bounded) -> None:
     full = np.array([0.30, 0.90, 0.70, 0.40])
     direct = np.array([0.30, 0.20, 0.20, 0.10])
     carries = nested([1.0, 0.25, 0.5, 0.5])
@@ -72,7 +105,7 @@ def test_bounded_caps_a_lift_just_below_the_memory_it_may_not_pass() -> None:
     assert bounded(full[1:], direct[1:], carries[1:], QUARTERS).tolist() == full[1:].tolist()
 
 
-def test_a_memory_carrying_another_part_and_links_does_not_pass_one_carrying_clearly_more():
+def test_a_memory_carrying_another_part_and_links_does_not_pass_one_carrying_clearly_more(bounded):
     """Asked 'what did Karthik say about 0e358de64a on 2025-05-19 wherein', the commit written
     that day, carrying the name and linked to the rest, passed the one that carries the name
     and both rare words (`quality.py`'s known-item questions, before)."""
@@ -83,7 +116,7 @@ def test_a_memory_carrying_another_part_and_links_does_not_pass_one_carrying_cle
     assert bounded(full, direct, carries, weights)[1] < 0.25
 
 
-def test_memories_each_carrying_a_part_none_clearly_more_are_near_ties_links_reorder():
+def test_memories_each_carrying_a_part_none_clearly_more_are_near_ties_links_reorder(bounded):
     """One carries 0.4 of the question, the other 0.3 and is linked to the rest: the first
     carries most of what the second lacks, but lacks more than LACKS_AT_MOST of it itself."""
     weights = np.array([0.3, 0.3, 0.4])
@@ -118,7 +151,9 @@ def test_a_rated_memory_is_not_the_answer_to_every_later_question_on_its_subject
     assert all(ranked.index(m) < ranked.index("3-0") for m in ("1-0", "4-0", "5-0"))
 
 
-def test_bounded_keeps_a_memory_only_a_taught_link_found_below_any_that_carries_some() -> None:
+def test_bounded_keeps_a_memory_only_a_taught_link_found_below_any_that_carries_some(
+    bounded,
+) -> None:
     full = np.array([0.10, 0.60, 0.60])
     direct = np.array([0.10, 0.0, 0.0])
     weights = np.array([0.2, 0.8])
@@ -129,7 +164,7 @@ def test_bounded_keeps_a_memory_only_a_taught_link_found_below_any_that_carries_
     assert capped[2] == 0.60  # through a written one: may pass a memory carrying so little
 
 
-def test_bounded_leaves_scores_below_the_floor_as_they_are() -> None:
+def test_bounded_leaves_scores_below_the_floor_as_they_are(bounded) -> None:
     full = np.array([0.30, 0.90, 0.25])
     direct = np.array([0.30, 0.20, 0.05])
     carries = nested([1.0, 0.5, 0.5])
@@ -185,7 +220,9 @@ def keeps_its_place(upper: np.ndarray, lower: np.ndarray, weights: np.ndarray, r
 
 @settings(max_examples=300, deadline=None)
 @given(QUESTIONS)
-def test_bounded_caps_each_lift_below_the_lowest_memory_that_keeps_its_place(question) -> None:
+def test_bounded_caps_each_lift_below_the_lowest_memory_that_keeps_its_place(
+    bounded, question
+) -> None:
     """The rule the module states, memory by memory: a lift stops just below the lowest
     memory at or above its direct score that keeps its place above it (any that carries
     some of the question, for one carrying none that a taught link found)."""
@@ -210,7 +247,7 @@ def test_bounded_caps_each_lift_below_the_lowest_memory_that_keeps_its_place(que
 
 @settings(max_examples=300, deadline=None)
 @given(QUESTIONS, st.integers(1, 8))
-def test_capping_only_what_could_reach_the_list_changes_no_read(question, limit) -> None:
+def test_capping_only_what_could_reach_the_list_changes_no_read(bounded, question, limit) -> None:
     """recall caps only the scores its direct scores leave a chance (floor=reach(direct)):
     the memories that can reach the list, and their scores, are those of capping them all."""
     memories, weights = question
