@@ -16,6 +16,7 @@ $(VENV)/.installed: $(SOURCES)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[test,integrations]' --config-settings editable_mode=strict
 	@$(BIN)/python -c 'from assocmem.engine.state.note_concepts import NATIVE, NOT_NATIVE; NATIVE or print("note:", NOT_NATIVE)'
+	@$(BIN)/python -c 'from assocmem.engine.recall.dominance import NATIVE, NOT_NATIVE; NATIVE or print("note:", NOT_NATIVE)'
 	@# bytecode now, as pip writes it for a regular install: where PYTHONDONTWRITEBYTECODE is
 	@# set, every process would otherwise compile our modules again at each start
 	$(BIN)/python -m compileall -q build

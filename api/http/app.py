@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import logging
 import threading
 from collections.abc import AsyncIterator, Callable
 from typing import Annotated, Any, Literal
@@ -59,6 +60,7 @@ from assocmem.api.http.schemas import (
     MemoryItem,
     ReadIn,
 )
+from assocmem.engine.recall import dominance
 from assocmem.engine.text.extraction import warm_up
 from assocmem.workers.app.application import Application
 from assocmem.workers.app.requests import (
@@ -82,6 +84,8 @@ from assocmem.workers.state.preload import StatePreload
 WARM_AFTER = 0.5
 """Seconds after the default tenant's state is served that the API loads the extraction
 tables and networkx (`_warm`)."""
+
+log = logging.getLogger(__name__)
 
 
 class OrjsonResponse(JSONResponse):
@@ -116,6 +120,8 @@ def create_app(
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         limit_native_threads()
+        if not dominance.NATIVE:
+            log.warning(dominance.NOT_NATIVE)
         if runtime is None and settings.redis_url:
             wait_while_loading(settings.redis_url)  # `up` starts us while Redis loads
         connected = runtime or Runtime.connect(settings)
