@@ -45,6 +45,16 @@ def test_the_c_one_is_the_one_used() -> None:
     assert dominance.bounded is bounded_in_c and dominance.NATIVE
 
 
+def test_the_c_refuses_arrays_that_disagree_in_size() -> None:
+    native = pytest.importorskip("assocmem.engine.recall._dominance", reason="not built here")
+    full, direct = np.array([0.5, 0.9]), np.array([0.5, 0.2])
+    carries = np.array([[True, False], [False, True]])
+    with pytest.raises(ValueError, match="disagree in size"):
+        native.cap_lifts(full, direct, carries[:1], None, QUARTERS[:2], -np.inf, 0.6, 1e-7, 1e-9)
+    with pytest.raises(ValueError, match="disagree in size"):
+        native.cap_lifts(full, direct, carries, np.ones(3, bool), QUARTERS[:2], 0.0, 0.6, 0, 0)
+
+
 def test_it_is_built_wherever_it_can_be() -> None:
     """setup.py builds it as optional: a failed build would go by unseen but for this."""
     headers = Path(sysconfig.get_paths()["include"]) / "Python.h"
