@@ -316,7 +316,7 @@ def consolidation(job: dict[str, Any]) -> str:
     return "\n".join(
         [
             f"consolidation of {report.get('tenant')} ({done}), decided at "
-            f"{report.get('decided_at')}; {where}; {report.get('seconds')} s",
+            f"{report.get('decided_at')}; {where}; {_took(report.get('seconds'))}",
             f"  concepts pruned   {effect.get('concepts_pruned')}"
             + (f"   ({', '.join(report['pruned'])}{more})" if report.get("pruned") else ""),
             f"  links decayed     {effect.get('links_decayed')}"
@@ -342,8 +342,13 @@ def archive_report(job: dict[str, Any]) -> str:
         )
     return (
         f"archived {r['entries']} entries up to {r['upto']} in {r['segments']} segments:"
-        f" {r['raw_bytes']:,} bytes stored as {r['stored_bytes']:,}; {r['seconds']} s"
+        f" {r['raw_bytes']:,} bytes stored as {r['stored_bytes']:,}; {_took(r['seconds'])}"
     )
+
+
+def _took(seconds: float | None) -> str:
+    """A job's time, always to the millisecond: 0.010 s, not 0.01 s."""
+    return "? s" if seconds is None else f"{seconds:.3f} s"
 
 
 def archive_manifest(r: dict[str, Any]) -> str:

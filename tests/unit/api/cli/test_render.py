@@ -134,3 +134,12 @@ def test_a_replay_until_before_the_log_says_it_is_before_the_first_event() -> No
         " (hash 621fff042cdd3cfe)"
     )
     assert render.verification({**answer, "position": "7-0"}).startswith("at 7-0  replay")
+
+
+def test_a_jobs_time_is_printed_to_the_millisecond_whatever_its_last_digits() -> None:
+    """The README shows `0.007 s`: a run that took 0.010 s printed `0.01 s` as a float does."""
+    report = {"tenant": "default", "dry_run": True, "decided_at": "1-0", "seconds": 0.01}
+    first = render.consolidation({"result": report}).splitlines()[0]
+    assert first.endswith("dry run: nothing appended; 0.010 s")
+    archived = {"entries": 3, "upto": "9-0", "segments": 1, "raw_bytes": 10, "stored_bytes": 5}
+    assert render.archive_report({"result": {**archived, "seconds": 1.5}}).endswith("; 1.500 s")
