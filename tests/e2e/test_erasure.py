@@ -201,14 +201,17 @@ def test_an_expired_memory_leaves_reads_at_once_and_the_expiry_pass_erases_it(
     up = Pipeline(tmp_path / "data")
     try:
         url = up.url
+        # long enough for the three commands before it expires, each a process of its own
+        # (a second apiece on a busy machine), which 2 s was not
         brief = cli_json(
-            "write", "zqxbrief door code 4471 for the billing room", "--expires-in", "2s", url=url
+            "write", "zqxbrief door code 4471 for the billing room", "--expires-in", "8s", url=url
         )
         kept = cli_json("write", "the billing room is on the third floor", url=url)
-        assert cli_json("get", brief["id"], url=url)["expires_at"] > time.time()
+        expires_at = cli_json("get", brief["id"], url=url)["expires_at"]
+        assert expires_at > time.time()
         found = {i["id"] for i in cli_json("read", "--concepts", "billing", url=url)["items"]}
         assert found == {brief["id"], kept["id"]}
-        time.sleep(2.2)
+        time.sleep(max(0.0, expires_at - time.time()) + 0.2)
         found = {i["id"] for i in cli_json("read", "--concepts", "billing", url=url)["items"]}
         assert found == {kept["id"]}  # at once, before any pass ran
         assert brief["id"] not in {m["id"] for m in cli_json("list", url=url)["memories"]}
