@@ -1,7 +1,7 @@
 /* cap_lifts: engine/recall/dominance.py's cap on what links add to a score, in C.
  *
- * Each read caps its candidates' scores twice, and in numpy the cap was some sixty calls
- * on small arrays: a tenth of a short question's read. Here it is one walk down the lifted
+ * Each read caps its candidates' scores twice, and in numpy the cap is dozens of calls on
+ * small arrays (bench/README.md has what that costs). Here it is one walk down the lifted
  * memories in order of their direct scores, keeping, per set of query concepts a memory
  * that may keep its place carries, the lowest direct score of those at or above.
  *

@@ -174,6 +174,6 @@ else:
 
 NOT_NATIVE = (
     "the reads' C extension was not built at install (no C compiler or no Python headers):"
-    " the cap on what links add runs in numpy, 3.5 times as long; apt-get install gcc"
+    " the cap on what links add runs in numpy, several times as long; apt-get install gcc"
     " python3-dev, then make clean install"
 )
