@@ -17,8 +17,16 @@
 #include <string.h>
 
 typedef struct {
+    double lacked;
+    double share; /* of what it lacks, how much a memory above may lack */
+    int rated, carries_none;
+} Lifted;
+
+/* A lifted memory: its direct score, its row, and what it lacks of the question. */
+typedef struct {
     double direct;
     Py_ssize_t row;
+    Lifted it;
 } Ranked;
 
 /* A set of query concepts some memory that may keep its place carries. */
@@ -70,12 +78,6 @@ hashed(const uint8_t *code, Py_ssize_t width)
     }
     return h;
 }
-
-typedef struct {
-    double lacked;
-    double share; /* of what it lacks, how much a memory above may lack */
-    int rated, carries_none;
-} Lifted;
 
 static int
 keeps_place(const Weigher *w, const Kind *kind, const uint8_t *code, const Lifted *lifted,
@@ -169,9 +171,10 @@ cap(double *out, const double *direct, const uint8_t *carries, Py_ssize_t concep
         if (!(out[i] > direct[i] && out[i] >= floor)) {
             continue;
         }
-        linked[l++] = (Ranked){direct[i], i};
-        Lifted it;
-        describe(&w, packed + i * width, rated && rated[i], lacks_at_most, &it);
+        Ranked *lifted = &linked[l++];
+        *lifted = (Ranked){.direct = direct[i], .row = i};
+        describe(&w, packed + i * width, rated && rated[i], lacks_at_most, &lifted->it);
+        Lifted it = lifted->it;
         double needs = it.rated && it.carries_none
                            ? 0.0
                            : fmax(it.lacked / 2, 1.0 - it.share * it.lacked);
@@ -238,12 +241,11 @@ cap(double *out, const double *direct, const uint8_t *carries, Py_ssize_t concep
             kinds[slots[at]].lowest = fmin(kinds[slots[at]].lowest, direct[pool[walked]]);
         }
         Py_ssize_t i = linked[k].row;
-        Lifted it;
+        const Lifted *it = &linked[k].it;
         const uint8_t *code = packed + i * width;
-        describe(&w, code, rated && rated[i], lacks_at_most, &it);
         double ceiling = INFINITY;
         for (Py_ssize_t s = 0; s < known; s++) {
-            if (kinds[s].lowest < ceiling && keeps_place(&w, &kinds[s], code, &it, epsilon)) {
+            if (kinds[s].lowest < ceiling && keeps_place(&w, &kinds[s], code, it, epsilon)) {
                 ceiling = kinds[s].lowest;
             }
         }
