@@ -5,10 +5,6 @@ rule in words."""
 
 from __future__ import annotations
 
-import shutil
-import sysconfig
-from pathlib import Path
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -26,6 +22,7 @@ from assocmem.engine.recall.dominance import (
 from assocmem.engine.recall.rank import contenders, reach
 from assocmem.engine.recall.recall import Query, recall
 from tests.unit.engine.make_events import feedback, written
+from tests.unit.engine.native import skip_unless_c_can_be_built
 
 FILLER = [f"detail{n}" for n in range(6)]
 QUARTERS = np.full(4, 0.25)
@@ -56,10 +53,7 @@ def test_the_c_refuses_arrays_that_disagree_in_size() -> None:
 
 
 def test_it_is_built_wherever_it_can_be() -> None:
-    """setup.py builds it as optional: a failed build would go by unseen but for this."""
-    headers = Path(sysconfig.get_paths()["include"]) / "Python.h"
-    if not (shutil.which(sysconfig.get_config_var("CC").split()[0]) and headers.exists()):
-        pytest.skip("no C compiler or no Python headers here")
+    skip_unless_c_can_be_built()
     assert dominance.NATIVE
 
 

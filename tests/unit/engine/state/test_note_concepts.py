@@ -5,10 +5,6 @@ used, or the fold takes a third longer than it needs."""
 
 from __future__ import annotations
 
-import shutil
-import sysconfig
-from pathlib import Path
-
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -18,6 +14,7 @@ from assocmem.engine.state.note_concepts import (
     checked_concepts_in_python,
     counted_labels_in_python,
 )
+from tests.unit.engine.native import skip_unless_c_can_be_built
 
 
 @pytest.fixture(scope="module")
@@ -65,10 +62,7 @@ def test_the_c_one_is_the_one_used(native) -> None:
 
 
 def test_it_is_built_wherever_it_can_be() -> None:
-    """setup.py builds it as optional: a failed build would go by unseen but for this."""
-    headers = Path(sysconfig.get_paths()["include"]) / "Python.h"
-    if not (shutil.which(sysconfig.get_config_var("CC").split()[0]) and headers.exists()):
-        pytest.skip("no C compiler or no Python headers here")
+    skip_unless_c_can_be_built()
     assert note_concepts.NATIVE
 
 
