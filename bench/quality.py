@@ -66,11 +66,13 @@ BENCHMARKS = ("known-item", "citations", "association", "feedback")
 def compare(
     label: str, state: State, bm25: Bm25 | None, questions: list[Question], kinds: tuple[str, ...]
 ) -> None:
-    """R@10 at each depth, and BM25's, overall and per kind of question."""
+    """R@10 at each depth, and BM25's, overall and per kind of question; `standard` against
+    `fast` and episodic context off against on, at R@5 and R@10."""
     print(f"\n{label}: {len(questions)} questions, e.g. {questions[0].text!r}")
     start = time.perf_counter()
-    scores = {d: [hits(q.answers, ask(state, q, d)) for q in questions] for d in DEPTHS}
+    lists = {d: [ask(state, q, d) for q in questions] for d in DEPTHS}
     elapsed = (time.perf_counter() - start) / (len(questions) * len(DEPTHS)) * 1000
+    scores = {d: recall_at(questions, lists[d], K) for d in DEPTHS}
     baseline = [hits(q.answers, bm25.ask(q)) for q in questions] if bm25 else [0.0] * len(questions)
     for depth in DEPTHS:
         print(describe(f"  R@10 {depth}", paired(baseline, scores[depth]), ("BM25", "assocmem")))
@@ -80,9 +82,18 @@ def compare(
             if at:
                 result = paired([baseline[n] for n in at], [scores["standard"][n] for n in at])
                 print(describe(f"    {kind} (standard)", result, ("BM25", "assocmem")))
-    fast, standard = scores["fast"], scores["standard"]
-    print(describe("  standard vs fast", paired(fast, standard), ("fast", "standard")))
+    alone = [ask(state, q, "standard", context=False) for q in questions]
+    for k in (5, K):
+        fast, standard = (recall_at(questions, lists[d], k) for d in ("fast", "standard"))
+        off = recall_at(questions, alone, k)
+        print(describe(f"  R@{k} standard vs fast", paired(fast, standard), ("fast", "standard")))
+        print(describe(f"  R@{k} context off vs on", paired(off, standard), ("off", "on")))
     print(f"  engine read, mean over depths: {elapsed:.2f} ms")
+
+
+def recall_at(questions: list[Question], found: list[list[int]], k: int) -> list[float]:
+    """R@k of each question, from the rows its read returned."""
+    return [hits(q.answers, got, k) for q, got in zip(questions, found, strict=True)]
 
 
 def feedback_protocol(
