@@ -10,6 +10,8 @@ Benchmarks (each prints its table; `--only` picks some):
   targets spread over every age; R@10 per age;
 - citations: a later commit's sentence about an earlier one it cites, the citation cut out
   (described), or the cited subject and date (cited: a date to use as evidence);
+- paraphrases: the described questions asked of the commits without those that cite
+  one: no memory holds the question's words, as when a person asks in their own;
 - association: a memory asked for by its neighbours' concepts only (it carries none of
   them): fast cannot find it, standard and deep must follow links;
 - feedback: the questions split in two by a seeded hash; the answers of one half rated
@@ -32,7 +34,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from episodes import author_sessions
-from questions import associations, citations, known_items
+from questions import associations, citations, citing, known_items
 from retrieval import (
     AGE_BUCKETS,
     Bm25,
@@ -60,7 +62,7 @@ from assocmem.engine.snapshot.codec import dump_state, load_state
 from assocmem.engine.state.state import State
 
 DEPTHS = ("fast", "standard", "deep")
-BENCHMARKS = ("known-item", "citations", "association", "feedback")
+BENCHMARKS = ("known-item", "citations", "paraphrases", "association", "feedback")
 
 
 def compare(
@@ -89,6 +91,27 @@ def compare(
         print(describe(f"  R@{k} standard vs fast", paired(fast, standard), ("fast", "standard")))
         print(describe(f"  R@{k} context off vs on", paired(off, standard), ("off", "on")))
     print(f"  engine read, mean over depths: {elapsed:.2f} ms")
+
+
+def paraphrases(
+    texts: list[str], times: list[float], cut: set[int], described: list[Question]
+) -> None:
+    """`compare` for the described questions, asked of the commits without the rows `cut`
+    (those that cite another): a described question is a sentence of the commit that cites
+    its answer, the strongest match of its read, whose stream neighbours episodic context
+    then brings (bench/README.md)."""
+    kept = [row for row in range(len(texts)) if row not in cut]
+    at = {row: n for n, row in enumerate(kept)}
+    questions = [
+        dataclasses.replace(q, answers=frozenset(at[a] for a in q.answers))
+        for q in described
+        if all(a in at for a in q.answers)
+    ]
+    kept_texts = [texts[row] for row in kept]
+    state = build_state(kept_texts, [times[row] for row in kept], progress=False)
+    bm25 = Bm25(kept_texts, english_tokens)
+    label = f"paraphrases (described, the {len(cut):,} commits that cite one not written)"
+    compare(label, state, bm25, questions, ())
 
 
 def recall_at(questions: list[Question], found: list[list[int]], k: int) -> list[float]:
@@ -241,6 +264,7 @@ def main() -> None:
     described = citations(messages, hashes, now, "described", args.questions, args.seed)
     cited = citations(messages, hashes, now, "cited", args.questions, args.seed)
     linked = associations(state, args.questions, now, args.seed) if "association" in only else []
+    paraphrased = described  # asked of another state: the rows before any consolidation
     if args.consolidate:
         groups = {
             "known-item": known,
@@ -268,6 +292,8 @@ def main() -> None:
     if "citations" in only:
         compare("citations, described", state, bm25, described, ())
         compare("citations, cited with date", state, bm25, cited, ())
+    if "paraphrases" in only:
+        paraphrases(texts, times, citing(messages, hashes), paraphrased)
     if "association" in only:
         compare("association", state, bm25, linked, ())
     if "feedback" in only:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 import re
 from collections import Counter
+from collections.abc import Iterator
 
 from retrieval import Question, age_bucket
 
@@ -94,24 +95,35 @@ def citations(
       of the earlier change in their own words;
     - cited: the quoted subject and date, the way people name a change they remember.
     """
-    by_prefix: dict[str, int] = {}
-    for row, full in enumerate(hashes):
-        by_prefix.setdefault(full[:7], row)
     questions = []
-    for row, text in enumerate(texts):
-        for match in _CITATION.finditer(text):
-            target = by_prefix.get(match.group(1)[:7])
-            if target is None or target >= row or not hashes[target].startswith(match.group(1)):
-                continue
-            if kind == "cited":
-                query = " ".join(f"{match.group(2)}, {match.group(3)}".split())
-            else:
-                query = _described(text, match)
-            if len(extract_concepts(query)) >= 2:
-                questions.append(Question(query, frozenset({target}), now, kind))
+    for row, match, target in _cited(texts, hashes):
+        if kind == "cited":
+            query = " ".join(f"{match.group(2)}, {match.group(3)}".split())
+        else:
+            query = _described(texts[row], match)
+        if len(extract_concepts(query)) >= 2:
+            questions.append(Question(query, frozenset({target}), now, kind))
     rnd = random.Random(seed)
     rnd.shuffle(questions)
     return questions[:count]
+
+
+def citing(texts: list[str], hashes: list[str]) -> set[int]:
+    """The rows that cite an earlier commit: each holds the words of its described
+    questions."""
+    return {row for row, _, _ in _cited(texts, hashes)}
+
+
+def _cited(texts: list[str], hashes: list[str]) -> Iterator[tuple[int, re.Match[str], int]]:
+    """Each citation of an earlier commit: the citing row, the citation, the cited row."""
+    by_prefix: dict[str, int] = {}
+    for row, full in enumerate(hashes):
+        by_prefix.setdefault(full[:7], row)
+    for row, text in enumerate(texts):
+        for match in _CITATION.finditer(text):
+            target = by_prefix.get(match.group(1)[:7])
+            if target is not None and target < row and hashes[target].startswith(match.group(1)):
+                yield row, match, target
 
 
 def _described(text: str, match: re.Match[str]) -> str:
