@@ -62,6 +62,20 @@ lack(const Weigher *w, const uint8_t *code)
     return sum;
 }
 
+/* The weight of the lightest query concept `code` lacks (0 if it lacks none). */
+static double
+lightest(const Weigher *w, const uint8_t *code, Py_ssize_t concepts)
+{
+    double least = INFINITY;
+    for (Py_ssize_t c = 0; c < concepts; c++) {
+        if (!(code[c >> 3] >> (c & 7) & 1)) {
+            uint8_t bit = (uint8_t)(1u << (c & 7));
+            least = fmin(least, w->tables[(c >> 3) * 256 + bit]);
+        }
+    }
+    return isfinite(least) ? least : 0.0;
+}
+
 static int
 by_direct_descending(const void *a, const void *b)
 {
@@ -79,12 +93,29 @@ hashed(const uint8_t *code, Py_ssize_t width)
     return h;
 }
 
+/* Whether `upper` carries every concept `lower` carries, and more. */
+static int
+nests(const uint8_t *upper, const uint8_t *lower, Py_ssize_t width)
+{
+    int more = 0;
+    for (Py_ssize_t t = 0; t < width; t++) {
+        if (lower[t] & ~upper[t]) {
+            return 0;
+        }
+        more |= (upper[t] & ~lower[t]) != 0;
+    }
+    return more;
+}
+
 static int
 keeps_place(const Weigher *w, const Kind *kind, const uint8_t *code, const Lifted *lifted,
             double epsilon)
 {
     if (lifted->rated) {
         return lifted->carries_none || lifted->lacked / 2 - kind->own_lack > epsilon;
+    }
+    if (!lifted->carries_none && nests(kind->code, code, w->width)) {
+        return 1;
     }
     return weight(w, kind->code, code) - lifted->lacked / 2 > epsilon
            && lifted->share * lifted->lacked - kind->own_lack > epsilon;
@@ -178,6 +209,10 @@ cap(double *out, const double *direct, const uint8_t *carries, Py_ssize_t concep
         double needs = it.rated && it.carries_none
                            ? 0.0
                            : fmax(it.lacked / 2, 1.0 - it.share * it.lacked);
+        if (!it.rated && !it.carries_none) {
+            /* or carries all it carries and more: at least its lightest lack more */
+            needs = fmin(needs, 1.0 - it.lacked + lightest(&w, packed + i * width, concepts) / 2);
+        }
         least = fmin(least, needs);
     }
     qsort(linked, count, sizeof(Ranked), by_direct_descending);

@@ -4,15 +4,16 @@ carry never lifts it past a memory that carries clearly more of the question's w
 "Clearly more" is decided by the two memories' own concepts, not by a constant share of
 the question: a memory keeps its place above one whose links stand in for what it lacks
 when it carries most of what that one lacks (more than half of its weight) and lacks
-clearly less of the question itself. So what links add to a memory's score is capped just
-below the direct score of the next memory above it that keeps its place. A memory that
-carries the whole question is never passed by one that carries a part of it; one that
-carries most of the question is not passed by one that carries another part (the date a
-read names, say) and is linked to the rest; a pure association (carrying none of the
-question) enters only below every memory that carries more than half of it; memories
-that each carry a part of the question, none clearly more (a paraphrase, a long question
-whose words spread over many notes), are near-ties that links reorder, and there links
-find what words alone miss.
+clearly less of the question itself, or when it carries every concept that one carries and
+more. So what links add to a memory's score is capped just below the direct score of the
+next memory above it that keeps its place. A memory that carries the whole question is
+never passed by one that carries a part of it; one that carries a part and more is not
+passed by one that carries that part alone; one that carries most of the question is not
+passed by one that carries another part (the date a read names, say) and is linked to the
+rest; a pure association (carrying none of the question) enters only below every memory
+that carries more than half of it; memories that each carry a part of the question, none
+clearly more (a paraphrase, a long question whose words spread over many notes), are
+near-ties that links reorder, and there links find what words alone miss.
 
 A link feedback taught (or strengthened) is evidence about the memories one rating named,
 for the question it rated: a memory that carries none of the question and is found through
@@ -57,17 +58,28 @@ def keeps_place(
     `carried`, the concepts it carries), whether the memory keeps its place above the lifted
     one, whose links stand in for what it lacks: whether it carries more than half of the
     weight (`weights`, per query concept) that one lacks, and lacks clearly less of the
-    question itself. Above one a taught link found (`rated`, per lifted memory), only
-    whether it lacks less than half of what that one lacks: a rating is evidence about that
-    memory for the question it rated, and asked again, the rated memory comes back."""
+    question itself, or carries every concept that one carries (some) and more. Above one a
+    taught link found (`rated`, per lifted memory), only whether it lacks less than half of
+    what that one lacks: a rating is evidence about that memory for the question it rated,
+    and asked again, the rated memory comes back."""
     have, lacks = carries.astype(np.float64), ~carried
     lacked = lacks @ weights
     holds = have @ (lacks * weights).T
     own_lack = (1.0 - have @ weights)[:, None]
     keep = (holds - lacked / 2 > EPSILON) & (LACKS_AT_MOST * lacked - own_lack > EPSILON)
+    keep |= _nests(carries, carried) & ~rated
     if rated.any():
         keep[:, rated] = (lacked / 2 - own_lack > EPSILON)[:, rated]
     return keep
+
+
+def _nests(carries: np.ndarray, carried: np.ndarray) -> np.ndarray:
+    """Per memory and lifted memory, whether the memory carries every query concept the
+    lifted one carries, and more, the lifted one carrying some."""
+    have = carries.astype(np.int64)
+    theirs = carried.astype(np.int64)
+    shared = have @ theirs.T
+    return (shared == theirs.sum(axis=1)) & (have.sum(axis=1)[:, None] > shared) & (shared > 0)
 
 
 def bounded_in_python(
@@ -80,11 +92,11 @@ def bounded_in_python(
 ) -> np.ndarray:
     """`full` scores, each capped so that what it holds beyond its `direct` score never takes
     it past a memory whose direct score is at least its own and that carries most of what it
-    lacks and lacks clearly less (`carries`: per memory, which query concepts it carries;
-    `weights`: per query concept, its share of the question); one that a taught link found
-    (`taught`, per memory), past one that lacks less than half of what it lacks, or if it
-    carries none of the question, past any memory that carries some. Scores below `floor`,
-    which can reach no place a read returns, are left as they are."""
+    lacks and lacks clearly less, or all it carries and more (`carries`: per memory, which
+    query concepts it carries; `weights`: per query concept, its share of the question); one
+    that a taught link found (`taught`, per memory), past one that lacks less than half of
+    what it lacks, or if it carries none of the question, past any memory that carries some.
+    Scores below `floor`, which can reach no place a read returns, are left as they are."""
     linked = np.flatnonzero((full > direct) & (full >= floor))
     if not len(linked) or not carries.shape[1]:
         return full
@@ -101,7 +113,13 @@ def bounded_in_python(
     # what it lacks and lacks less than its share of it (above one only a taught link
     # found, it carries some): one that carries no more than this keeps its place above none
     share = np.where(by_rating, 0.5, LACKS_AT_MOST)
-    least = np.where(only_taught, 0.0, np.maximum(lacked / 2, 1.0 - share * lacked)).min()
+    needs = np.maximum(lacked / 2, 1.0 - share * lacked)
+    # or carries all it carries and more, at least its lightest lack (above one a rating did
+    # not find)
+    lightest = np.where(carried, np.inf, weights).min(axis=1, initial=np.inf)
+    more = 1.0 - lacked + np.where(np.isfinite(lightest), lightest, 0.0) / 2
+    needs = np.where(by_rating | ~carried.any(axis=1), needs, np.minimum(needs, more))
+    least = np.where(only_taught, 0.0, needs).min()
     pool = np.flatnonzero((direct >= direct[linked].min()) & (carries @ weights - least > EPSILON))
     if not len(pool):
         return full
