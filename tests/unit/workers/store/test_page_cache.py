@@ -48,8 +48,8 @@ def test_a_cold_file_is_read_through_and_then_left_alone(tmp_path: Path) -> None
     assert reading is not None
     reading.join(timeout=60)
     assert not reading.is_alive()
-    # in the cache now: not read again. A chunk is told cached by how fast it reads, and
-    # on a loaded machine one read of three may be slow; the rule must hold on a retry
+    # in the cache now: not read again. A chunk is told cached by how fast it reads, and on
+    # a loaded machine a cached one can read slowly: the rule must hold on one of 3 tries
     assert any(read_ahead([aof]) is None for _ in range(3))
 
 
