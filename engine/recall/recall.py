@@ -269,14 +269,21 @@ def recall(state: State, query: Query) -> Recall:
     # a cap never takes a score below its direct one, so what cannot reach the list even
     # against the direct scores needs none: `contenders` leaves it out
     shares = evidence.shares()
-    relevance = bounded(full, direct, carries, shares, taught, floor=reach(direct, query.limit))
+    lifted = bool((full > direct).any())  # else no cap has anything to take (`fast`, say)
+    relevance = (
+        bounded(full, direct, carries, shares, taught, floor=reach(direct, query.limit))
+        if lifted
+        else full
+    )
     near = contenders(relevance, query.limit)
     rows, relevance, direct, carries = rows[near], relevance[near], direct[near], carries[near]
     taught = taught[near] if taught is not None else None
     recency = RECENT_QUERY_RECENCY_WEIGHT if query.prefers_recent else RECENCY_WEIGHT
     weighed = priors(state, rows, now, recency)
     # again once priors apply: a newer memory's links must not take it past either
-    scores = bounded(relevance * weighed, direct * weighed, carries, shares, taught)
+    scores = relevance * weighed
+    if lifted:
+        scores = bounded(scores, direct * weighed, carries, shares, taught)
     best = [(int(rows[k]), score) for k, score in top(np.arange(len(rows)), scores, query.limit)]
     beside: dict[int, Neighbour] = {}
     if query.context and query.depth != "fast" and best:
