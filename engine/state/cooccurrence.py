@@ -1,8 +1,11 @@
 """Co-occurrence counts: one symmetric sparse matrix plus a buffer of pairs not yet merged.
 
 The fold only appends pairs to the buffer (cheap); the first reader after a
-write merges them into the matrix. Python dicts of dicts were the first layout
-and the slowest part of every fold: allocating millions of small entries.
+write merges them into the recent counts, a small matrix that reads add to the whole
+one row by row, so that a read right after a write does not pay for the whole matrix;
+the recent counts go into it once they hold a quarter of it, or when a snapshot needs
+it whole. Python dicts of dicts were the first layout and the slowest part of every
+fold: allocating millions of small entries.
 """
 
 from __future__ import annotations
@@ -108,6 +111,9 @@ class Cooccurrence:
         """How many of the pending lists `_pending_with` covers."""
         self._size = 0
         self._marginals = np.zeros(0, dtype=np.int64)
+        """Row sums of `_matrix` alone."""
+        self._recent_marginals: np.ndarray | None = None
+        """Row sums of `_recent`, sized to the concepts known (None: not summed since it changed)."""
         self._reduction = _empty()
         self.version = 0
         """Bumped on every change, so derived views (PPMI rows) know when to recompute."""
@@ -152,17 +158,26 @@ class Cooccurrence:
         return self._matrix
 
     def marginals(self) -> np.ndarray:
-        """Per concept, the sum of its counts (its row sum)."""
-        self.matrix()
-        return self._marginals
+        """Per concept, the sum of its counts (its row sum). Like `row`, it counts the pending
+        windows into the recent counts only: a read right after a write would otherwise pay
+        for merging the whole matrix."""
+        self._merge_recent()
+        if self._recent_marginals is None:
+            recent = np.asarray(self._recent.sum(axis=1), dtype=np.int64).ravel()
+            self._recent_marginals = _sized(recent, self._size)
+        return _sized(self._marginals, self._size) + self._recent_marginals
 
     def row(self, i: int) -> tuple[np.ndarray, np.ndarray]:
-        """The concepts `i` co-occurs with (ascending) and the counts, as views of the matrix."""
-        matrix = self.matrix()
-        if i >= matrix.shape[0]:
-            return np.zeros(0, dtype=matrix.indices.dtype), np.zeros(0, dtype=COUNT_DTYPE)
-        start, end = matrix.indptr[i], matrix.indptr[i + 1]
-        return matrix.indices[start:end], matrix.data[start:end]
+        """The concepts `i` co-occurs with (ascending) and the counts."""
+        self._merge_recent()
+        targets, counts = _row_in(self._matrix, i)
+        more, added = _row_in(self._recent, i)
+        if not len(more):
+            return targets, counts
+        together, at = np.unique(np.concatenate([targets, more]), return_inverse=True)
+        summed = np.zeros(len(together), dtype=COUNT_DTYPE)
+        np.add.at(summed, at, np.concatenate([counts, added]))
+        return together, summed
 
     def count(self, i: int, j: int) -> int:
         """The count of one pair, merged or not: the pending windows are looked through
@@ -179,7 +194,10 @@ class Cooccurrence:
     def _merge_recent(self) -> None:
         """The pending windows into the recent counts, and those into the whole matrix once
         they are RECENT_SHARE of it."""
+        if not self._pending and self._recent.shape[0] == self._size:
+            return
         self._recent = self._plus_pending(self._recent)
+        self._recent_marginals = None
         if self._recent.nnz * RECENT_SHARE >= self._matrix.nnz:
             self._merge()
 
@@ -235,6 +253,7 @@ class Cooccurrence:
         matrix = _compact(matrix)
         self._matrix = matrix
         self._recent = _empty()
+        self._recent_marginals = None
         self._size = matrix.shape[0]
         self._pending, self._pending_with, self._indexed = [], {}, 0
         self._marginals = np.asarray(matrix.sum(axis=1), dtype=np.int64).ravel()
@@ -246,6 +265,7 @@ class Cooccurrence:
         if self._recent.nnz:
             base = (base + grown(self._recent, self._size)).tocsr()
             self._recent = _empty()
+        self._recent_marginals = None
         self._matrix = self._plus_pending(base)
         self._marginals = np.asarray(self._matrix.sum(axis=1), dtype=np.int64).ravel()
 
@@ -260,6 +280,19 @@ class Cooccurrence:
         matrix.sum_duplicates()
         matrix.sort_indices()
         return _compact(matrix)
+
+
+def _row_in(matrix: scipy.sparse.csr_array, i: int) -> tuple[np.ndarray, np.ndarray]:
+    """Row `i` of `matrix` (its columns ascending, and their counts), as views; empty past it."""
+    if i >= matrix.shape[0]:
+        return np.zeros(0, dtype=matrix.indices.dtype), np.zeros(0, dtype=COUNT_DTYPE)
+    start, end = matrix.indptr[i], matrix.indptr[i + 1]
+    return matrix.indices[start:end], matrix.data[start:end]
+
+
+def _sized(values: np.ndarray, size: int) -> np.ndarray:
+    """`values` padded with zeros to `size`."""
+    return values if len(values) >= size else np.pad(values, (0, size - len(values)))
 
 
 def _empty() -> scipy.sparse.csr_array:

@@ -66,6 +66,46 @@ def test_counts_asked_between_runs_of_windows_are_those_of_all_windows_at_once(
 PAIRS = st.lists(st.tuples(st.integers(0, 9), st.integers(0, 9)), max_size=60)
 
 
+@given(st.lists(LISTS, min_size=1, max_size=6), st.sampled_from([1, 4, 1000]))
+@settings(max_examples=100, deadline=None)
+def test_rows_and_marginals_read_between_writes_are_those_of_all_windows_at_once(
+    runs: list, share: int
+) -> None:
+    """As a read right after a write asks them: from the whole matrix plus the recent counts,
+    without merging every write into the whole matrix first (`share`: how soon they go)."""
+    kept = cooccurrence.RECENT_SHARE
+    try:
+        cooccurrence.RECENT_SHARE = share
+        counts, every = Cooccurrence(), Cooccurrence()
+        size = 0
+        for run in runs:
+            for indices in run:
+                size = max(size, max(indices) + 1)
+                counts.add_window(indices, LINK_WINDOW, size)
+                every.add_window(indices, LINK_WINDOW, size)
+            merged = every.matrix()
+            assert np.array_equal(counts.marginals(), np.asarray(merged.sum(axis=1)).ravel())
+            for i in range(size + 1):
+                targets, found = counts.row(i)
+                assert np.all(np.diff(targets) > 0)  # ascending, each once
+                assert dict(zip(targets.tolist(), found.tolist(), strict=True)) == {
+                    int(j): int(n) for j, n in zip(*every.row(i), strict=True) if n
+                }
+        assert (counts.matrix() != every.matrix()).nnz == 0
+    finally:
+        cooccurrence.RECENT_SHARE = kept
+
+
+def test_a_read_after_a_write_leaves_the_whole_matrix_as_it_is() -> None:
+    counts = Cooccurrence()
+    for n in range(200):
+        counts.add_window([n % 50, (n * 7) % 50, (n * 11) % 50 + 1], LINK_WINDOW, 51)
+    whole = counts.matrix()
+    counts.add_window([1, 2, 3], LINK_WINDOW, 51)
+    counts.marginals(), counts.row(1)
+    assert counts._matrix is whole  # the write went to the recent counts, not the matrix
+
+
 @given(PAIRS)
 @settings(max_examples=200, deadline=None)
 def test_symmetric_counts_count_each_pair_both_ways_in_canonical_rows(pairs: list) -> None:
