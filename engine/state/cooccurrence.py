@@ -164,8 +164,8 @@ class Cooccurrence:
         self._merge_recent()
         if self._recent_marginals is None:
             recent = np.asarray(self._recent.sum(axis=1), dtype=np.int64).ravel()
-            self._recent_marginals = _sized(recent, self._size)
-        return _sized(self._marginals, self._size) + self._recent_marginals
+            self._recent_marginals = sized(recent, self._size)
+        return sized(self._marginals, self._size) + self._recent_marginals
 
     def row(self, i: int) -> tuple[np.ndarray, np.ndarray]:
         """The concepts `i` co-occurs with (ascending) and the counts."""
@@ -290,9 +290,11 @@ def _row_in(matrix: scipy.sparse.csr_array, i: int) -> tuple[np.ndarray, np.ndar
     return matrix.indices[start:end], matrix.data[start:end]
 
 
-def _sized(values: np.ndarray, size: int) -> np.ndarray:
-    """`values` padded with zeros to `size`."""
-    return values if len(values) >= size else np.pad(values, (0, size - len(values)))
+def sized(values: np.ndarray, size: int) -> np.ndarray:
+    """`values` (one per concept) cut or padded with zeros to `size` concepts."""
+    if len(values) >= size:
+        return values[:size]
+    return np.concatenate([values, np.zeros(size - len(values), dtype=values.dtype)])
 
 
 def _empty() -> scipy.sparse.csr_array:

@@ -33,6 +33,7 @@ from assocmem.engine.state.cooccurrence import (
     LINK_WINDOW,
     LINKED_CONCEPTS,
     Cooccurrence,
+    sized,
 )
 from assocmem.engine.state.memory import COMMON, Scope
 from assocmem.engine.state.state import State
@@ -128,8 +129,8 @@ class CountsView:
         if self._marginals is None:
             whole = self._whole.marginals()
             size = len(whole)
-            seen = sum((_sized(c.marginals(), size) for c in self._seen), np.zeros(size, np.int64))
-            common = np.maximum(whole - _sized(self._every.marginals(), size), 0)
+            seen = sum((sized(c.marginals(), size) for c in self._seen), np.zeros(size, np.int64))
+            common = np.maximum(whole - sized(self._every.marginals(), size), 0)
             self._marginals = np.minimum(whole, common * self._common + seen)
         return self._marginals
 
@@ -240,9 +241,3 @@ def _at(counts: Cooccurrence, i: int, targets: np.ndarray) -> np.ndarray:
         return np.zeros(len(targets), dtype=np.int64)
     at = np.minimum(np.searchsorted(have, targets), len(have) - 1)
     return np.where(have[at] == targets, values[at], 0).astype(np.int64)
-
-
-def _sized(values: np.ndarray, size: int) -> np.ndarray:
-    if len(values) >= size:
-        return values[:size]
-    return np.concatenate([values, np.zeros(size - len(values), dtype=values.dtype)])
