@@ -16,11 +16,10 @@ import argparse
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 from recall import queries, wait_for_snapshot, wait_until_served, write_all
-from side_by_side import spawn
+from side_by_side import spawn, timed_read
 from skeleton import load_corpus  # bench/ is on sys.path when a script here runs
 
 from assocmem.api.client import Client
@@ -62,9 +61,7 @@ def measure(client: Client, rows: list[dict], home: Path, args: argparse.Namespa
     texts = [text for _, text in queries(rows, written, FIRST + 2 * args.rounds, "any", args.seed)]
 
     def read(text: str) -> float:
-        start = time.perf_counter()
-        client.read(text, depth=args.depth, now=now, record_access=False, auto_time=False)
-        return (time.perf_counter() - start) * 1000
+        return timed_read(client, text, args.depth, now)
 
     first = [read(text) for text in texts[:FIRST]]
     print("first reads after the writes:", ", ".join(f"{ms:.1f} ms" for ms in first))
